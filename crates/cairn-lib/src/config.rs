@@ -1,0 +1,336 @@
+//! The store's settings (`<store>/config.toml`), validated on load: an invalid value is refused
+//! with its key and the accepted values, never silently ignored.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::Duration;
+
+use serde::Serialize;
+
+use crate::error::{Error, IoContext, Result};
+
+/// What values a key accepts.
+#[derive(Debug, Clone, Copy)]
+enum Kind {
+    Count,
+    Bytes,
+    Duration,
+    Bool,
+    Choice(&'static [&'static str]),
+}
+
+impl Kind {
+    fn accepted(self) -> String {
+        match self {
+            Kind::Count => "a whole number".into(),
+            Kind::Bytes => "a size in bytes (a whole number)".into(),
+            Kind::Duration => "a unit-bearing duration like 90s, 2m, 1h30m or 7d".into(),
+            Kind::Bool => "true or false".into(),
+            Kind::Choice(values) => format!("one of {}", values.join(", ")),
+        }
+    }
+}
+
+/// Every setting: key, kind, default (as text, empty for unset) and what it is for.
+const KEYS: &[(&str, Kind, &str, &str)] = &[
+    (
+        "keep.recent",
+        Kind::Count,
+        "",
+        "after each save, keep at most this many snapshots per target",
+    ),
+    (
+        "keep.within",
+        Kind::Duration,
+        "",
+        "after each save, remove snapshots older than this",
+    ),
+    (
+        "keep.max_bytes",
+        Kind::Bytes,
+        "",
+        "after each save, remove the oldest snapshots of a target until its snapshots hold at most this many bytes",
+    ),
+    (
+        "safety.keep_recent",
+        Kind::Count,
+        "10",
+        "safety snapshots kept per target",
+    ),
+    (
+        "safety.keep_within",
+        Kind::Duration,
+        "7d",
+        "safety snapshots older than this are removed after each restore",
+    ),
+    (
+        "gc.grace",
+        Kind::Duration,
+        "1h",
+        "gc leaves unreferenced data younger than this alone",
+    ),
+    (
+        "agent.save",
+        Kind::Bool,
+        "true",
+        "MCP agents may save snapshots",
+    ),
+    (
+        "agent.restore",
+        Kind::Bool,
+        "false",
+        "MCP agents may restore snapshots (destructive)",
+    ),
+    (
+        "agent.remove",
+        Kind::Bool,
+        "false",
+        "MCP agents may remove snapshots and delete sessions (destructive)",
+    ),
+    (
+        "agent.transcript-save",
+        Kind::Bool,
+        "false",
+        "agents using the pi profile may save transcript snapshots",
+    ),
+    (
+        "agent.transcript-restore",
+        Kind::Bool,
+        "false",
+        "agents using the pi profile may restore transcript snapshots",
+    ),
+    (
+        "rollback.leftover_volumes",
+        Kind::Choice(&["reuse", "replace", "refuse"]),
+        "replace",
+        "what a compose rollback of a project with no containers does with named volumes that still exist",
+    ),
+];
+
+/// One setting with its effective value, for `cairn config get`.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct Setting {
+    /// Dotted key, e.g. `keep.recent`.
+    pub key: String,
+    /// Effective value as text (empty when unset).
+    pub value: String,
+    /// True when the value comes from config.toml, false for the default.
+    pub set: bool,
+    /// What the setting is for.
+    pub about: String,
+}
+
+/// The store's settings, validated.
+#[derive(Debug, Clone, Default)]
+pub struct Config {
+    values: BTreeMap<String, String>,
+}
+
+fn spec(key: &str) -> Result<(Kind, &'static str)> {
+    KEYS.iter()
+        .find(|(k, ..)| *k == key)
+        .map(|(_, kind, default, _)| (*kind, *default))
+        .ok_or_else(|| {
+            let known: Vec<&str> = KEYS.iter().map(|(k, ..)| *k).collect();
+            Error::invalid(format!(
+                "unknown setting {key:?}; known settings: {}",
+                known.join(", ")
+            ))
+        })
+}
+
+fn validate(key: &str, value: &str) -> Result<String> {
+    let (kind, _) = spec(key)?;
+    let value = value.trim().to_owned();
+    let ok = match kind {
+        Kind::Count | Kind::Bytes => value.parse::<u64>().is_ok(),
+        Kind::Duration => crate::duration::parse_duration(key, &value).is_ok(),
+        Kind::Bool => matches!(value.as_str(), "true" | "false"),
+        Kind::Choice(values) => values.contains(&value.as_str()),
+    };
+    if ok {
+        Ok(value)
+    } else {
+        Err(Error::invalid(format!(
+            "invalid value {value:?} for {key}: want {}",
+            kind.accepted()
+        )))
+    }
+}
+
+fn flatten(prefix: &str, table: &toml::Table, out: &mut BTreeMap<String, String>) {
+    for (k, v) in table {
+        let key = if prefix.is_empty() {
+            k.clone()
+        } else {
+            format!("{prefix}.{k}")
+        };
+        match v {
+            toml::Value::Table(t) => flatten(&key, t, out),
+            toml::Value::String(s) => {
+                out.insert(key, s.clone());
+            }
+            other => {
+                out.insert(key, other.to_string());
+            }
+        }
+    }
+}
+
+impl Config {
+    /// Reads and validates `config.toml`; a missing file means all defaults.
+    pub fn load(path: &Path) -> Result<Self> {
+        let text = match std::fs::read_to_string(path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Self::default()),
+            Err(e) => return Err(Error::io("read", path, e)),
+        };
+        let table: toml::Table = text.parse().map_err(|e| {
+            Error::invalid(format!(
+                "{} is not valid TOML: {e}; fix or remove it",
+                path.display()
+            ))
+        })?;
+        let mut raw = BTreeMap::new();
+        flatten("", &table, &mut raw);
+        let mut values = BTreeMap::new();
+        for (key, value) in raw {
+            let value =
+                validate(&key, &value).map_err(|e| e.context(format!("in {}", path.display())))?;
+            values.insert(key, value);
+        }
+        Ok(Self { values })
+    }
+
+    /// Writes the settings to `path` atomically.
+    pub(crate) fn save(&self, path: &Path, tmp: &Path) -> Result<()> {
+        let mut root = toml::Table::new();
+        for (key, value) in &self.values {
+            let (section, name) = key.split_once('.').unwrap_or(("", key));
+            let entry = root
+                .entry(section.to_owned())
+                .or_insert_with(|| toml::Value::Table(toml::Table::new()));
+            if let toml::Value::Table(t) = entry {
+                let (kind, _) = spec(key)?;
+                let v = match kind {
+                    Kind::Count | Kind::Bytes => {
+                        toml::Value::Integer(value.parse::<i64>().unwrap_or(0))
+                    }
+                    Kind::Bool => toml::Value::Boolean(value == "true"),
+                    _ => toml::Value::String(value.clone()),
+                };
+                t.insert(name.to_owned(), v);
+            }
+        }
+        let text = toml::to_string(&root)
+            .map_err(|e| Error::invalid(format!("could not write settings: {e}")))?;
+        let temp = crate::store::backend::write_temp(tmp, text.as_bytes())?;
+        std::fs::rename(&temp, path).at("write", path)
+    }
+
+    /// Sets `key` to `value` after validating it.
+    pub fn set(&mut self, key: &str, value: &str) -> Result<()> {
+        let value = validate(key, value)?;
+        self.values.insert(key.to_owned(), value);
+        Ok(())
+    }
+
+    /// Removes `key`, so its default applies again.
+    pub fn unset(&mut self, key: &str) -> Result<()> {
+        spec(key)?;
+        self.values.remove(key);
+        Ok(())
+    }
+
+    /// The effective value of `key` as text (empty when unset with no default).
+    pub fn get(&self, key: &str) -> Result<String> {
+        let (_, default) = spec(key)?;
+        Ok(self
+            .values
+            .get(key)
+            .cloned()
+            .unwrap_or_else(|| default.to_owned()))
+    }
+
+    /// Every setting with its effective value.
+    pub fn all(&self) -> Vec<Setting> {
+        KEYS.iter()
+            .map(|(key, _, default, about)| Setting {
+                key: (*key).to_owned(),
+                value: self
+                    .values
+                    .get(*key)
+                    .cloned()
+                    .unwrap_or_else(|| (*default).to_owned()),
+                set: self.values.contains_key(*key),
+                about: (*about).to_owned(),
+            })
+            .collect()
+    }
+
+    /// A count setting, `None` when unset.
+    pub fn count(&self, key: &str) -> Option<u64> {
+        self.get(key).ok().and_then(|v| v.parse().ok())
+    }
+
+    /// A duration setting, `None` when unset.
+    pub fn duration(&self, key: &str) -> Option<Duration> {
+        let v = self.get(key).ok()?;
+        if v.is_empty() {
+            None
+        } else {
+            crate::duration::parse_duration(key, &v).ok()
+        }
+    }
+
+    /// A boolean setting.
+    pub fn flag(&self, key: &str) -> bool {
+        self.get(key).map(|v| v == "true").unwrap_or(false)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn refuses_invalid_values_with_key_and_accepted_values() {
+        let mut c = Config::default();
+        let err = c.set("keep.recent", "many").unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "invalid value \"many\" for keep.recent: want a whole number"
+        );
+        let err = c.set("keep.within", "120").unwrap_err();
+        assert!(err.to_string().contains("unit-bearing duration"), "{err}");
+        let err = c.set("rollback.leftover_volumes", "maybe").unwrap_err();
+        assert!(
+            err.to_string().contains("one of reuse, replace, refuse"),
+            "{err}"
+        );
+        assert!(
+            c.set("nope.key", "1")
+                .unwrap_err()
+                .to_string()
+                .contains("known settings")
+        );
+    }
+
+    #[test]
+    fn round_trips_through_toml_and_refuses_bad_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config.toml");
+        let mut c = Config::default();
+        c.set("keep.recent", "3").unwrap();
+        c.set("keep.within", "7d").unwrap();
+        c.set("agent.restore", "true").unwrap();
+        c.save(&path, dir.path()).unwrap();
+        let back = Config::load(&path).unwrap();
+        assert_eq!(back.count("keep.recent"), Some(3));
+        assert!(back.flag("agent.restore"));
+        assert_eq!(back.get("gc.grace").unwrap(), "1h");
+        std::fs::write(&path, "[keep]\nrecent = \"lots\"\n").unwrap();
+        let err = Config::load(&path).unwrap_err();
+        assert!(err.to_string().contains("keep.recent"), "{err}");
+    }
+}

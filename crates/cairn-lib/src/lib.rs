@@ -1,0 +1,35 @@
+//! The cairn engine: a content-addressed snapshot store, and the targets it captures and
+//! restores (directories first; Compose environments, transcripts and debugger state build on
+//! the same repository).
+//!
+//! The library never touches the terminal, reads no environment variable and no user config:
+//! the CLI and the MCP server resolve those and pass options in. Every operation is a method
+//! on [`Store`] taking an options struct and returning a serialisable result.
+
+#![warn(missing_docs)]
+
+mod config;
+mod duration;
+mod error;
+mod id;
+mod name;
+pub mod ops;
+mod session;
+mod snapshot;
+mod store;
+mod targets;
+mod time;
+mod tree;
+
+pub use config::{Config, Setting};
+pub use duration::parse_duration;
+pub use error::{Error, ErrorKind, Result};
+pub use id::{ObjectId, SessionId, SnapshotId};
+pub use name::{NAME_RULE, validate_name};
+pub use session::{Session, SessionOrigin};
+pub use snapshot::{NotCovered, SkippedEntry, Snapshot, SnapshotStats};
+pub use store::Store;
+pub use store::layout::FORMAT_VERSION;
+pub use targets::Target;
+pub use targets::dir::restore::PlanEntry;
+pub use time::{now_rfc3339, parse_timestamp};

@@ -1,0 +1,357 @@
+//! `cairn diff A [B]`: what changed between two snapshots of a target, or between a snapshot and
+//! the live tree. Walks the Merkle trees, so the cost follows the changed subtrees.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering;
+
+use serde::{Deserialize, Serialize};
+
+use super::resolve::SessionChoice;
+use crate::error::{Error, Result};
+use crate::id::ObjectId;
+use crate::snapshot::Snapshot;
+use crate::store::Store;
+use crate::store::writer::BlobWriter;
+use crate::targets::dir::capture;
+use crate::targets::dir::statcache::StatCache;
+use crate::tree::diff::{Change, TreeDiff, TreeSource};
+use crate::tree::{self, DirRoot, Node, NodeKind};
+
+/// Files larger than this get no patch.
+const MAX_PATCH_BYTES: u64 = 8 * 1024 * 1024;
+
+/// What to compare.
+#[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
+pub struct DiffOptions {
+    /// The older side: a snapshot reference.
+    pub from: String,
+    /// The newer side: a snapshot reference; omitted means the live state of the target.
+    pub to: Option<String>,
+    /// The target the references are resolved among.
+    pub target: Option<String>,
+    /// Add unified diffs of text files.
+    #[serde(default)]
+    pub patch: bool,
+    /// Add per-file line counts (like `git diff --stat`).
+    #[serde(default)]
+    pub stat: bool,
+    /// The session to resolve references in.
+    #[serde(default)]
+    pub session: SessionChoice,
+}
+
+/// Counts of changed entries (files and links; directories only when their mode changed).
+#[derive(Debug, Clone, Default, Serialize, schemars::JsonSchema)]
+pub struct DiffSummary {
+    /// Entries only in the newer side.
+    pub added: u64,
+    /// Entries only in the older side.
+    pub removed: u64,
+    /// Entries in both that differ.
+    pub modified: u64,
+    /// Files and links in the newer side that did not change.
+    pub unchanged: u64,
+}
+
+/// One changed entry.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct DiffEntry {
+    /// Path relative to the target.
+    pub path: String,
+    /// `file`, `dir` or `symlink` (the newer side's kind, or the older one's when removed).
+    pub kind: String,
+    /// `added`, `removed`, `modified` or `type_changed`.
+    pub change: String,
+    /// What differs: `content`, `mode`, `owner`, `mtime`, `link_target`, `kind`.
+    pub what: Vec<String>,
+    /// Size before (files).
+    pub size_before: Option<u64>,
+    /// Size after (files).
+    pub size_after: Option<u64>,
+    /// Mode before, octal.
+    pub mode_before: Option<String>,
+    /// Mode after, octal.
+    pub mode_after: Option<String>,
+    /// Lines added (with `stat` or `patch`; absent for binary files).
+    pub lines_added: Option<u64>,
+    /// Lines removed (with `stat` or `patch`; absent for binary files).
+    pub lines_removed: Option<u64>,
+    /// True when the file is binary (no line counts or patch).
+    pub binary: bool,
+    /// Unified diff (with `patch`).
+    pub patch: Option<String>,
+}
+
+/// The result of a diff.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct DiffResult {
+    /// The target compared.
+    pub target: String,
+    /// The older snapshot.
+    pub from: Snapshot,
+    /// The newer snapshot, or absent for the live state.
+    pub to: Option<Snapshot>,
+    /// Counts.
+    pub summary: DiffSummary,
+    /// The changed entries, sorted by path.
+    pub entries: Vec<DiffEntry>,
+    /// Trees read to compute the diff (unchanged subtrees are never read).
+    pub trees_read: u64,
+}
+
+/// Where to read a side's file contents from.
+enum Side<'a> {
+    Stored,
+    Live(&'a Path),
+}
+
+impl Store {
+    /// Compares two snapshots, or a snapshot and the live tree.
+    pub fn diff(&self, options: &DiffOptions) -> Result<DiffResult> {
+        let session = self.resolve_session(&options.session)?;
+        let target = options
+            .target
+            .as_deref()
+            .map(crate::targets::Target::parse)
+            .transpose()?
+            .map(|t| t.key());
+        let from = self.resolve_snapshot(&session, &options.from, target.as_deref())?;
+        let to = options
+            .to
+            .as_deref()
+            .map(|r| {
+                self.resolve_snapshot(&session, r, Some(target.as_deref().unwrap_or(&from.target)))
+            })
+            .transpose()?;
+        if let Some(to) = &to
+            && to.target != from.target {
+                return Err(Error::invalid(format!(
+                    "{} and {} are snapshots of different targets ({} and {}); diff snapshots of one target",
+                    from.id, to.id, from.target, to.target
+                )));
+            }
+        if from.kind != "dir" {
+            return Err(Error::invalid(format!(
+                "diff of {} snapshots is done with `cairn {} diff`",
+                from.kind, from.kind
+            )));
+        }
+        let writer = BlobWriter::dry(self);
+        let from_root = tree::read_root(self, &root_of(&from)?)?;
+        let (to_root, to_stats, side) = match &to {
+            Some(to) => (
+                tree::read_root(self, &root_of(to)?)?,
+                to.stats.clone(),
+                Side::Stored,
+            ),
+            None => {
+                let path = Path::new(&from.target);
+                let no_ignore = from
+                    .details
+                    .get("no_ignore")
+                    .and_then(|v| v.as_bool())
+                    .unwrap_or(false);
+                let cache = StatCache::load(self, &from.target)?;
+                let live = capture::capture(&writer, path, &cache, no_ignore)?;
+                let root: DirRoot = tree::decode(&live.root, &writer.read_object(&live.root)?)?;
+                (root, live.stats, Side::Live(path))
+            }
+        };
+        let differ = TreeDiff::new(&writer as &dyn TreeSource, true);
+        let mut changes = Vec::new();
+        if let (NodeKind::Dir { tree: a }, NodeKind::Dir { tree: b }) =
+            (&from_root.top.kind, &to_root.top.kind)
+        {
+            differ.trees(b"", a, b, &mut changes)?;
+        }
+        let mut summary = DiffSummary::default();
+        let mut entries = Vec::new();
+        for change in &changes {
+            let Some(entry) = self.entry(change, options, &side)? else {
+                continue;
+            };
+            match entry.change.as_str() {
+                "added" => summary.added += 1,
+                "removed" => summary.removed += 1,
+                _ => summary.modified += 1,
+            }
+            entries.push(entry);
+        }
+        let changed_in_new = entries
+            .iter()
+            .filter(|e| e.change != "removed" && e.kind != "dir")
+            .count() as u64;
+        summary.unchanged = (to_stats.files + to_stats.symlinks).saturating_sub(changed_in_new);
+        Ok(DiffResult {
+            target: from.target.clone(),
+            from,
+            to,
+            summary,
+            entries,
+            trees_read: differ.trees_read.load(Ordering::Relaxed),
+        })
+    }
+
+    fn entry(
+        &self,
+        change: &Change,
+        options: &DiffOptions,
+        side: &Side<'_>,
+    ) -> Result<Option<DiffEntry>> {
+        let (old, new) = (change.old.as_ref(), change.new.as_ref());
+        let is_dir = |n: Option<&Node>| n.is_some_and(|n| matches!(n.kind, NodeKind::Dir { .. }));
+        // Directories appear through their contents; a directory of its own counts only
+        // when its mode or owner changed.
+        if (old.is_none() || new.is_none()) && (is_dir(old) || is_dir(new)) {
+            return Ok(None);
+        }
+        let size = |n: Option<&Node>| match n.map(|n| &n.kind) {
+            Some(NodeKind::File { size, .. }) => Some(*size),
+            _ => None,
+        };
+        let mode = |n: Option<&Node>| n.map(|n| format!("{:o}", n.mode));
+        let mut what = Vec::new();
+        let change_kind = match (old, new) {
+            (None, Some(_)) => "added",
+            (Some(_), None) => "removed",
+            (Some(o), Some(n)) => {
+                if o.kind.label() != n.kind.label() {
+                    what.push("kind".into());
+                    "type_changed"
+                } else {
+                    match (&o.kind, &n.kind) {
+                        (NodeKind::File { content: a, .. }, NodeKind::File { content: b, .. })
+                            if a != b =>
+                        {
+                            what.push("content".into())
+                        }
+                        (NodeKind::Symlink { target: a }, NodeKind::Symlink { target: b })
+                            if a != b =>
+                        {
+                            what.push("link_target".into())
+                        }
+                        _ => {}
+                    }
+                    if o.mode != n.mode {
+                        what.push("mode".into());
+                    }
+                    if (o.uid, o.gid) != (n.uid, n.gid) {
+                        what.push("owner".into());
+                    }
+                    if o.mtime_ns != n.mtime_ns && !is_dir(new) {
+                        what.push("mtime".into());
+                    }
+                    "modified"
+                }
+            }
+            (None, None) => return Ok(None),
+        };
+        let mut entry = DiffEntry {
+            path: String::from_utf8_lossy(&change.path).into_owned(),
+            kind: new.or(old).map(|n| n.kind.label()).unwrap_or("file").into(),
+            change: change_kind.into(),
+            what,
+            size_before: size(old),
+            size_after: size(new),
+            mode_before: mode(old),
+            mode_after: mode(new),
+            lines_added: None,
+            lines_removed: None,
+            binary: false,
+            patch: None,
+        };
+        if (options.patch || options.stat)
+            && entry.kind == "file"
+            && (entry.what.iter().any(|w| w == "content") || change_kind != "modified")
+        {
+            self.add_text_diff(&mut entry, change, options.patch, side)?;
+        }
+        Ok(Some(entry))
+    }
+
+    fn add_text_diff(
+        &self,
+        entry: &mut DiffEntry,
+        change: &Change,
+        patch: bool,
+        side: &Side<'_>,
+    ) -> Result<()> {
+        let too_big = entry
+            .size_before
+            .unwrap_or(0)
+            .max(entry.size_after.unwrap_or(0))
+            > MAX_PATCH_BYTES;
+        let before = match &change.old {
+            Some(n) if !too_big => self.content(n, None, &change.path)?,
+            _ => Vec::new(),
+        };
+        let after = match (&change.new, side) {
+            (Some(n), _) if too_big => {
+                let _ = n;
+                Vec::new()
+            }
+            (Some(n), Side::Stored) => self.content(n, None, &change.path)?,
+            (Some(n), Side::Live(root)) => self.content(n, Some(root), &change.path)?,
+            (None, _) => Vec::new(),
+        };
+        let is_binary =
+            |b: &[u8]| b[..b.len().min(8192)].contains(&0) || std::str::from_utf8(b).is_err();
+        if too_big || is_binary(&before) || is_binary(&after) {
+            entry.binary = true;
+            if patch {
+                entry.patch = Some(format!("Binary files a/{0} and b/{0} differ\n", entry.path));
+            }
+            return Ok(());
+        }
+        let (a, b) = (
+            String::from_utf8_lossy(&before),
+            String::from_utf8_lossy(&after),
+        );
+        let text = similar::TextDiff::from_lines(a.as_ref(), b.as_ref());
+        let (mut added, mut removed) = (0, 0);
+        for change in text.iter_all_changes() {
+            match change.tag() {
+                similar::ChangeTag::Insert => added += 1,
+                similar::ChangeTag::Delete => removed += 1,
+                similar::ChangeTag::Equal => {}
+            }
+        }
+        entry.lines_added = Some(added);
+        entry.lines_removed = Some(removed);
+        if patch {
+            let header_a = if change.old.is_some() {
+                format!("a/{}", entry.path)
+            } else {
+                "/dev/null".into()
+            };
+            let header_b = if change.new.is_some() {
+                format!("b/{}", entry.path)
+            } else {
+                "/dev/null".into()
+            };
+            entry.patch = Some(text.unified_diff().header(&header_a, &header_b).to_string());
+        }
+        Ok(())
+    }
+
+    fn content(&self, node: &Node, live_root: Option<&Path>, rel: &[u8]) -> Result<Vec<u8>> {
+        let NodeKind::File { content, .. } = &node.kind else {
+            return Ok(Vec::new());
+        };
+        if let Some(root) = live_root {
+            use std::os::unix::ffi::OsStrExt;
+            let path: PathBuf = root.join(std::ffi::OsStr::from_bytes(rel));
+            return std::fs::read(&path).map_err(|e| Error::io("read", &path, e));
+        }
+        let mut out = Vec::new();
+        for id in content {
+            out.extend_from_slice(&self.read_blob(id)?);
+        }
+        Ok(out)
+    }
+}
+
+fn root_of(s: &Snapshot) -> Result<ObjectId> {
+    s.root
+        .ok_or_else(|| Error::corrupt(format!("snapshot {} has no root", s.id)))
+}

@@ -1,0 +1,86 @@
+//! `cairn list` and `cairn show`: read the catalog. Reads take no lock.
+
+use serde::{Deserialize, Serialize};
+
+use super::resolve::SessionChoice;
+use crate::error::{Error, Result};
+use crate::snapshot::Snapshot;
+use crate::store::Store;
+use crate::store::catalog::SnapshotFilter;
+
+/// What to list.
+#[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
+pub struct ListOptions {
+    /// Only snapshots of this target.
+    pub target: Option<String>,
+    /// Also list the safety snapshots restores take of the live state.
+    #[serde(default)]
+    pub include_safety_snapshots: bool,
+    /// `desc` (newest first, the default) or `asc`.
+    pub sort: Option<String>,
+    /// The session to list.
+    #[serde(default)]
+    pub session: SessionChoice,
+}
+
+/// A list of snapshots, wrapped in an object (never a bare array, never null).
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct SnapshotList {
+    /// The snapshots, in the order asked for.
+    pub snapshots: Vec<Snapshot>,
+}
+
+/// Parses a `--sort` value: `desc` (the default) or `asc`; anything else is refused.
+pub fn parse_sort(sort: Option<&str>) -> Result<bool> {
+    match sort.unwrap_or("desc") {
+        "desc" => Ok(true),
+        "asc" => Ok(false),
+        other => Err(Error::invalid(format!(
+            "invalid sort {other:?}: use desc (newest first) or asc (oldest first)"
+        ))),
+    }
+}
+
+impl Store {
+    /// Lists the snapshots of a session.
+    pub fn list(&self, options: &ListOptions) -> Result<SnapshotList> {
+        let newest_first = parse_sort(options.sort.as_deref())?;
+        let session = self.resolve_session(&options.session)?;
+        let target = options.target.as_deref().map(list_target_key).transpose()?;
+        let filter = SnapshotFilter {
+            target,
+            include_safety: options.include_safety_snapshots,
+        };
+        let mut snapshots = self.catalog.list_snapshots(session.id, &filter)?;
+        if newest_first {
+            snapshots.reverse();
+        }
+        Ok(SnapshotList { snapshots })
+    }
+
+    /// One snapshot by reference.
+    pub fn show(
+        &self,
+        reference: &str,
+        target: Option<&str>,
+        session: &SessionChoice,
+    ) -> Result<Snapshot> {
+        let session = self.resolve_session(session)?;
+        let target = target.map(list_target_key).transpose()?;
+        self.resolve_snapshot(&session, reference, target.as_deref())
+    }
+}
+
+/// The key of a target named in a read-only command: a directory that no longer exists is
+/// still a valid filter, by its absolute path.
+fn list_target_key(text: &str) -> Result<String> {
+    match crate::targets::Target::parse(text) {
+        Ok(t) => Ok(t.key()),
+        Err(e) if e.kind() == crate::error::ErrorKind::NotFound => {
+            let path = std::path::absolute(text)
+                .map_err(|e| Error::io("resolve", std::path::Path::new(text), e))?;
+            Ok(path.to_string_lossy().into_owned())
+        }
+        Err(e) => Err(e),
+    }
+}

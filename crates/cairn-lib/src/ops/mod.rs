@@ -1,0 +1,13 @@
+//! Operations: one module per command family. Each takes the open [`Store`](crate::Store) and an
+//! options struct, and returns a serialisable result; the CLI and the MCP server only format it.
+
+pub mod diff;
+pub mod document;
+pub mod gc;
+pub mod list;
+pub mod remove;
+pub mod resolve;
+pub mod restore;
+pub mod retention;
+pub mod save;
+pub mod session;

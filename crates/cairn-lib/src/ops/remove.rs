@@ -1,0 +1,133 @@
+//! `cairn remove`: delete snapshots by reference, or by retention rules. Data is reclaimed by gc.
+
+use serde::{Deserialize, Serialize};
+
+use super::resolve::SessionChoice;
+use super::retention::Rules;
+use crate::error::{Error, Result};
+use crate::snapshot::Snapshot;
+use crate::store::Store;
+use crate::store::catalog::SnapshotFilter;
+
+/// What to remove: references, or retention rules — not both, and not neither.
+#[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
+pub struct RemoveOptions {
+    /// Snapshot references (ids, names, `latest`).
+    #[serde(default)]
+    pub refs: Vec<String>,
+    /// Keep this many newest snapshots (per target) and remove the rest.
+    pub retain_recent: Option<u64>,
+    /// Keep snapshots younger than this unit-bearing duration (`24h`, `7d`).
+    pub retain_for: Option<String>,
+    /// Remove snapshots created before this RFC 3339 time.
+    pub before_date: Option<String>,
+    /// Limit to one target (refs and rules); rules apply to every target otherwise.
+    pub target: Option<String>,
+    /// Report what would be removed, and remove nothing.
+    #[serde(default)]
+    pub dry_run: bool,
+    /// The session to work in.
+    #[serde(default)]
+    pub session: SessionChoice,
+}
+
+/// What was (or would be) removed.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct RemoveResult {
+    /// True when nothing was removed because `dry_run` was set.
+    pub dry_run: bool,
+    /// The snapshots removed (or that would be).
+    pub removed: Vec<Snapshot>,
+}
+
+impl Store {
+    /// Removes snapshots from a session.
+    pub fn remove(&self, options: &RemoveOptions) -> Result<RemoveResult> {
+        let has_rules = options.retain_recent.is_some()
+            || options.retain_for.is_some()
+            || options.before_date.is_some();
+        if !options.refs.is_empty() && has_rules {
+            return Err(Error::invalid(
+                "cannot combine savepoint ids with retain-recent/retain-for/before-date",
+            ));
+        }
+        if options.refs.is_empty() && !has_rules {
+            return Err(Error::invalid(
+                "specify savepoint ids, or at least one of retain-recent, retain-for or before-date",
+            ));
+        }
+        let rules = Rules {
+            retain_recent: options.retain_recent,
+            retain_for: options
+                .retain_for
+                .as_deref()
+                .map(|d| crate::duration::parse_duration("--retain-for", d))
+                .transpose()?,
+            before: options
+                .before_date
+                .as_deref()
+                .map(|d| crate::time::parse_timestamp("--before-date", d))
+                .transpose()?,
+            max_bytes: None,
+        };
+        let session = self.resolve_session(&options.session)?;
+        let target_key = options
+            .target
+            .as_deref()
+            .map(crate::targets::Target::parse)
+            .transpose()?
+            .map(|t| t.key());
+        let mut chosen: Vec<Snapshot> = Vec::new();
+        if has_rules {
+            let filter = SnapshotFilter {
+                target: target_key.clone(),
+                include_safety: false,
+            };
+            let mut targets: Vec<String> = self
+                .catalog
+                .list_snapshots(session.id, &filter)?
+                .into_iter()
+                .map(|s| s.target)
+                .collect();
+            targets.sort();
+            targets.dedup();
+            for t in targets {
+                let _lock = (!options.dry_run)
+                    .then(|| self.lock_target(&t, "cairn remove"))
+                    .transpose()?;
+                chosen.extend(self.remove_by_rules(&session, &t, &rules, options.dry_run)?);
+                self.forget_target_if_empty(&t)?;
+            }
+            return Ok(RemoveResult {
+                dry_run: options.dry_run,
+                removed: chosen,
+            });
+        }
+        for r in &options.refs {
+            let s = self.resolve_snapshot(&session, r, target_key.as_deref())?;
+            if !chosen.iter().any(|c| c.id == s.id) {
+                chosen.push(s);
+            }
+        }
+        if !options.dry_run {
+            for s in &chosen {
+                let _lock = self.lock_target(&s.target, "cairn remove")?;
+                self.catalog.remove_membership(session.id, s.id)?;
+                self.forget_target_if_empty(&s.target)?;
+            }
+        }
+        Ok(RemoveResult {
+            dry_run: options.dry_run,
+            removed: chosen,
+        })
+    }
+
+    /// Drops a target's stat cache once no session holds a snapshot of it, so gc can reclaim
+    /// the data the cache pointed at.
+    pub(crate) fn forget_target_if_empty(&self, target: &str) -> Result<()> {
+        if !self.catalog.target_has_snapshots(target)? {
+            self.catalog.drop_stat_cache(target)?;
+        }
+        Ok(())
+    }
+}

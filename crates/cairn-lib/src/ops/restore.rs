@@ -1,0 +1,366 @@
+//! `cairn restore`: put a snapshot back, into a new directory or in place.
+//!
+//! In place: take the target's lock → capture a safety snapshot of the live state (an
+//! incremental save, so it reads only what changed) → plan = Merkle diff of live vs snapshot →
+//! write a journal → apply the plan → record the written files in the stat cache → drop the
+//! journal. If applying fails, the safety snapshot is put back by the same machinery and both
+//! errors are reported.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use super::resolve::SessionChoice;
+use super::save::SaveOptions;
+use crate::error::{Error, IoContext, Result};
+use crate::snapshot::Snapshot;
+use crate::store::Store;
+use crate::store::writer::BlobWriter;
+use crate::targets::dir::capture;
+use crate::targets::dir::fsops::DirHandle;
+use crate::targets::dir::materialize::Materializer;
+use crate::targets::dir::restore::{Plan, PlanEntry, later_links, restore_fresh};
+use crate::targets::dir::statcache::{StatCache, coarse_now_ns};
+use crate::tree::{self, DirRoot};
+
+/// What to restore, and where.
+#[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
+pub struct RestoreOptions {
+    /// The snapshot: an id, a unique id prefix, a name, or `latest`.
+    pub reference: String,
+    /// The target the reference is resolved among (needed for names and `latest` when the
+    /// session has several targets).
+    pub target: Option<String>,
+    /// Restore into this new or empty directory instead of in place.
+    pub to: Option<PathBuf>,
+    /// Report the plan and change nothing.
+    #[serde(default)]
+    pub dry_run: bool,
+    /// Give rewritten files the snapshot's mtimes instead of the current time.
+    #[serde(default)]
+    pub preserve_mtime: bool,
+    /// The session to resolve the reference in.
+    #[serde(default)]
+    pub session: SessionChoice,
+}
+
+/// What a restore did (or, with `dry_run`, would do).
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct RestoreResult {
+    /// The snapshot restored.
+    pub snapshot: Snapshot,
+    /// Where it was restored.
+    pub destination: String,
+    /// `in_place` or `new_directory`.
+    pub mode: String,
+    /// True when nothing was changed.
+    pub dry_run: bool,
+    /// The safety snapshot of the live state taken first (in place only).
+    pub safety_snapshot: Option<Snapshot>,
+    /// Changes applied: created, rewritten, removed, replaced entries.
+    pub plan: Vec<PlanEntry>,
+    /// Files written.
+    pub files_written: u64,
+    /// Bytes written.
+    pub bytes_written: u64,
+}
+
+#[derive(Serialize, Deserialize)]
+struct Journal {
+    target: String,
+    restoring: String,
+    safety: String,
+    safety_root: String,
+    no_ignore: bool,
+    pid: u32,
+}
+
+impl Store {
+    /// Restores a snapshot.
+    pub fn restore(&self, options: &RestoreOptions) -> Result<RestoreResult> {
+        let session = self.resolve_session(&options.session)?;
+        let target_key = options
+            .target
+            .as_deref()
+            .map(crate::targets::Target::parse)
+            .transpose()?
+            .map(|t| t.key());
+        let snapshot =
+            self.resolve_snapshot(&session, &options.reference, target_key.as_deref())?;
+        if snapshot.kind != "dir" {
+            return Err(Error::invalid(format!(
+                "snapshot {} is of a {} target; restore it with `cairn {} rollback`",
+                snapshot.id, snapshot.kind, snapshot.kind
+            )));
+        }
+        let root_id = snapshot
+            .root
+            .ok_or_else(|| Error::corrupt(format!("snapshot {} has no root", snapshot.id)))?;
+        let root = tree::read_root(self, &root_id)?;
+        match &options.to {
+            Some(dest) => self.restore_new(snapshot, &root, dest, options.dry_run),
+            None => self.restore_in_place(&session, snapshot, &root, options),
+        }
+    }
+
+    fn restore_new(
+        &self,
+        snapshot: Snapshot,
+        root: &DirRoot,
+        dest: &Path,
+        dry_run: bool,
+    ) -> Result<RestoreResult> {
+        let dest = std::path::absolute(dest).at("resolve", dest)?;
+        if let Ok(meta) = std::fs::symlink_metadata(&dest) {
+            if !meta.is_dir() {
+                return Err(Error::conflict(format!(
+                    "{} exists and is not a directory; pass a new or empty directory",
+                    dest.display()
+                )));
+            }
+            if std::fs::read_dir(&dest).at("list", &dest)?.next().is_some() {
+                return Err(Error::conflict(format!(
+                    "{} is not empty; pass a new or empty directory, or restore in place without --to",
+                    dest.display()
+                )));
+            }
+        }
+        let (files, bytes) = (snapshot.stats.files, snapshot.stats.bytes);
+        let mut result = RestoreResult {
+            destination: dest.display().to_string(),
+            mode: "new_directory".into(),
+            dry_run,
+            safety_snapshot: None,
+            plan: Vec::new(),
+            files_written: files,
+            bytes_written: bytes,
+            snapshot,
+        };
+        if dry_run {
+            return Ok(result);
+        }
+        std::fs::create_dir_all(&dest).at("create", &dest)?;
+        let canonical = std::fs::canonicalize(&dest).at("resolve", &dest)?;
+        self.refuse_overlap(&canonical)?;
+        let key = canonical.to_string_lossy().into_owned();
+        let _lock = self.lock_target(&key, "cairn restore")?;
+        let (files, bytes, written) = restore_fresh(self, root, &canonical)?;
+        StatCache::store(self, &key, settle_clock(), written)?;
+        result.files_written = files;
+        result.bytes_written = bytes;
+        Ok(result)
+    }
+
+    fn restore_in_place(
+        &self,
+        session: &crate::session::Session,
+        snapshot: Snapshot,
+        want: &DirRoot,
+        options: &RestoreOptions,
+    ) -> Result<RestoreResult> {
+        let path = PathBuf::from(&snapshot.target);
+        if !path.exists() {
+            return self
+                .restore_new(snapshot, want, &path, options.dry_run)
+                .map(|mut r| {
+                    r.mode = "in_place".into();
+                    r
+                });
+        }
+        self.refuse_overlap(&path)?;
+        let key = snapshot.target.clone();
+        let no_ignore = snapshot
+            .details
+            .get("no_ignore")
+            .and_then(|v| v.as_bool())
+            .unwrap_or(false);
+        let _lock = (!options.dry_run)
+            .then(|| self.lock_target(&key, "cairn restore"))
+            .transpose()?;
+        if !options.dry_run {
+            self.finish_interrupted_restore(&key)?;
+        }
+        if options.dry_run {
+            let cache = StatCache::load(self, &key)?;
+            let writer = BlobWriter::dry(self);
+            let live = capture::capture(&writer, &path, &cache, no_ignore)?;
+            let live_root = read_dry_root(&writer, &live.root)?;
+            let plan = Plan::between(&writer, &live_root, want)?;
+            return Ok(RestoreResult {
+                destination: key,
+                mode: "in_place".into(),
+                dry_run: true,
+                safety_snapshot: None,
+                plan: plan.entries(),
+                files_written: 0,
+                bytes_written: 0,
+                snapshot,
+            });
+        }
+        let save = SaveOptions {
+            target: key.clone(),
+            description: Some(format!("live state before restoring {}", snapshot.id)),
+            no_ignore,
+            ..SaveOptions::default()
+        };
+        let safety = self.capture_dir(&path, &key, session.id, &save, true)?;
+        let safety_root = tree::read_root(
+            self,
+            &safety
+                .root
+                .ok_or_else(|| Error::corrupt("safety snapshot has no root"))?,
+        )?;
+        let journal = self.write_journal(&key, &snapshot, &safety, no_ignore)?;
+        let outcome = self.apply_plan(&path, &key, &safety_root, want, options.preserve_mtime);
+        let (plan, files, bytes) = match outcome {
+            Ok(done) => done,
+            Err(first) => {
+                let replay = self.replay(&path, &key, &safety_root, no_ignore);
+                let _ = std::fs::remove_file(&journal);
+                return Err(match replay {
+                    Ok(()) => Error::new(
+                        first.kind(),
+                        format!(
+                            "the restore failed ({first}); the live state was put back from safety snapshot {}",
+                            safety.id
+                        ),
+                    ),
+                    Err(second) => Error::new(
+                        first.kind(),
+                        format!(
+                            "the restore failed ({first}), and putting back safety snapshot {} failed too ({second}); restore it with `cairn restore {}`",
+                            safety.id, safety.id
+                        ),
+                    ),
+                });
+            }
+        };
+        let _ = std::fs::remove_file(&journal);
+        self.expire_safety(session, &key)?;
+        Ok(RestoreResult {
+            destination: key,
+            mode: "in_place".into(),
+            dry_run: false,
+            safety_snapshot: Some(safety),
+            plan,
+            files_written: files,
+            bytes_written: bytes,
+            snapshot,
+        })
+    }
+
+    /// Applies the plan from `live` to `want` under `path`, and records what it wrote in the
+    /// stat cache so the next save reads nothing.
+    fn apply_plan(
+        &self,
+        path: &Path,
+        key: &str,
+        live: &DirRoot,
+        want: &DirRoot,
+        preserve_mtime: bool,
+    ) -> Result<(Vec<PlanEntry>, u64, u64)> {
+        let plan = Plan::between(self, live, want)?;
+        let handle = DirHandle::open_root(path)?;
+        let m = Materializer::new(self, preserve_mtime, later_links(want));
+        plan.apply(&m, &handle, want)?;
+        let written = m.written.into_inner().unwrap_or_else(|p| p.into_inner());
+        let files = written.len() as u64;
+        let bytes = written.iter().map(|(_, e)| e.stamp.size).sum();
+        let changed: Vec<Vec<u8>> = plan.changes.iter().map(|c| c.path.clone()).collect();
+        let mut entries = StatCache::load(self, key)?.into_entries();
+        entries.retain(|p, _| {
+            !changed
+                .iter()
+                .any(|c| p == c || (p.starts_with(c) && p.get(c.len()) == Some(&b'/')))
+        });
+        entries.extend(written);
+        StatCache::store(self, key, settle_clock(), entries.into_iter().collect())?;
+        Ok((plan.entries(), files, bytes))
+    }
+
+    /// Puts the safety snapshot back after a failed apply. The tree is now partly changed, so
+    /// the live state is scanned again rather than trusted.
+    fn replay(&self, path: &Path, key: &str, safety: &DirRoot, no_ignore: bool) -> Result<()> {
+        self.catalog.drop_stat_cache(key)?;
+        let writer = BlobWriter::dry(self);
+        let live = capture::capture(&writer, path, &StatCache::default(), no_ignore)?;
+        let live_root = read_dry_root(&writer, &live.root)?;
+        let plan = Plan::between(&writer, &live_root, safety)?;
+        let handle = DirHandle::open_root(path)?;
+        let m = Materializer::new(self, true, later_links(safety));
+        plan.apply(&m, &handle, safety)
+    }
+
+    fn journal_path(&self, key: &str) -> PathBuf {
+        let name = &crate::id::ObjectId::of(key.as_bytes()).to_hex()[..24];
+        self.layout().journal().join(format!("{name}.json"))
+    }
+
+    /// Finishes a restore of `key` that a killed process left half-applied, by putting its
+    /// safety snapshot back. The caller holds the target's lock. Returns the safety snapshot id.
+    pub(crate) fn finish_interrupted_restore(&self, key: &str) -> Result<Option<String>> {
+        let path = self.journal_path(key);
+        let Ok(bytes) = std::fs::read(&path) else {
+            return Ok(None);
+        };
+        let journal: Journal = serde_json::from_slice(&bytes).map_err(|e| {
+            Error::corrupt(format!(
+                "the restore journal {} is damaged ({e}); remove it",
+                path.display()
+            ))
+        })?;
+        if crate::store::layout::pid_alive(journal.pid) && journal.pid != std::process::id() {
+            return Ok(None);
+        }
+        let root_id = crate::id::ObjectId::from_hex(&journal.safety_root)?;
+        let safety_root = tree::read_root(self, &root_id)?;
+        self.replay(
+            Path::new(&journal.target),
+            key,
+            &safety_root,
+            journal.no_ignore,
+        )?;
+        std::fs::remove_file(&path).at("remove", &path)?;
+        Ok(Some(journal.safety))
+    }
+
+    fn write_journal(
+        &self,
+        key: &str,
+        snapshot: &Snapshot,
+        safety: &Snapshot,
+        no_ignore: bool,
+    ) -> Result<PathBuf> {
+        let path = self.journal_path(key);
+        let journal = Journal {
+            target: key.to_owned(),
+            restoring: snapshot.id.to_string(),
+            safety: safety.id.to_string(),
+            safety_root: safety.root.map(|r| r.to_hex()).unwrap_or_default(),
+            no_ignore,
+            pid: std::process::id(),
+        };
+        let bytes = serde_json::to_vec(&journal).map_err(|e| Error::corrupt(e.to_string()))?;
+        let tmp = crate::store::backend::write_temp(&self.layout().tmp(), &bytes)?;
+        std::fs::rename(&tmp, &path).at("write the journal", &path)?;
+        Ok(path)
+    }
+}
+
+/// Reads a root document a dry writer holds in memory.
+fn read_dry_root(writer: &BlobWriter<'_>, id: &crate::id::ObjectId) -> Result<DirRoot> {
+    tree::decode(id, &writer.read_object(id)?)
+}
+
+/// Waits for the coarse clock (which stamps file times) to tick past the last write, and
+/// returns the new time: files written before it are then trusted by the racy-git rule.
+fn settle_clock() -> i64 {
+    let start = coarse_now_ns();
+    loop {
+        let now = coarse_now_ns();
+        if now > start {
+            return now;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+}

@@ -1,0 +1,139 @@
+//! Retention rules: which snapshots `remove --retain-*` and the store's keep policy select.
+
+use std::time::Duration;
+
+use crate::error::Result;
+use crate::session::Session;
+use crate::snapshot::Snapshot;
+use crate::store::Store;
+use crate::store::catalog::SnapshotFilter;
+
+/// Retention rules; a snapshot is selected for removal when every given rule selects it.
+#[derive(Debug, Clone, Default)]
+pub struct Rules {
+    /// Keep this many newest snapshots (per target).
+    pub retain_recent: Option<u64>,
+    /// Keep snapshots younger than this.
+    pub retain_for: Option<Duration>,
+    /// Remove only snapshots created strictly before this time.
+    pub before: Option<jiff::Timestamp>,
+    /// Keep the newest snapshots holding at most this many bytes (per target).
+    pub max_bytes: Option<u64>,
+}
+
+impl Rules {
+    /// True when no rule is set.
+    pub fn is_empty(&self) -> bool {
+        self.retain_recent.is_none()
+            && self.retain_for.is_none()
+            && self.before.is_none()
+            && self.max_bytes.is_none()
+    }
+
+    /// Selects from `snapshots` (of one target, oldest first) the ones these rules remove.
+    pub fn select(&self, snapshots: &[Snapshot], now: jiff::Timestamp) -> Result<Vec<Snapshot>> {
+        let n = snapshots.len();
+        let mut kept_bytes = 0u64;
+        let mut within_bytes = vec![false; n];
+        for (i, s) in snapshots.iter().enumerate().rev() {
+            kept_bytes = kept_bytes.saturating_add(s.stats.bytes);
+            within_bytes[i] = self.max_bytes.is_some_and(|max| kept_bytes <= max);
+        }
+        let mut out = Vec::new();
+        for (i, s) in snapshots.iter().enumerate() {
+            let created = crate::time::parse_record_time(&s.created_at)?;
+            let newest_rank = (n - 1 - i) as u64;
+            let by_recent = self.retain_recent.map(|k| newest_rank >= k);
+            let by_age = self.retain_for.map(|d| {
+                let cutoff =
+                    now - jiff::SignedDuration::try_from(d).unwrap_or(jiff::SignedDuration::MAX);
+                created <= cutoff
+            });
+            let by_date = self.before.map(|b| created < b);
+            let by_bytes = self.max_bytes.map(|_| !within_bytes[i]);
+            let rules = [by_recent, by_age, by_date, by_bytes];
+            if rules.iter().any(Option::is_some) && rules.iter().flatten().all(|r| *r) {
+                out.push(s.clone());
+            }
+        }
+        Ok(out)
+    }
+}
+
+impl Store {
+    /// Applies the store's keep policy (`keep.recent`, `keep.within`, `keep.max_bytes`) to one
+    /// target after a save; returns what it removed.
+    pub(crate) fn apply_keep_policy(
+        &self,
+        session: &Session,
+        target: &str,
+    ) -> Result<Vec<Snapshot>> {
+        let cfg = self.config();
+        let rules = Rules {
+            retain_recent: cfg.count("keep.recent"),
+            retain_for: cfg.duration("keep.within"),
+            before: None,
+            max_bytes: cfg.count("keep.max_bytes"),
+        };
+        self.remove_by_rules(session, target, &rules, false)
+    }
+
+    /// Expires one target's safety snapshots by `safety.keep_recent` / `safety.keep_within`.
+    pub(crate) fn expire_safety(&self, session: &Session, target: &str) -> Result<()> {
+        let cfg = self.config();
+        let filter = SnapshotFilter {
+            target: Some(target.to_owned()),
+            include_safety: true,
+        };
+        let safety: Vec<Snapshot> = self
+            .catalog
+            .list_snapshots(session.id, &filter)?
+            .into_iter()
+            .filter(|s| s.safety)
+            .collect();
+        let now = jiff::Timestamp::now();
+        for rules in [
+            Rules {
+                retain_recent: cfg.count("safety.keep_recent"),
+                ..Rules::default()
+            },
+            Rules {
+                retain_for: cfg.duration("safety.keep_within"),
+                ..Rules::default()
+            },
+        ] {
+            if rules.is_empty() {
+                continue;
+            }
+            for s in rules.select(&safety, now)? {
+                self.catalog.remove_membership(session.id, s.id)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Removes (or, with `dry_run`, lists) the regular snapshots of `target` the rules select.
+    pub(crate) fn remove_by_rules(
+        &self,
+        session: &Session,
+        target: &str,
+        rules: &Rules,
+        dry_run: bool,
+    ) -> Result<Vec<Snapshot>> {
+        if rules.is_empty() {
+            return Ok(Vec::new());
+        }
+        let filter = SnapshotFilter {
+            target: Some(target.to_owned()),
+            include_safety: false,
+        };
+        let all = self.catalog.list_snapshots(session.id, &filter)?;
+        let selected = rules.select(&all, jiff::Timestamp::now())?;
+        if !dry_run {
+            for s in &selected {
+                self.catalog.remove_membership(session.id, s.id)?;
+            }
+        }
+        Ok(selected)
+    }
+}

@@ -1,0 +1,160 @@
+//! `cairn save`: capture a target as a new snapshot.
+//!
+//! Pipeline: resolve the target and session → check the name → take the target's lock →
+//! capture through the blob writer (stat cache first) → publish the last pack → write the
+//! record object → commit the catalog row (the snapshot exists from here) → store the new
+//! stat cache → apply the store's keep policy.
+
+use std::time::Instant;
+
+use serde::{Deserialize, Serialize};
+
+use super::resolve::SessionChoice;
+use crate::error::{Error, Result};
+use crate::id::SnapshotId;
+use crate::name::validate_name;
+use crate::snapshot::Snapshot;
+use crate::store::Store;
+use crate::store::catalog::NewSnapshot;
+use crate::store::writer::BlobWriter;
+use crate::targets::Target;
+use crate::targets::dir::{capture, statcache::StatCache};
+
+/// What to save.
+#[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
+pub struct SaveOptions {
+    /// The target: a directory path (or `dir:PATH`).
+    pub target: String,
+    /// A name for the snapshot, unique per session and target.
+    pub name: Option<String>,
+    /// What the snapshot is being taken before.
+    pub description: Option<String>,
+    /// Move an existing name to the new snapshot instead of refusing.
+    #[serde(default)]
+    pub force: bool,
+    /// Capture ignored paths too (`.gitignore` / `.cairnignore` are honoured by default).
+    #[serde(default)]
+    pub no_ignore: bool,
+    /// The session to save into.
+    #[serde(default)]
+    pub session: SessionChoice,
+}
+
+/// The new snapshot, and what the keep policy removed after it.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct SaveResult {
+    /// The snapshot record.
+    #[serde(flatten)]
+    pub snapshot: Snapshot,
+    /// Snapshots the store's keep policy (`keep.*` settings) removed after this save.
+    pub removed_by_policy: Vec<Snapshot>,
+}
+
+impl Store {
+    /// Captures `options.target` as a new snapshot.
+    pub fn save(&self, options: &SaveOptions) -> Result<SaveResult> {
+        let target = Target::parse(&options.target)?;
+        let Target::Dir(path) = &target else {
+            return Err(Error::invalid(format!(
+                "cairn cannot save {} targets with this command yet; pass a directory",
+                target.kind()
+            )));
+        };
+        if let Some(name) = &options.name {
+            validate_name("snapshot", name)?;
+        }
+        let session = self.resolve_session(&options.session)?;
+        self.refuse_overlap(path)?;
+        let key = target.key();
+        if let (Some(name), false) = (&options.name, options.force)
+            && self.resolve_snapshot(&session, name, Some(&key)).is_ok() {
+                return Err(Error::conflict(format!(
+                    "a snapshot named {name:?} already exists for {key}; pick another name, or pass --force to move the name to the new snapshot"
+                )));
+            }
+        let _lock = self.lock_target(&key, "cairn save")?;
+        self.finish_interrupted_restore(&key)?;
+        let snapshot = self.capture_dir(path, &key, session.id, options, false)?;
+        let removed_by_policy = self.apply_keep_policy(&session, &key)?;
+        Ok(SaveResult {
+            snapshot,
+            removed_by_policy,
+        })
+    }
+
+    /// Refuses a directory that holds the store, or lies inside it.
+    pub(crate) fn refuse_overlap(&self, path: &std::path::Path) -> Result<()> {
+        let store =
+            std::fs::canonicalize(self.root()).unwrap_or_else(|_| self.root().to_path_buf());
+        if store.starts_with(path) {
+            return Err(Error::invalid(format!(
+                "the store {} lies inside {}; a snapshot must never live inside the tree it captures: move the store (--store or CAIRN_STORE)",
+                store.display(),
+                path.display()
+            )));
+        }
+        if path.starts_with(&store) {
+            return Err(Error::invalid(format!(
+                "{} is inside the store {}; pick a directory outside it",
+                path.display(),
+                store.display()
+            )));
+        }
+        Ok(())
+    }
+
+    /// Captures directory `path` and commits the record. The caller holds the target's lock.
+    pub(crate) fn capture_dir(
+        &self,
+        path: &std::path::Path,
+        key: &str,
+        session: crate::id::SessionId,
+        options: &SaveOptions,
+        safety: bool,
+    ) -> Result<Snapshot> {
+        let started = Instant::now();
+        let old_cache = StatCache::load(self, key)?;
+        let writer = BlobWriter::new(self);
+        let captured = capture::capture(&writer, path, &old_cache, options.no_ignore)?;
+        drop(old_cache);
+        writer.finish()?;
+        let (new_bytes, stored_bytes) = writer.totals();
+        let mut stats = captured.stats;
+        stats.new_bytes = new_bytes;
+        stats.stored_bytes = stored_bytes;
+        stats.duration_ms = started.elapsed().as_millis() as u64;
+        let snapshot = Snapshot {
+            id: SnapshotId::new(),
+            name: if safety { None } else { options.name.clone() },
+            description: options.description.clone(),
+            target: key.to_owned(),
+            kind: "dir".into(),
+            session,
+            created_at: crate::time::now_rfc3339(),
+            safety,
+            stats,
+            not_covered: captured.not_covered,
+            details: serde_json::json!({ "no_ignore": options.no_ignore }),
+            root: Some(captured.root),
+        };
+        self.commit_snapshot(&snapshot, options.force)?;
+        StatCache::store(self, key, captured.scan_started_ns, captured.cache)?;
+        Ok(snapshot)
+    }
+
+    /// Makes a snapshot durable: its record object first (so the catalog can be rebuilt from
+    /// objects), then the catalog row, which is the moment the snapshot exists.
+    pub(crate) fn commit_snapshot(&self, snapshot: &Snapshot, force_name: bool) -> Result<()> {
+        let mut record = serde_json::to_value(snapshot)
+            .map_err(|e| Error::corrupt(format!("could not encode the snapshot record: {e}")))?;
+        record["root"] = serde_json::json!(snapshot.root.map(|r| r.to_hex()));
+        let bytes = serde_json::to_vec(&record)
+            .map_err(|e| Error::corrupt(format!("could not encode the snapshot record: {e}")))?;
+        self.backend()
+            .put_if_absent(&format!("records/{}.json", snapshot.id), &bytes)?;
+        self.catalog.insert_snapshot(NewSnapshot {
+            snapshot,
+            force_name,
+        })
+    }
+}

@@ -1,0 +1,269 @@
+//! Where objects live: a narrow contract (put-if-absent, get, get a range, list, delete) so that a
+//! remote backend (S3-compatible) can arrive without touching the engine.
+
+#[cfg(test)]
+use std::collections::BTreeMap;
+use std::collections::HashMap;
+use std::io::Write;
+use std::os::unix::fs::{FileExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use crate::error::{Error, IoContext, Result};
+
+/// Object storage as the engine sees it. Keys are `/`-separated relative names (`packs/ab/ab….pack`).
+///
+/// Objects are write-once: `put_if_absent` publishes an object atomically or not at all.
+pub trait Backend: Send + Sync {
+    /// Stores `data` under `key` unless an object is already there; returns whether it wrote.
+    fn put_if_absent(&self, key: &str, data: &[u8]) -> Result<bool>;
+    /// Reads a whole object.
+    fn get(&self, key: &str) -> Result<Vec<u8>>;
+    /// Reads `len` bytes of an object from `offset`.
+    fn get_range(&self, key: &str, offset: u64, len: u64) -> Result<Vec<u8>>;
+    /// Lists the keys that start with `prefix`, sorted.
+    fn list(&self, prefix: &str) -> Result<Vec<String>>;
+    /// Deletes an object; deleting a missing object is not an error.
+    fn delete(&self, key: &str) -> Result<()>;
+}
+
+/// Objects as files below a directory, published by temp file + fsync + rename.
+pub struct LocalBackend {
+    root: PathBuf,
+    tmp: PathBuf,
+    /// Open pack files, so a restore's many range reads do not reopen the same file.
+    open_files: Mutex<HashMap<String, Arc<std::fs::File>>>,
+}
+
+impl LocalBackend {
+    /// A backend rooted at `root`, writing temporary files into `tmp` (same file system).
+    pub fn new(root: PathBuf, tmp: PathBuf) -> Self {
+        Self {
+            root,
+            tmp,
+            open_files: Mutex::new(HashMap::new()),
+        }
+    }
+
+    fn path(&self, key: &str) -> PathBuf {
+        self.root.join(key)
+    }
+
+    fn open(&self, key: &str) -> Result<Arc<std::fs::File>> {
+        let mut files = self.open_files.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(f) = files.get(key) {
+            return Ok(f.clone());
+        }
+        let path = self.path(key);
+        let file = Arc::new(std::fs::File::open(&path).at("open", &path)?);
+        if files.len() >= 64 {
+            files.clear();
+        }
+        files.insert(key.to_owned(), file.clone());
+        Ok(file)
+    }
+}
+
+/// Writes `data` to a fresh temp file in `tmp`, flushes it to disk, and returns its path.
+pub(crate) fn write_temp(tmp: &Path, data: &[u8]) -> Result<PathBuf> {
+    let name = format!(
+        "{}-{}.tmp",
+        std::process::id(),
+        uuid::Uuid::now_v7().simple()
+    );
+    let path = tmp.join(name);
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(&path)
+        .at("create", &path)?;
+    file.write_all(data).at("write", &path)?;
+    file.sync_data().at("flush", &path)?;
+    Ok(path)
+}
+
+/// Flushes a directory's entries to disk, so a rename into it survives a crash.
+pub(crate) fn sync_dir(dir: &Path) -> Result<()> {
+    std::fs::File::open(dir)
+        .and_then(|d| d.sync_all())
+        .at("flush", dir)
+}
+
+impl Backend for LocalBackend {
+    fn put_if_absent(&self, key: &str, data: &[u8]) -> Result<bool> {
+        let dest = self.path(key);
+        if dest.exists() {
+            return Ok(false);
+        }
+        let parent = dest
+            .parent()
+            .ok_or_else(|| Error::invalid(format!("bad object key {key:?}")))?;
+        std::fs::create_dir_all(parent).at("create", parent)?;
+        let tmp = write_temp(&self.tmp, data)?;
+        std::fs::rename(&tmp, &dest).at("publish", &dest)?;
+        sync_dir(parent)?;
+        Ok(true)
+    }
+
+    fn get(&self, key: &str) -> Result<Vec<u8>> {
+        let path = self.path(key);
+        std::fs::read(&path).at("read", &path)
+    }
+
+    fn get_range(&self, key: &str, offset: u64, len: u64) -> Result<Vec<u8>> {
+        let file = self.open(key)?;
+        let mut buf = vec![0u8; len as usize];
+        file.read_exact_at(&mut buf, offset)
+            .at("read", &self.path(key))?;
+        Ok(buf)
+    }
+
+    fn list(&self, prefix: &str) -> Result<Vec<String>> {
+        let mut out = Vec::new();
+        let start = self.root.join(prefix.split('/').next().unwrap_or(""));
+        if !start.exists() {
+            return Ok(out);
+        }
+        for entry in walk_files(&start)? {
+            let rel = entry.strip_prefix(&self.root).unwrap_or(&entry);
+            let key = rel.to_string_lossy().into_owned();
+            if key.starts_with(prefix) {
+                out.push(key);
+            }
+        }
+        out.sort();
+        Ok(out)
+    }
+
+    fn delete(&self, key: &str) -> Result<()> {
+        self.open_files
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(key);
+        let path = self.path(key);
+        match std::fs::remove_file(&path) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+            other => other.at("delete", &path),
+        }
+    }
+}
+
+fn walk_files(dir: &Path) -> Result<Vec<PathBuf>> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).at("list", &d)? {
+            let entry = entry.at("list", &d)?;
+            let ty = entry.file_type().at("inspect", &entry.path())?;
+            if ty.is_dir() {
+                stack.push(entry.path());
+            } else if ty.is_file() {
+                out.push(entry.path());
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// A strict in-memory backend for tests: it refuses a second put of a key with other bytes.
+#[cfg(test)]
+#[derive(Default)]
+pub struct MemoryBackend {
+    objects: Mutex<BTreeMap<String, Vec<u8>>>,
+}
+
+#[cfg(test)]
+impl Backend for MemoryBackend {
+    fn put_if_absent(&self, key: &str, data: &[u8]) -> Result<bool> {
+        let mut objects = self.objects.lock().unwrap_or_else(|p| p.into_inner());
+        match objects.get(key) {
+            Some(existing) if existing != data => Err(Error::corrupt(format!(
+                "object {key} was written twice with different bytes"
+            ))),
+            Some(_) => Ok(false),
+            None => {
+                objects.insert(key.to_owned(), data.to_vec());
+                Ok(true)
+            }
+        }
+    }
+
+    fn get(&self, key: &str) -> Result<Vec<u8>> {
+        let objects = self.objects.lock().unwrap_or_else(|p| p.into_inner());
+        objects
+            .get(key)
+            .cloned()
+            .ok_or_else(|| Error::not_found(format!("no object {key}")))
+    }
+
+    fn get_range(&self, key: &str, offset: u64, len: u64) -> Result<Vec<u8>> {
+        let all = self.get(key)?;
+        let (start, end) = (offset as usize, (offset + len) as usize);
+        all.get(start..end)
+            .map(<[u8]>::to_vec)
+            .ok_or_else(|| Error::corrupt(format!("object {key} is shorter than {end} bytes")))
+    }
+
+    fn list(&self, prefix: &str) -> Result<Vec<String>> {
+        let objects = self.objects.lock().unwrap_or_else(|p| p.into_inner());
+        Ok(objects
+            .keys()
+            .filter(|k| k.starts_with(prefix))
+            .cloned()
+            .collect())
+    }
+
+    fn delete(&self, key: &str) -> Result<()> {
+        self.objects
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(key);
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn contract(backend: &dyn Backend) {
+        assert!(
+            backend
+                .put_if_absent("packs/ab/x.pack", b"hello world")
+                .unwrap()
+        );
+        assert!(
+            !backend
+                .put_if_absent("packs/ab/x.pack", b"hello world")
+                .unwrap()
+        );
+        assert_eq!(backend.get("packs/ab/x.pack").unwrap(), b"hello world");
+        assert_eq!(
+            backend.get_range("packs/ab/x.pack", 6, 5).unwrap(),
+            b"world"
+        );
+        backend.put_if_absent("snapshots/1.json", b"{}").unwrap();
+        assert_eq!(
+            backend.list("packs/").unwrap(),
+            vec!["packs/ab/x.pack".to_owned()]
+        );
+        backend.delete("packs/ab/x.pack").unwrap();
+        backend.delete("packs/ab/x.pack").unwrap();
+        assert!(backend.get("packs/ab/x.pack").is_err());
+        assert!(backend.list("packs/").unwrap().is_empty());
+    }
+
+    #[test]
+    fn memory_backend_keeps_the_contract() {
+        contract(&MemoryBackend::default());
+    }
+
+    #[test]
+    fn local_backend_keeps_the_contract() {
+        let dir = tempfile::tempdir().unwrap();
+        let tmp = dir.path().join("tmp");
+        std::fs::create_dir(&tmp).unwrap();
+        contract(&LocalBackend::new(dir.path().join("objects"), tmp));
+    }
+}

@@ -1,0 +1,195 @@
+//! The blob index and pack states.
+
+use rusqlite::{OptionalExtension, params};
+
+use super::Catalog;
+use crate::error::Result;
+use crate::id::ObjectId;
+use crate::store::pack::{BlobKind, PackEntry};
+
+/// Where a blob's stored bytes are.
+#[derive(Debug, Clone)]
+pub(crate) struct BlobLocation {
+    pub pack_key: String,
+    pub kind: BlobKind,
+    pub offset: u64,
+    pub length: u64,
+    pub raw_length: u32,
+    pub compressed: bool,
+}
+
+fn now_secs() -> i64 {
+    jiff::Timestamp::now().as_second()
+}
+
+impl Catalog {
+    /// True when the store already holds blob `id`.
+    pub(crate) fn has_blob(&self, id: &ObjectId) -> Result<bool> {
+        let conn = self.conn();
+        let mut stmt = conn.prepare_cached("SELECT 1 FROM blobs WHERE id = ?1")?;
+        Ok(stmt.exists([&id.0[..]])?)
+    }
+
+    /// Where blob `id` is stored, if the store holds it.
+    pub(crate) fn blob_location(&self, id: &ObjectId) -> Result<Option<BlobLocation>> {
+        let conn = self.conn();
+        let mut stmt = conn.prepare_cached(
+            "SELECT p.key, b.kind, b.offset, b.length, b.raw_length, b.compressed
+             FROM blobs b JOIN packs p ON p.id = b.pack WHERE b.id = ?1",
+        )?;
+        Ok(stmt
+            .query_row([&id.0[..]], |r| {
+                Ok(BlobLocation {
+                    pack_key: r.get(0)?,
+                    kind: BlobKind::from_i64(r.get(1)?),
+                    offset: r.get(2)?,
+                    length: r.get(3)?,
+                    raw_length: r.get(4)?,
+                    compressed: r.get(5)?,
+                })
+            })
+            .optional()?)
+    }
+
+    /// Records that `key` is about to be written by this process (crash recovery finds it).
+    pub(crate) fn begin_pack(&self, key: &str) -> Result<()> {
+        self.conn().execute(
+            "INSERT OR IGNORE INTO packs(key, state, pid, created_at) VALUES (?1, 'pending', ?2, ?3)",
+            params![key, std::process::id(), now_secs()],
+        )?;
+        Ok(())
+    }
+
+    /// Indexes a published pack's blobs and marks it ready, in one transaction.
+    pub(crate) fn commit_pack(&self, key: &str, size: u64, entries: &[PackEntry]) -> Result<()> {
+        let mut conn = self.conn();
+        let tx = conn.transaction()?;
+        let pack_id: i64 = tx.query_row(
+            "UPDATE packs SET state = 'ready', size = ?2 WHERE key = ?1 RETURNING id",
+            params![key, size as i64],
+            |r| r.get(0),
+        )?;
+        {
+            let mut stmt = tx.prepare_cached(
+                "INSERT OR IGNORE INTO blobs(id, pack, kind, offset, length, raw_length, compressed)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            )?;
+            for e in entries {
+                stmt.execute(params![
+                    &e.id.0[..],
+                    pack_id,
+                    e.kind as i64,
+                    e.offset,
+                    e.length,
+                    e.raw_length,
+                    e.compressed
+                ])?;
+            }
+        }
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// Packs still marked pending, with the pid that was writing them.
+    pub(crate) fn pending_packs(&self) -> Result<Vec<(String, u32)>> {
+        let conn = self.conn();
+        let mut stmt = conn.prepare("SELECT key, pid FROM packs WHERE state = 'pending'")?;
+        let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// Forgets a pack and every blob it held.
+    pub(crate) fn forget_pack(&self, key: &str) -> Result<()> {
+        let mut conn = self.conn();
+        let tx = conn.transaction()?;
+        tx.execute(
+            "DELETE FROM blobs WHERE pack = (SELECT id FROM packs WHERE key = ?1)",
+            [key],
+        )?;
+        tx.execute("DELETE FROM packs WHERE key = ?1", [key])?;
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// Every ready pack: key, size and creation time (seconds).
+    pub(crate) fn ready_packs(&self) -> Result<Vec<(String, u64, i64)>> {
+        let conn = self.conn();
+        let mut stmt =
+            conn.prepare("SELECT key, size, created_at FROM packs WHERE state = 'ready'")?;
+        let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// The blobs a pack holds.
+    pub(crate) fn pack_blobs(&self, key: &str) -> Result<Vec<(ObjectId, BlobLocation)>> {
+        let conn = self.conn();
+        let mut stmt = conn.prepare(
+            "SELECT b.id, b.kind, b.offset, b.length, b.raw_length, b.compressed
+             FROM blobs b JOIN packs p ON p.id = b.pack WHERE p.key = ?1",
+        )?;
+        let rows = stmt.query_map([key], |r| {
+            let raw: Vec<u8> = r.get(0)?;
+            let mut id = [0u8; 32];
+            id.copy_from_slice(&raw[..32.min(raw.len())]);
+            Ok((
+                ObjectId(id),
+                BlobLocation {
+                    pack_key: key.to_owned(),
+                    kind: BlobKind::from_i64(r.get(1)?),
+                    offset: r.get(2)?,
+                    length: r.get(3)?,
+                    raw_length: r.get(4)?,
+                    compressed: r.get(5)?,
+                },
+            ))
+        })?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// Moves blobs to a new pack (after gc repacked them), in one transaction.
+    pub(crate) fn reassign_blobs(
+        &self,
+        new_key: &str,
+        size: u64,
+        entries: &[PackEntry],
+    ) -> Result<()> {
+        let mut conn = self.conn();
+        let tx = conn.transaction()?;
+        let pack_id: i64 = tx.query_row(
+            "UPDATE packs SET state = 'ready', size = ?2 WHERE key = ?1 RETURNING id",
+            params![new_key, size as i64],
+            |r| r.get(0),
+        )?;
+        {
+            let mut stmt = tx.prepare_cached(
+                "INSERT INTO blobs(id, pack, kind, offset, length, raw_length, compressed)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+                 ON CONFLICT(id) DO UPDATE SET pack = excluded.pack, offset = excluded.offset,
+                    length = excluded.length, compressed = excluded.compressed",
+            )?;
+            for e in entries {
+                stmt.execute(params![
+                    &e.id.0[..],
+                    pack_id,
+                    e.kind as i64,
+                    e.offset,
+                    e.length,
+                    e.raw_length,
+                    e.compressed
+                ])?;
+            }
+        }
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// Total stored bytes of all ready packs.
+    pub(crate) fn stored_bytes(&self) -> Result<u64> {
+        let total: i64 = self.conn().query_row(
+            "SELECT COALESCE(SUM(size), 0) FROM packs WHERE state = 'ready'",
+            [],
+            |r| r.get(0),
+        )?;
+        Ok(total as u64)
+    }
+}

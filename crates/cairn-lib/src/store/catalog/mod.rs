@@ -1,0 +1,141 @@
+//! The catalog: an embedded SQLite database holding the blob index, pack states, snapshot
+//! records, sessions and stat caches. WAL mode, so it survives `kill -9` at any point.
+//!
+//! Everything here can be rebuilt from the objects (pack headers, snapshot record objects); the
+//! catalog makes lookups fast, it is not the only copy.
+
+mod blobs;
+mod sessions;
+mod snapshots;
+
+use std::path::Path;
+use std::sync::{Mutex, MutexGuard};
+
+use rusqlite::Connection;
+
+use crate::error::Result;
+
+pub(crate) use snapshots::{NewSnapshot, SnapshotFilter};
+
+const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS packs(
+    id INTEGER PRIMARY KEY,
+    key TEXT NOT NULL UNIQUE,
+    state TEXT NOT NULL,          -- 'pending' while being written, 'ready' once indexed
+    pid INTEGER NOT NULL,
+    size INTEGER NOT NULL DEFAULT 0,
+    created_at INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS blobs(
+    id BLOB PRIMARY KEY,
+    pack INTEGER NOT NULL,
+    kind INTEGER NOT NULL,
+    offset INTEGER NOT NULL,
+    length INTEGER NOT NULL,
+    raw_length INTEGER NOT NULL,
+    compressed INTEGER NOT NULL
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS blobs_by_pack ON blobs(pack);
+CREATE TABLE IF NOT EXISTS sessions(
+    id TEXT PRIMARY KEY,
+    name TEXT NOT NULL UNIQUE,
+    created_at TEXT NOT NULL,
+    from_session TEXT
+);
+CREATE TABLE IF NOT EXISTS snapshots(
+    id TEXT PRIMARY KEY,
+    target TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    description TEXT,
+    root BLOB,
+    safety INTEGER NOT NULL,
+    stats TEXT NOT NULL,
+    not_covered TEXT NOT NULL,
+    details TEXT
+);
+CREATE TABLE IF NOT EXISTS memberships(
+    session_id TEXT NOT NULL,
+    snapshot_id TEXT NOT NULL,
+    target TEXT NOT NULL,
+    name TEXT,
+    PRIMARY KEY(session_id, snapshot_id)
+);
+CREATE UNIQUE INDEX IF NOT EXISTS membership_names
+    ON memberships(session_id, target, name) WHERE name IS NOT NULL;
+CREATE INDEX IF NOT EXISTS memberships_by_snapshot ON memberships(snapshot_id);
+CREATE TABLE IF NOT EXISTS stat_caches(
+    target TEXT PRIMARY KEY,
+    data BLOB NOT NULL
+);
+";
+
+/// The catalog connection. One per open store, shared by the store's threads.
+pub(crate) struct Catalog {
+    conn: Mutex<Connection>,
+}
+
+impl Catalog {
+    /// Opens (creating if needed) the catalog at `path` and ensures the schema and `baseline`.
+    pub(crate) fn open(path: &Path) -> Result<Self> {
+        let conn = Connection::open(path)?;
+        conn.busy_timeout(std::time::Duration::from_secs(30))?;
+        conn.pragma_update(None, "journal_mode", "WAL")?;
+        conn.pragma_update(None, "synchronous", "NORMAL")?;
+        conn.execute_batch(SCHEMA)?;
+        sessions::ensure_baseline(&conn)?;
+        // SQLite creates its files with the process umask; the store keeps them private.
+        for suffix in ["", "-wal", "-shm"] {
+            let file = std::path::PathBuf::from(format!("{}{suffix}", path.display()));
+            if file.exists() {
+                crate::store::layout::make_private(&file)?;
+            }
+        }
+        Ok(Self {
+            conn: Mutex::new(conn),
+        })
+    }
+
+    /// Locks the connection for one operation.
+    pub(crate) fn conn(&self) -> MutexGuard<'_, Connection> {
+        self.conn.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Reads a target's stat cache blob.
+    pub(crate) fn stat_cache(&self, target: &str) -> Result<Option<Vec<u8>>> {
+        use rusqlite::OptionalExtension;
+        Ok(self
+            .conn()
+            .query_row(
+                "SELECT data FROM stat_caches WHERE target = ?1",
+                [target],
+                |r| r.get(0),
+            )
+            .optional()?)
+    }
+
+    /// Replaces a target's stat cache blob.
+    pub(crate) fn put_stat_cache(&self, target: &str, data: &[u8]) -> Result<()> {
+        self.conn().execute(
+            "INSERT INTO stat_caches(target, data) VALUES (?1, ?2)
+             ON CONFLICT(target) DO UPDATE SET data = excluded.data",
+            rusqlite::params![target, data],
+        )?;
+        Ok(())
+    }
+
+    /// Drops a target's stat cache (its next save reads every file).
+    pub(crate) fn drop_stat_cache(&self, target: &str) -> Result<()> {
+        self.conn()
+            .execute("DELETE FROM stat_caches WHERE target = ?1", [target])?;
+        Ok(())
+    }
+
+    /// Every stat cache, for gc (their blobs stay alive).
+    pub(crate) fn all_stat_caches(&self) -> Result<Vec<(String, Vec<u8>)>> {
+        let conn = self.conn();
+        let mut stmt = conn.prepare("SELECT target, data FROM stat_caches")?;
+        let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+}

@@ -1,0 +1,204 @@
+//! Snapshot records and their membership in sessions.
+
+use rusqlite::{OptionalExtension, Row, params};
+
+use super::Catalog;
+use crate::error::{Error, Result};
+use crate::id::{ObjectId, SessionId, SnapshotId};
+use crate::snapshot::Snapshot;
+
+/// What a list query selects.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct SnapshotFilter {
+    pub target: Option<String>,
+    pub include_safety: bool,
+}
+
+/// A record about to be committed, with the name to give it in its session.
+pub(crate) struct NewSnapshot<'a> {
+    pub snapshot: &'a Snapshot,
+    /// Move the name from whichever snapshot holds it (`--force`).
+    pub force_name: bool,
+}
+
+const SELECT: &str =
+    "SELECT s.id, m.name, s.description, s.target, s.kind, m.session_id, s.created_at,
+        s.safety, s.stats, s.not_covered, s.details, s.root
+     FROM memberships m JOIN snapshots s ON s.id = m.snapshot_id";
+
+fn from_row(r: &Row<'_>) -> rusqlite::Result<Snapshot> {
+    let json_err = |i, e: serde_json::Error| {
+        rusqlite::Error::FromSqlConversionFailure(i, rusqlite::types::Type::Text, Box::new(e))
+    };
+    let id: String = r.get(0)?;
+    let session: String = r.get(5)?;
+    let stats: String = r.get(8)?;
+    let not_covered: String = r.get(9)?;
+    let details: Option<String> = r.get(10)?;
+    let root: Option<Vec<u8>> = r.get(11)?;
+    let parse_uuid = |i, s: &str| {
+        uuid::Uuid::parse_str(s).map_err(|e| {
+            rusqlite::Error::FromSqlConversionFailure(i, rusqlite::types::Type::Text, Box::new(e))
+        })
+    };
+    Ok(Snapshot {
+        id: SnapshotId(parse_uuid(0, &id)?),
+        name: r.get(1)?,
+        description: r.get(2)?,
+        target: r.get(3)?,
+        kind: r.get(4)?,
+        session: SessionId(parse_uuid(5, &session)?),
+        created_at: r.get(6)?,
+        safety: r.get(7)?,
+        stats: serde_json::from_str(&stats).map_err(|e| json_err(8, e))?,
+        not_covered: serde_json::from_str(&not_covered).map_err(|e| json_err(9, e))?,
+        details: match details {
+            Some(d) => serde_json::from_str(&d).map_err(|e| json_err(10, e))?,
+            None => serde_json::Value::Null,
+        },
+        root: root
+            .and_then(|b| <[u8; 32]>::try_from(b.as_slice()).ok())
+            .map(ObjectId),
+    })
+}
+
+fn to_json<T: serde::Serialize>(v: &T) -> Result<String> {
+    serde_json::to_string(v).map_err(|e| Error::corrupt(format!("could not encode a record: {e}")))
+}
+
+impl Catalog {
+    /// Commits a snapshot record and its membership in its session, atomically. The snapshot
+    /// exists from this moment on.
+    pub(crate) fn insert_snapshot(&self, new: NewSnapshot<'_>) -> Result<()> {
+        let s = new.snapshot;
+        let mut conn = self.conn();
+        let tx = conn.transaction()?;
+        if let Some(name) = &s.name {
+            let holder: Option<String> = tx
+                .query_row(
+                    "SELECT snapshot_id FROM memberships WHERE session_id = ?1 AND target = ?2 AND name = ?3",
+                    params![s.session.to_string(), s.target, name],
+                    |r| r.get(0),
+                )
+                .optional()?;
+            if let Some(holder) = holder {
+                if !new.force_name {
+                    return Err(Error::conflict(format!(
+                        "a snapshot named {name:?} already exists for {} ({holder}); pick another name, or pass --force to move the name to the new snapshot",
+                        s.target
+                    )));
+                }
+                tx.execute(
+                    "UPDATE memberships SET name = NULL WHERE session_id = ?1 AND snapshot_id = ?2",
+                    params![s.session.to_string(), holder],
+                )?;
+            }
+        }
+        tx.execute(
+            "INSERT INTO snapshots(id, target, kind, created_at, description, root, safety, stats, not_covered, details)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+            params![
+                s.id.to_string(),
+                s.target,
+                s.kind,
+                s.created_at,
+                s.description,
+                s.root.map(|r| r.0.to_vec()),
+                s.safety,
+                to_json(&s.stats)?,
+                to_json(&s.not_covered)?,
+                if s.details.is_null() { None } else { Some(to_json(&s.details)?) },
+            ],
+        )?;
+        tx.execute(
+            "INSERT INTO memberships(session_id, snapshot_id, target, name) VALUES (?1, ?2, ?3, ?4)",
+            params![s.session.to_string(), s.id.to_string(), s.target, s.name],
+        )?;
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// The snapshots of `session`, oldest first.
+    pub(crate) fn list_snapshots(
+        &self,
+        session: SessionId,
+        filter: &SnapshotFilter,
+    ) -> Result<Vec<Snapshot>> {
+        let conn = self.conn();
+        let sql = format!(
+            "{SELECT} WHERE m.session_id = ?1 AND (?2 IS NULL OR s.target = ?2) AND (?3 OR s.safety = 0)
+             ORDER BY s.id ASC"
+        );
+        let mut stmt = conn.prepare_cached(&sql)?;
+        let rows = stmt.query_map(
+            params![session.to_string(), filter.target, filter.include_safety],
+            from_row,
+        )?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// One snapshot of `session` by id.
+    pub(crate) fn get_snapshot(
+        &self,
+        session: SessionId,
+        id: SnapshotId,
+    ) -> Result<Option<Snapshot>> {
+        let conn = self.conn();
+        let sql = format!("{SELECT} WHERE m.session_id = ?1 AND m.snapshot_id = ?2");
+        Ok(conn
+            .query_row(&sql, params![session.to_string(), id.to_string()], from_row)
+            .optional()?)
+    }
+
+    /// Takes snapshot `id` out of `session`; drops the record when no session holds it any more.
+    /// Returns whether the record itself was dropped.
+    pub(crate) fn remove_membership(&self, session: SessionId, id: SnapshotId) -> Result<bool> {
+        let mut conn = self.conn();
+        let tx = conn.transaction()?;
+        tx.execute(
+            "DELETE FROM memberships WHERE session_id = ?1 AND snapshot_id = ?2",
+            params![session.to_string(), id.to_string()],
+        )?;
+        let still_held: bool = tx
+            .prepare("SELECT 1 FROM memberships WHERE snapshot_id = ?1")?
+            .exists([id.to_string()])?;
+        if !still_held {
+            tx.execute("DELETE FROM snapshots WHERE id = ?1", [id.to_string()])?;
+        }
+        tx.commit()?;
+        Ok(!still_held)
+    }
+
+    /// The kind and root object of every snapshot record, for gc and check.
+    pub(crate) fn all_roots_with_kind(&self) -> Result<Vec<(String, ObjectId)>> {
+        let conn = self.conn();
+        let mut stmt = conn.prepare("SELECT kind, root FROM snapshots WHERE root IS NOT NULL")?;
+        let rows = stmt.query_map([], |r| {
+            Ok((r.get::<_, String>(0)?, r.get::<_, Vec<u8>>(1)?))
+        })?;
+        let mut out = Vec::new();
+        for row in rows {
+            let (kind, raw) = row?;
+            if let Ok(arr) = <[u8; 32]>::try_from(raw.as_slice()) {
+                out.push((kind, ObjectId(arr)));
+            }
+        }
+        Ok(out)
+    }
+
+    /// The id of every snapshot record.
+    pub(crate) fn all_snapshot_ids(&self) -> Result<Vec<String>> {
+        let conn = self.conn();
+        let mut stmt = conn.prepare("SELECT id FROM snapshots")?;
+        let rows = stmt.query_map([], |r| r.get(0))?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// True when some session still holds a snapshot of `target`.
+    pub(crate) fn target_has_snapshots(&self, target: &str) -> Result<bool> {
+        Ok(self
+            .conn()
+            .prepare("SELECT 1 FROM memberships WHERE target = ?1")?
+            .exists([target])?)
+    }
+}

@@ -1,0 +1,127 @@
+//! The store's on-disk layout, its format version, and its private permissions.
+//!
+//! ```text
+//! <store>/FORMAT            "cairn-store-format 1"
+//! <store>/catalog.db        SQLite catalog (WAL)
+//! <store>/config.toml       settings (`cairn config`)
+//! <store>/current_session   the current-session pointer, shared by the CLI and the MCP server
+//! <store>/objects/packs/    pack files, by content hash
+//! <store>/objects/records/  snapshot records as JSON objects (to rebuild the catalog)
+//! <store>/tmp/              temporary files, named <pid>-<uuid>.tmp
+//! <store>/locks/            lock files
+//! <store>/journal/          restores in progress
+//! ```
+
+use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, IoContext, Result};
+
+/// The store format this build reads and writes.
+pub const FORMAT_VERSION: u32 = 1;
+const FORMAT_PREFIX: &str = "cairn-store-format ";
+
+/// Paths inside one store.
+#[derive(Debug, Clone)]
+pub(crate) struct Layout {
+    pub root: PathBuf,
+}
+
+impl Layout {
+    pub(crate) fn format_file(&self) -> PathBuf {
+        self.root.join("FORMAT")
+    }
+    pub(crate) fn catalog(&self) -> PathBuf {
+        self.root.join("catalog.db")
+    }
+    pub(crate) fn config(&self) -> PathBuf {
+        self.root.join("config.toml")
+    }
+    pub(crate) fn current_session(&self) -> PathBuf {
+        self.root.join("current_session")
+    }
+    pub(crate) fn objects(&self) -> PathBuf {
+        self.root.join("objects")
+    }
+    pub(crate) fn tmp(&self) -> PathBuf {
+        self.root.join("tmp")
+    }
+    pub(crate) fn locks(&self) -> PathBuf {
+        self.root.join("locks")
+    }
+    pub(crate) fn journal(&self) -> PathBuf {
+        self.root.join("journal")
+    }
+
+    /// Creates a new store, or checks the format of an existing one.
+    pub(crate) fn init_or_check(&self) -> Result<()> {
+        let format = self.format_file();
+        if format.exists() {
+            return self.check_format();
+        }
+        if self.root.exists() {
+            let has_entries = std::fs::read_dir(&self.root)
+                .at("read", &self.root)?
+                .next()
+                .is_some();
+            if has_entries {
+                return Err(Error::invalid(format!(
+                    "{} is not a cairn store (it has no FORMAT file and is not empty); point --store at an empty or new directory",
+                    self.root.display()
+                )));
+            }
+        }
+        create_private_dir(&self.root)?;
+        for dir in [self.objects(), self.tmp(), self.locks(), self.journal()] {
+            create_private_dir(&dir)?;
+        }
+        let tmp = super::backend::write_temp(
+            &self.tmp(),
+            format!("{FORMAT_PREFIX}{FORMAT_VERSION}\n").as_bytes(),
+        )?;
+        std::fs::rename(&tmp, &format).at("create", &format)?;
+        Ok(())
+    }
+
+    fn check_format(&self) -> Result<()> {
+        let path = self.format_file();
+        let text = std::fs::read_to_string(&path).at("read", &path)?;
+        let version = text
+            .trim()
+            .strip_prefix(FORMAT_PREFIX)
+            .and_then(|v| v.parse::<u32>().ok())
+            .ok_or_else(|| {
+                Error::corrupt(format!(
+                    "{} is not a cairn store format file; point --store at a cairn store",
+                    path.display()
+                ))
+            })?;
+        if version != FORMAT_VERSION {
+            return Err(Error::corrupt(format!(
+                "the store at {} has format version {version}, and this cairn reads version {FORMAT_VERSION}; use a cairn release that reads version {version}, or point --store at another store",
+                self.root.display()
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// Creates a directory (and missing parents) readable by its owner only.
+pub(crate) fn create_private_dir(path: &Path) -> Result<()> {
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(path)
+        .at("create", path)?;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o700)).at("protect", path)
+}
+
+/// Makes a file readable and writable by its owner only.
+pub(crate) fn make_private(path: &Path) -> Result<()> {
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600)).at("protect", path)
+}
+
+/// True when process `pid` is alive on this machine.
+pub(crate) fn pid_alive(pid: u32) -> bool {
+    pid == std::process::id() || Path::new("/proc").join(pid.to_string()).exists()
+}

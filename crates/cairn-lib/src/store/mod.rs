@@ -1,0 +1,182 @@
+//! The store: object backend + catalog + settings, opened once per command.
+
+pub(crate) mod backend;
+pub(crate) mod catalog;
+pub(crate) mod chunker;
+pub(crate) mod layout;
+pub(crate) mod lock;
+pub(crate) mod pack;
+pub(crate) mod writer;
+
+use std::path::{Path, PathBuf};
+
+use crate::config::Config;
+use crate::error::{Error, IoContext, Result};
+use crate::id::{ObjectId, SessionId};
+use backend::{Backend, LocalBackend};
+use catalog::Catalog;
+use layout::Layout;
+pub use lock::LockGuard;
+
+/// An open cairn store.
+pub struct Store {
+    layout: Layout,
+    backend: Box<dyn Backend>,
+    pub(crate) catalog: Catalog,
+    config: Config,
+}
+
+impl std::fmt::Debug for Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Store")
+            .field("root", &self.layout.root)
+            .finish()
+    }
+}
+
+impl Store {
+    /// Opens the store at `root`, creating it (0700) when it does not exist, checking its format
+    /// version, and cleaning up what an interrupted command left half-written.
+    pub fn open(root: &Path) -> Result<Self> {
+        let root = absolute(root)?;
+        let layout = Layout { root };
+        layout.init_or_check()?;
+        let catalog = Catalog::open(&layout.catalog())?;
+        let config = Config::load(&layout.config())?;
+        let backend = Box::new(LocalBackend::new(layout.objects(), layout.tmp()));
+        let store = Self {
+            layout,
+            backend,
+            catalog,
+            config,
+        };
+        store.recover()?;
+        Ok(store)
+    }
+
+    /// The store's directory.
+    pub fn root(&self) -> &Path {
+        &self.layout.root
+    }
+
+    /// The store's settings.
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// Reads the settings again from disk (a long-running server sees `cairn config` changes).
+    pub fn reload_config(&self) -> Result<Config> {
+        Config::load(&self.layout.config())
+    }
+
+    /// Replaces the store's settings (validated by the caller through [`Config::set`]).
+    pub fn save_config(&mut self, config: Config) -> Result<()> {
+        config.save(&self.layout.config(), &self.layout.tmp())?;
+        self.config = config;
+        Ok(())
+    }
+
+    pub(crate) fn backend(&self) -> &dyn Backend {
+        self.backend.as_ref()
+    }
+
+    pub(crate) fn layout(&self) -> &Layout {
+        &self.layout
+    }
+
+    /// Reads blob `id` back, checking its hash.
+    pub(crate) fn read_blob(&self, id: &ObjectId) -> Result<Vec<u8>> {
+        let loc = self.catalog.blob_location(id)?.ok_or_else(|| {
+            Error::corrupt(format!("the store has lost object {id}; run `cairn check`"))
+        })?;
+        let stored = self
+            .backend
+            .get_range(&loc.pack_key, loc.offset, loc.length)?;
+        pack::decode(id, &stored, loc.compressed, loc.raw_length)
+    }
+
+    /// Takes the writer lock of one target, refusing when another command holds it.
+    pub(crate) fn lock_target(
+        &self,
+        target: &str,
+        command: &str,
+    ) -> Result<(LockGuard, LockGuard)> {
+        let store_lock = lock::lock_store(&self.layout.locks(), false, command)?;
+        let name = &ObjectId::of(target.as_bytes()).to_hex()[..24];
+        let target_lock = lock::lock_exclusive(&self.layout.locks(), name, target, command)?;
+        Ok((store_lock, target_lock))
+    }
+
+    /// Takes the whole store for gc.
+    pub(crate) fn lock_store_exclusive(&self, command: &str) -> Result<LockGuard> {
+        lock::lock_store(&self.layout.locks(), true, command)
+    }
+
+    /// The session pointed to by `<store>/current_session`, if any.
+    pub(crate) fn current_session_pointer(&self) -> Result<Option<String>> {
+        let path = self.layout.current_session();
+        match std::fs::read_to_string(&path) {
+            Ok(t) if !t.trim().is_empty() => Ok(Some(t.trim().to_owned())),
+            Ok(_) => Ok(None),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(Error::io("read", &path, e)),
+        }
+    }
+
+    /// Points `<store>/current_session` at `id`, or clears it.
+    pub(crate) fn set_current_session_pointer(&self, id: Option<SessionId>) -> Result<()> {
+        let path = self.layout.current_session();
+        match id {
+            Some(id) => {
+                let tmp = backend::write_temp(&self.layout.tmp(), id.to_string().as_bytes())?;
+                std::fs::rename(&tmp, &path).at("write", &path)
+            }
+            None => match std::fs::remove_file(&path) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                    Err(Error::io("clear", &path, e))
+                }
+                _ => Ok(()),
+            },
+        }
+    }
+
+    /// Cleans up after commands that died: temp files and packs of processes that are gone.
+    fn recover(&self) -> Result<()> {
+        let tmp = self.layout.tmp();
+        for entry in std::fs::read_dir(&tmp).at("list", &tmp)?.flatten() {
+            let name = entry.file_name();
+            let pid = name
+                .to_string_lossy()
+                .split('-')
+                .next()
+                .and_then(|p| p.parse::<u32>().ok());
+            if pid.is_some_and(|p| !layout::pid_alive(p)) {
+                let _ = std::fs::remove_file(entry.path());
+            }
+        }
+        for (key, pid) in self.catalog.pending_packs()? {
+            if layout::pid_alive(pid) {
+                continue;
+            }
+            // The pack was published but not indexed: index it from its own header, since the
+            // pack is complete (it was renamed into place only after it was flushed).
+            match self.backend.get(&key) {
+                Ok(bytes) => match pack::read_header(&key, &bytes) {
+                    Ok(entries) => self
+                        .catalog
+                        .commit_pack(&key, bytes.len() as u64, &entries)?,
+                    Err(_) => {
+                        self.backend.delete(&key)?;
+                        self.catalog.forget_pack(&key)?;
+                    }
+                },
+                Err(_) => self.catalog.forget_pack(&key)?,
+            }
+        }
+        Ok(())
+    }
+}
+
+fn absolute(path: &Path) -> Result<PathBuf> {
+    std::path::absolute(path).at("resolve", path)
+}

@@ -1,0 +1,194 @@
+//! Pack files: many blobs appended into one object, with a trailing header that lists them.
+//!
+//! Layout: `blob bytes… | header (postcard) | header length (u32 LE) | MAGIC`. The header holds
+//! everything needed to rebuild the catalog's blob index from the packs alone.
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+use crate::id::ObjectId;
+
+/// The last 8 bytes of every pack.
+const MAGIC: &[u8; 8] = b"CAIRNPK1";
+
+/// A pack is published once it holds about this many bytes.
+pub(crate) const TARGET_PACK_SIZE: usize = 16 * 1024 * 1024;
+
+/// What a blob holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) enum BlobKind {
+    /// File content (a whole small file, or one chunk of a large one).
+    Data = 0,
+    /// An encoded directory tree or document.
+    Tree = 1,
+}
+
+impl BlobKind {
+    pub(crate) fn from_i64(v: i64) -> Self {
+        if v == 1 { Self::Tree } else { Self::Data }
+    }
+}
+
+/// Where one blob sits in a pack.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct PackEntry {
+    pub id: ObjectId,
+    pub kind: BlobKind,
+    pub offset: u32,
+    /// Stored length (compressed, when `compressed`).
+    pub length: u32,
+    /// Plain length.
+    pub raw_length: u32,
+    pub compressed: bool,
+}
+
+/// A blob ready to be packed: its id and the bytes to store.
+pub(crate) struct EncodedBlob {
+    pub id: ObjectId,
+    pub kind: BlobKind,
+    pub raw_length: u32,
+    pub stored: Vec<u8>,
+    pub compressed: bool,
+}
+
+/// Compresses `data` with zstd, or keeps it raw when compression saves little (already
+/// compressed media, random data), so reading it back costs nothing.
+pub(crate) fn encode(id: ObjectId, kind: BlobKind, data: &[u8]) -> Result<EncodedBlob> {
+    let raw_length = data.len() as u32;
+    if data.len() >= 64 {
+        let packed = zstd::bulk::compress(data, 1)
+            .map_err(|e| Error::corrupt(format!("zstd could not compress a blob: {e}")))?;
+        if packed.len() < data.len() - data.len() / 32 {
+            return Ok(EncodedBlob {
+                id,
+                kind,
+                raw_length,
+                stored: packed,
+                compressed: true,
+            });
+        }
+    }
+    Ok(EncodedBlob {
+        id,
+        kind,
+        raw_length,
+        stored: data.to_vec(),
+        compressed: false,
+    })
+}
+
+/// Reverses [`encode`] and checks the content address.
+pub(crate) fn decode(
+    id: &ObjectId,
+    stored: &[u8],
+    compressed: bool,
+    raw_length: u32,
+) -> Result<Vec<u8>> {
+    let plain = if compressed {
+        zstd::bulk::decompress(stored, raw_length as usize).map_err(|e| {
+            Error::corrupt(format!(
+                "blob {id} does not decompress: {e}; run `cairn check`"
+            ))
+        })?
+    } else {
+        stored.to_vec()
+    };
+    if ObjectId::of(&plain) != *id {
+        return Err(Error::corrupt(format!(
+            "blob {id} fails its hash check; the store is damaged: run `cairn check`"
+        )));
+    }
+    Ok(plain)
+}
+
+/// Builds one pack in memory.
+#[derive(Default)]
+pub(crate) struct PackBuilder {
+    bytes: Vec<u8>,
+    entries: Vec<PackEntry>,
+}
+
+impl PackBuilder {
+    pub(crate) fn push(&mut self, blob: EncodedBlob) {
+        let offset = self.bytes.len() as u32;
+        self.bytes.extend_from_slice(&blob.stored);
+        self.entries.push(PackEntry {
+            id: blob.id,
+            kind: blob.kind,
+            offset,
+            length: blob.stored.len() as u32,
+            raw_length: blob.raw_length,
+            compressed: blob.compressed,
+        });
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.bytes.len()
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// Appends the header and returns the pack's key, bytes and entries.
+    pub(crate) fn finish(mut self) -> Result<(String, Vec<u8>, Vec<PackEntry>)> {
+        let header = postcard::to_allocvec(&self.entries)
+            .map_err(|e| Error::corrupt(format!("could not encode a pack header: {e}")))?;
+        self.bytes.extend_from_slice(&header);
+        self.bytes
+            .extend_from_slice(&(header.len() as u32).to_le_bytes());
+        self.bytes.extend_from_slice(MAGIC);
+        let hash = ObjectId::of(&self.bytes).to_hex();
+        let key = format!("packs/{}/{}.pack", &hash[..2], hash);
+        Ok((key, self.bytes, self.entries))
+    }
+}
+
+/// Reads the header of a whole pack (used by recovery and `check`).
+pub(crate) fn read_header(key: &str, pack: &[u8]) -> Result<Vec<PackEntry>> {
+    let bad = || Error::corrupt(format!("pack {key} has no valid header; run `cairn check`"));
+    if pack.len() < 12 || &pack[pack.len() - 8..] != MAGIC {
+        return Err(bad());
+    }
+    let len_at = pack.len() - 12;
+    let header_len =
+        u32::from_le_bytes(pack[len_at..len_at + 4].try_into().map_err(|_| bad())?) as usize;
+    let start = len_at.checked_sub(header_len).ok_or_else(bad)?;
+    postcard::from_bytes(&pack[start..len_at]).map_err(|_| bad())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pack_round_trip() {
+        let mut builder = PackBuilder::default();
+        let small = b"tiny".to_vec();
+        let big = "line of source code\n".repeat(500).into_bytes();
+        for data in [&small, &big] {
+            let id = ObjectId::of(data);
+            builder.push(encode(id, BlobKind::Data, data).unwrap());
+        }
+        let (key, bytes, entries) = builder.finish().unwrap();
+        assert!(key.starts_with("packs/"));
+        assert_eq!(read_header(&key, &bytes).unwrap().len(), 2);
+        assert!(!entries[0].compressed && entries[1].compressed);
+        for (entry, data) in entries.iter().zip([&small, &big]) {
+            let stored = &bytes[entry.offset as usize..][..entry.length as usize];
+            assert_eq!(
+                &decode(&entry.id, stored, entry.compressed, entry.raw_length).unwrap(),
+                data
+            );
+        }
+    }
+
+    #[test]
+    fn a_flipped_byte_fails_the_hash_check() {
+        let data = b"some bytes".to_vec();
+        let id = ObjectId::of(&data);
+        let mut stored = data.clone();
+        stored[0] ^= 1;
+        assert!(decode(&id, &stored, false, data.len() as u32).is_err());
+    }
+}

@@ -1,0 +1,384 @@
+//! Capturing a directory: a parallel walk that builds the Merkle tree bottom-up as it goes.
+//!
+//! Each directory is listed, its entries are handled in parallel (rayon), subdirectories recurse,
+//! and the directory's tree is written as soon as its entries are known. A file whose stat
+//! matches the stat cache is not opened; only changed files are read, chunked and stored.
+
+use std::collections::HashMap;
+use std::ffi::OsStr;
+use std::io::Read;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use ignore::Match;
+use ignore::gitignore::{Gitignore, GitignoreBuilder};
+use rayon::prelude::*;
+
+use super::statcache::{CacheEntry, Stamp, StatCache, coarse_now_ns};
+use crate::error::{Error, IoContext, Result};
+use crate::id::ObjectId;
+use crate::snapshot::{NotCovered, SkippedEntry, SnapshotStats};
+use crate::store::chunker::{WHOLE_FILE_LIMIT, for_each_chunk};
+use crate::store::pack::BlobKind;
+use crate::store::writer::BlobWriter;
+use crate::tree::{self, DirRoot, Node, NodeKind, Tree};
+
+/// The ignore files honoured in every directory.
+const IGNORE_FILES: [&str; 2] = [".gitignore", ".cairnignore"];
+const MAX_LISTED_IGNORED: usize = 50;
+
+/// A path relative to the captured root, as raw bytes.
+type RelPath = Vec<u8>;
+
+/// What a capture produced.
+pub(crate) struct Captured {
+    /// The id of the [`DirRoot`] document.
+    pub root: ObjectId,
+    pub stats: SnapshotStats,
+    pub not_covered: NotCovered,
+    /// The new stat cache entries, and when the scan started.
+    pub cache: Vec<(Vec<u8>, CacheEntry)>,
+    pub scan_started_ns: i64,
+}
+
+#[derive(Default)]
+struct Counters {
+    files: AtomicU64,
+    dirs: AtomicU64,
+    symlinks: AtomicU64,
+    bytes: AtomicU64,
+    read_bytes: AtomicU64,
+}
+
+struct Walk<'a> {
+    writer: &'a BlobWriter<'a>,
+    old_cache: &'a StatCache,
+    no_ignore: bool,
+    counters: Counters,
+    not_covered: Mutex<NotCovered>,
+    cache: Mutex<Vec<(Vec<u8>, CacheEntry)>>,
+    /// Paths of files with several links, by (device, inode).
+    hardlinks: Mutex<HashMap<(u64, u64), Vec<RelPath>>>,
+}
+
+/// Captures the directory `root` through `writer`, reusing `old_cache`.
+pub(crate) fn capture(
+    writer: &BlobWriter<'_>,
+    root: &Path,
+    old_cache: &StatCache,
+    no_ignore: bool,
+) -> Result<Captured> {
+    let scan_started_ns = coarse_now_ns();
+    let meta = std::fs::symlink_metadata(root).at("read", root)?;
+    if !meta.is_dir() {
+        return Err(Error::invalid(format!(
+            "{} is not a directory; pass a directory to capture",
+            root.display()
+        )));
+    }
+    let walk = Walk {
+        writer,
+        old_cache,
+        no_ignore,
+        counters: Counters::default(),
+        not_covered: Mutex::new(NotCovered::default()),
+        cache: Mutex::new(Vec::with_capacity(old_cache.len())),
+        hardlinks: Mutex::new(HashMap::new()),
+    };
+    let listing = std::fs::read_dir(root).at("list", root)?;
+    let tree = walk.dir(listing, root, b"", &[], false)?;
+    walk.counters.dirs.fetch_add(1, Ordering::Relaxed);
+    let mut hardlinks: Vec<Vec<Vec<u8>>> = walk
+        .hardlinks
+        .into_inner()
+        .unwrap_or_else(|p| p.into_inner())
+        .into_values()
+        .filter(|g| g.len() > 1)
+        .map(|mut g| {
+            g.sort();
+            g
+        })
+        .collect();
+    hardlinks.sort();
+    let top = node_of(Vec::new(), NodeKind::Dir { tree }, &meta);
+    let root_id = tree::write(writer, &DirRoot { top, hardlinks })?;
+    let c = &walk.counters;
+    let mut not_covered = walk
+        .not_covered
+        .into_inner()
+        .unwrap_or_else(|p| p.into_inner());
+    not_covered.skipped.sort_by(|a, b| a.path.cmp(&b.path));
+    not_covered.ignored_paths.sort();
+    Ok(Captured {
+        root: root_id,
+        stats: SnapshotStats {
+            files: c.files.load(Ordering::Relaxed),
+            dirs: c.dirs.load(Ordering::Relaxed),
+            symlinks: c.symlinks.load(Ordering::Relaxed),
+            bytes: c.bytes.load(Ordering::Relaxed),
+            read_bytes: c.read_bytes.load(Ordering::Relaxed),
+            ..SnapshotStats::default()
+        },
+        not_covered,
+        cache: walk.cache.into_inner().unwrap_or_else(|p| p.into_inner()),
+        scan_started_ns,
+    })
+}
+
+fn node_of(name: Vec<u8>, kind: NodeKind, meta: &std::fs::Metadata) -> Node {
+    Node {
+        name,
+        kind,
+        mode: meta.mode() & 0o7777,
+        uid: meta.uid(),
+        gid: meta.gid(),
+        mtime_ns: meta.mtime() * 1_000_000_000 + meta.mtime_nsec(),
+    }
+}
+
+fn join(prefix: &[u8], name: &[u8]) -> Vec<u8> {
+    if prefix.is_empty() {
+        name.to_vec()
+    } else {
+        [prefix, b"/", name].concat()
+    }
+}
+
+fn lossy(rel: &[u8]) -> String {
+    String::from_utf8_lossy(rel).into_owned()
+}
+
+impl Walk<'_> {
+    fn skip(&self, rel: &[u8], reason: &str) {
+        let mut nc = self.not_covered.lock().unwrap_or_else(|p| p.into_inner());
+        nc.skipped.push(SkippedEntry {
+            path: lossy(rel),
+            reason: reason.to_owned(),
+        });
+    }
+
+    fn ignored(&self, rel: &[u8]) {
+        let mut nc = self.not_covered.lock().unwrap_or_else(|p| p.into_inner());
+        nc.ignored += 1;
+        if nc.ignored_paths.len() < MAX_LISTED_IGNORED {
+            nc.ignored_paths.push(lossy(rel));
+        }
+    }
+
+    /// Captures one directory and returns its tree id.
+    fn dir(
+        &self,
+        listing: std::fs::ReadDir,
+        abs: &Path,
+        rel: &[u8],
+        parents: &[Gitignore],
+        in_git: bool,
+    ) -> Result<ObjectId> {
+        let mut names: Vec<(Vec<u8>, std::fs::DirEntry)> = Vec::new();
+        for entry in listing {
+            let entry = entry.at("list", abs)?;
+            names.push((entry.file_name().as_bytes().to_vec(), entry));
+        }
+        names.sort_by(|a, b| a.0.cmp(&b.0));
+        let mut matchers = parents.to_vec();
+        if !self.no_ignore && !in_git
+            && let Some(m) = self.matcher(abs)? {
+                matchers.push(m);
+            }
+        let nodes: Vec<Option<Node>> = names
+            .into_par_iter()
+            .map(|(name, entry)| self.entry(abs, rel, name, &entry, &matchers, in_git))
+            .collect::<Result<_>>()?;
+        let tree = Tree {
+            nodes: nodes.into_iter().flatten().collect(),
+        };
+        tree::write(self.writer, &tree)
+    }
+
+    fn matcher(&self, dir: &Path) -> Result<Option<Gitignore>> {
+        let mut builder = GitignoreBuilder::new(dir);
+        let mut any = false;
+        for file in IGNORE_FILES {
+            let path = dir.join(file);
+            if path.is_file() {
+                any = true;
+                if let Some(err) = builder.add(&path) {
+                    return Err(Error::invalid(format!(
+                        "{} has an invalid pattern: {err}; fix it",
+                        path.display()
+                    )));
+                }
+            }
+        }
+        if !any {
+            return Ok(None);
+        }
+        builder.build().map(Some).map_err(|e| {
+            Error::invalid(format!(
+                "the ignore rules in {} are invalid: {e}",
+                dir.display()
+            ))
+        })
+    }
+
+    fn is_ignored(matchers: &[Gitignore], path: &Path, is_dir: bool) -> bool {
+        for m in matchers.iter().rev() {
+            match m.matched(path, is_dir) {
+                Match::Ignore(_) => return true,
+                Match::Whitelist(_) => return false,
+                Match::None => {}
+            }
+        }
+        false
+    }
+
+    fn entry(
+        &self,
+        dir_abs: &Path,
+        dir_rel: &[u8],
+        name: Vec<u8>,
+        entry: &std::fs::DirEntry,
+        matchers: &[Gitignore],
+        in_git: bool,
+    ) -> Result<Option<Node>> {
+        let abs: PathBuf = dir_abs.join(OsStr::from_bytes(&name));
+        let rel = join(dir_rel, &name);
+        let meta = match entry.metadata() {
+            Ok(m) => m,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                self.skip(&rel, "vanished");
+                return Ok(None);
+            }
+            Err(e) => return Err(Error::io("inspect", &abs, e)),
+        };
+        let ft = meta.file_type();
+        if !in_git && Self::is_ignored(matchers, &abs, ft.is_dir()) {
+            self.ignored(&rel);
+            return Ok(None);
+        }
+        let kind = if ft.is_dir() {
+            let listing = match std::fs::read_dir(&abs) {
+                Ok(listing) => listing,
+                Err(e) => {
+                    let reason = match e.kind() {
+                        std::io::ErrorKind::NotFound => "vanished",
+                        std::io::ErrorKind::PermissionDenied => "unreadable",
+                        _ => return Err(Error::io("list", &abs, e)),
+                    };
+                    self.skip(&rel, reason);
+                    return Ok(None);
+                }
+            };
+            let child_in_git = in_git || name == b".git";
+            let tree = self.dir(listing, &abs, &rel, matchers, child_in_git)?;
+            self.counters.dirs.fetch_add(1, Ordering::Relaxed);
+            NodeKind::Dir { tree }
+        } else if ft.is_symlink() {
+            let target = std::fs::read_link(&abs).at("read the link", &abs)?;
+            self.counters.symlinks.fetch_add(1, Ordering::Relaxed);
+            NodeKind::Symlink {
+                target: target.as_os_str().as_bytes().to_vec(),
+            }
+        } else if ft.is_file() {
+            match self.file(&abs, &rel, &meta)? {
+                Some(kind) => kind,
+                None => return Ok(None),
+            }
+        } else {
+            let reason = if ft.is_fifo() {
+                "fifo"
+            } else if ft.is_socket() {
+                "socket"
+            } else {
+                "device"
+            };
+            self.skip(&rel, reason);
+            return Ok(None);
+        };
+        Ok(Some(node_of(name, kind, &meta)))
+    }
+
+    fn file(&self, abs: &Path, rel: &[u8], meta: &std::fs::Metadata) -> Result<Option<NodeKind>> {
+        let stamp = Stamp::of(meta);
+        self.counters.files.fetch_add(1, Ordering::Relaxed);
+        self.counters
+            .bytes
+            .fetch_add(meta.size(), Ordering::Relaxed);
+        if meta.nlink() > 1 {
+            let mut links = self.hardlinks.lock().unwrap_or_else(|p| p.into_inner());
+            links
+                .entry((meta.dev(), meta.ino()))
+                .or_default()
+                .push(rel.to_vec());
+        }
+        let content = match self.old_cache.lookup(rel, &stamp) {
+            Some(content) => content.to_vec(),
+            None => {
+                let file = std::fs::OpenOptions::new()
+                    .read(true)
+                    .custom_flags(libc::O_NOFOLLOW)
+                    .open(abs);
+                let mut file = match file {
+                    Ok(f) => f,
+                    Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {
+                        self.skip(rel, "unreadable");
+                        return Ok(None);
+                    }
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                        self.skip(rel, "vanished");
+                        return Ok(None);
+                    }
+                    Err(e) => return Err(Error::io("open", abs, e)),
+                };
+                let content = self.read_content(&mut file, abs, meta.size())?;
+                self.counters
+                    .read_bytes
+                    .fetch_add(meta.size(), Ordering::Relaxed);
+                // A file that changed while it was read is captured as read, but not cached:
+                // the next save reads it again.
+                let after = file.metadata().map(|m| Stamp::of(&m)).ok();
+                if after.as_ref() != Some(&stamp) {
+                    return Ok(Some(NodeKind::File {
+                        size: meta.size(),
+                        content,
+                    }));
+                }
+                content
+            }
+        };
+        self.cache.lock().unwrap_or_else(|p| p.into_inner()).push((
+            rel.to_vec(),
+            CacheEntry {
+                stamp,
+                content: content.clone(),
+            },
+        ));
+        Ok(Some(NodeKind::File {
+            size: meta.size(),
+            content,
+        }))
+    }
+
+    fn read_content(
+        &self,
+        file: &mut std::fs::File,
+        abs: &Path,
+        size: u64,
+    ) -> Result<Vec<ObjectId>> {
+        if size <= WHOLE_FILE_LIMIT {
+            let mut data = Vec::with_capacity(size as usize);
+            file.read_to_end(&mut data).at("read", abs)?;
+            return Ok(vec![self.writer.write(BlobKind::Data, &data)?]);
+        }
+        let mut ids = Vec::new();
+        for_each_chunk(file, |chunk| {
+            ids.push(self.writer.write(BlobKind::Data, chunk)?);
+            Ok(())
+        })
+        .at("read", abs)??;
+        Ok(ids)
+    }
+}

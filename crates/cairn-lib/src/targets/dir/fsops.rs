@@ -1,0 +1,215 @@
+//! File system operations relative to directory handles, never following a symlink.
+//!
+//! Every restore step opens each path component with `O_NOFOLLOW | O_DIRECTORY` from the
+//! destination's own handle, so a symlink planted in the destination (or stored in a snapshot)
+//! can never redirect a write outside the destination.
+
+use std::ffi::OsStr;
+use std::io::Write;
+use std::os::fd::{AsFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+
+use rustix::fs::{AtFlags, Mode, OFlags, Timespec, Timestamps};
+
+use super::statcache::Stamp;
+use crate::error::{Error, IoContext, Result};
+
+/// An open directory and the path it was opened as (for messages).
+pub(crate) struct DirHandle {
+    pub fd: OwnedFd,
+    pub path: PathBuf,
+}
+
+fn os(name: &[u8]) -> &OsStr {
+    OsStr::from_bytes(name)
+}
+
+fn dir_flags() -> OFlags {
+    OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC
+}
+
+impl DirHandle {
+    /// Opens `path` itself as the root of a restore (it must be a real directory, not a link).
+    pub(crate) fn open_root(path: &Path) -> Result<Self> {
+        let fd =
+            rustix::fs::open(path, dir_flags(), Mode::empty()).at("open the directory", path)?;
+        Ok(Self {
+            fd,
+            path: path.to_path_buf(),
+        })
+    }
+
+    /// The path of `name` inside this directory, for messages.
+    pub(crate) fn child_path(&self, name: &[u8]) -> PathBuf {
+        self.path.join(os(name))
+    }
+
+    /// Opens the subdirectory `name`, refusing a symlink.
+    pub(crate) fn open_dir(&self, name: &[u8]) -> Result<Self> {
+        let path = self.child_path(name);
+        let fd = rustix::fs::openat(&self.fd, os(name), dir_flags(), Mode::empty())
+            .at("open the directory", &path)?;
+        Ok(Self { fd, path })
+    }
+
+    /// Opens the directory at `rel` (a `/`-separated path) below this one, component by component.
+    pub(crate) fn open_rel(&self, rel: &[u8]) -> Result<Self> {
+        let mut current = Self {
+            fd: self.fd.try_clone().at("open", &self.path)?,
+            path: self.path.clone(),
+        };
+        for part in rel.split(|b| *b == b'/').filter(|p| !p.is_empty()) {
+            current = current.open_dir(part)?;
+        }
+        Ok(current)
+    }
+
+    /// Creates subdirectory `name` (private until its mode is set).
+    pub(crate) fn mkdir(&self, name: &[u8]) -> Result<()> {
+        rustix::fs::mkdirat(&self.fd, os(name), Mode::from_raw_mode(0o700))
+            .at("create the directory", &self.child_path(name))
+    }
+
+    /// Creates file `name`, which must not exist, and writes `chunks` into it.
+    pub(crate) fn create_file(
+        &self,
+        name: &[u8],
+        mut chunks: impl FnMut(&mut dyn FnMut(&[u8]) -> Result<()>) -> Result<()>,
+    ) -> Result<std::fs::File> {
+        let path = self.child_path(name);
+        let flags =
+            OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+        let fd = rustix::fs::openat(&self.fd, os(name), flags, Mode::from_raw_mode(0o600))
+            .at("create", &path)?;
+        let mut file = std::fs::File::from(fd);
+        chunks(&mut |data| file.write_all(data).at("write", &path))?;
+        Ok(file)
+    }
+
+    /// Creates a symlink `name` pointing at `target`.
+    pub(crate) fn symlink(&self, name: &[u8], target: &[u8]) -> Result<()> {
+        rustix::fs::symlinkat(os(target), &self.fd, os(name))
+            .at("create the link", &self.child_path(name))
+    }
+
+    /// Makes `name` a hard link of `existing` (both relative to their directories).
+    pub(crate) fn hardlink(&self, name: &[u8], from: &DirHandle, existing: &[u8]) -> Result<()> {
+        rustix::fs::linkat(&from.fd, os(existing), &self.fd, os(name), AtFlags::empty())
+            .at("create the hard link", &self.child_path(name))
+    }
+
+    /// Renames `from` to `to` inside this directory, replacing `to`.
+    pub(crate) fn rename(&self, from: &[u8], to: &[u8]) -> Result<()> {
+        rustix::fs::renameat(&self.fd, os(from), &self.fd, os(to))
+            .at("replace", &self.child_path(to))
+    }
+
+    /// Stats `name` without following a link.
+    pub(crate) fn stat(&self, name: &[u8]) -> Result<rustix::fs::Stat> {
+        rustix::fs::statat(&self.fd, os(name), AtFlags::SYMLINK_NOFOLLOW)
+            .at("inspect", &self.child_path(name))
+    }
+
+    /// Sets mode, owner (when running as root) and mtime of entry `name`, never following a link.
+    pub(crate) fn set_meta(&self, name: &[u8], meta: &Meta, is_link: bool) -> Result<()> {
+        let path = self.child_path(name);
+        if rustix::process::geteuid().is_root() {
+            let owner = rustix::fs::Uid::from_raw(meta.uid);
+            let group = rustix::fs::Gid::from_raw(meta.gid);
+            rustix::fs::chownat(
+                &self.fd,
+                os(name),
+                Some(owner),
+                Some(group),
+                AtFlags::SYMLINK_NOFOLLOW,
+            )
+            .at("set the owner of", &path)?;
+        }
+        if !is_link {
+            rustix::fs::chmodat(
+                &self.fd,
+                os(name),
+                Mode::from_raw_mode(meta.mode),
+                AtFlags::empty(),
+            )
+            .at("set the mode of", &path)?;
+        }
+        if let Some(mtime) = meta.mtime_ns {
+            let ts = timespec(mtime);
+            let times = Timestamps {
+                last_access: ts,
+                last_modification: ts,
+            };
+            rustix::fs::utimensat(&self.fd, os(name), &times, AtFlags::SYMLINK_NOFOLLOW)
+                .at("set the time of", &path)?;
+        }
+        Ok(())
+    }
+
+    /// Removes entry `name`; a directory is removed with everything in it.
+    pub(crate) fn remove(&self, name: &[u8]) -> Result<()> {
+        let path = self.child_path(name);
+        let stat = match rustix::fs::statat(&self.fd, os(name), AtFlags::SYMLINK_NOFOLLOW) {
+            Ok(s) => s,
+            Err(rustix::io::Errno::NOENT) => return Ok(()),
+            Err(e) => return Err(Error::io("inspect", &path, e.into())),
+        };
+        if rustix::fs::FileType::from_raw_mode(stat.st_mode) == rustix::fs::FileType::Directory {
+            let child = self.open_dir(name)?;
+            // A directory without write permission (as a snapshot may have it) must be opened
+            // up before its entries can go.
+            let _ = rustix::fs::fchmod(&child.fd, Mode::from_raw_mode(0o700));
+            for entry_name in child.entries()? {
+                child.remove(&entry_name)?;
+            }
+            rustix::fs::unlinkat(&self.fd, os(name), AtFlags::REMOVEDIR).at("remove", &path)
+        } else {
+            rustix::fs::unlinkat(&self.fd, os(name), AtFlags::empty()).at("remove", &path)
+        }
+    }
+
+    /// The names in this directory, without `.` and `..`.
+    pub(crate) fn entries(&self) -> Result<Vec<Vec<u8>>> {
+        let fd =
+            rustix::fs::openat(&self.fd, ".", dir_flags(), Mode::empty()).at("list", &self.path)?;
+        let dir = rustix::fs::Dir::read_from(fd.as_fd()).at("list", &self.path)?;
+        let mut names = Vec::new();
+        for entry in dir {
+            let entry = entry.at("list", &self.path)?;
+            let name = entry.file_name().to_bytes();
+            if name != b"." && name != b".." {
+                names.push(name.to_vec());
+            }
+        }
+        Ok(names)
+    }
+}
+
+/// Metadata to apply to a restored entry.
+pub(crate) struct Meta {
+    pub mode: u32,
+    pub uid: u32,
+    pub gid: u32,
+    /// `None` keeps the time the write gave it (the current time).
+    pub mtime_ns: Option<i64>,
+}
+
+fn timespec(ns: i64) -> Timespec {
+    Timespec {
+        tv_sec: ns.div_euclid(1_000_000_000),
+        tv_nsec: ns.rem_euclid(1_000_000_000) as _,
+    }
+}
+
+/// A [`Stamp`] from a raw stat, to record restored files in the stat cache.
+pub(crate) fn stamp_of(st: &rustix::fs::Stat) -> Stamp {
+    Stamp {
+        dev: st.st_dev,
+        ino: st.st_ino,
+        size: st.st_size as u64,
+        mtime_ns: st.st_mtime * 1_000_000_000 + st.st_mtime_nsec as i64,
+        ctime_ns: st.st_ctime * 1_000_000_000 + st.st_ctime_nsec as i64,
+        mode: st.st_mode,
+    }
+}

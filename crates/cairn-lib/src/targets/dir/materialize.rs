@@ -1,0 +1,169 @@
+//! Writing snapshot entries to disk: whole subtrees into new directories, and single entries
+//! for an in-place restore. Everything goes through [`DirHandle`], so nothing follows a link.
+
+use std::collections::HashSet;
+use std::sync::Mutex;
+
+use rayon::prelude::*;
+
+use super::fsops::{DirHandle, Meta, stamp_of};
+use super::statcache::CacheEntry;
+use crate::error::Result;
+use crate::id::ObjectId;
+use crate::store::Store;
+use crate::tree::{self, Node, NodeKind};
+
+/// Writes entries and records what it wrote.
+pub(crate) struct Materializer<'a> {
+    pub store: &'a Store,
+    /// Keep the snapshot's mtimes (a fresh restore) or give rewritten files the current time.
+    pub keep_mtime: bool,
+    /// Paths that are hard links of an earlier path; they are linked after the pass.
+    pub link_later: HashSet<Vec<u8>>,
+    /// Files written, with their new stat, for the stat cache.
+    pub written: Mutex<Vec<(Vec<u8>, CacheEntry)>>,
+    pub files_written: std::sync::atomic::AtomicU64,
+    pub bytes_written: std::sync::atomic::AtomicU64,
+}
+
+fn join(prefix: &[u8], name: &[u8]) -> Vec<u8> {
+    if prefix.is_empty() {
+        name.to_vec()
+    } else {
+        [prefix, b"/", name].concat()
+    }
+}
+
+impl<'a> Materializer<'a> {
+    pub(crate) fn new(store: &'a Store, keep_mtime: bool, link_later: HashSet<Vec<u8>>) -> Self {
+        Self {
+            store,
+            keep_mtime,
+            link_later,
+            written: Mutex::new(Vec::new()),
+            files_written: Default::default(),
+            bytes_written: Default::default(),
+        }
+    }
+
+    fn meta(&self, node: &Node, force_mtime: bool) -> Meta {
+        Meta {
+            mode: node.mode,
+            uid: node.uid,
+            gid: node.gid,
+            mtime_ns: (self.keep_mtime || force_mtime).then_some(node.mtime_ns),
+        }
+    }
+
+    /// Creates `node` (which must not exist yet) inside `dir`; `rel` is its path.
+    pub(crate) fn create(&self, dir: &DirHandle, rel: &[u8], node: &Node) -> Result<()> {
+        match &node.kind {
+            NodeKind::Dir { tree } => {
+                dir.mkdir(&node.name)?;
+                let child = dir.open_dir(&node.name)?;
+                self.fill(&child, rel, tree)?;
+                // Directory times are the snapshot's whatever the mode: writing into it moved them.
+                dir.set_meta(&node.name, &self.meta(node, true), false)
+            }
+            NodeKind::File { content, .. } => {
+                if self.link_later.contains(rel) {
+                    return Ok(());
+                }
+                self.write_file(dir, &node.name, rel, content, node)
+            }
+            NodeKind::Symlink { target } => {
+                dir.symlink(&node.name, target)?;
+                dir.set_meta(&node.name, &self.meta(node, true), true)
+            }
+        }
+    }
+
+    /// Creates every entry of tree `tree` inside `dir`, in parallel.
+    pub(crate) fn fill(&self, dir: &DirHandle, rel: &[u8], tree: &ObjectId) -> Result<()> {
+        let tree = tree::read_tree(self.store, tree)?;
+        tree.nodes
+            .par_iter()
+            .try_for_each(|node| self.create(dir, &join(rel, &node.name), node))
+    }
+
+    /// Writes file `name` with `content` (it must not exist), then sets its metadata.
+    pub(crate) fn write_file(
+        &self,
+        dir: &DirHandle,
+        name: &[u8],
+        rel: &[u8],
+        content: &[ObjectId],
+        node: &Node,
+    ) -> Result<()> {
+        let file = dir.create_file(name, |sink| {
+            for id in content {
+                sink(&self.store.read_blob(id)?)?;
+            }
+            Ok(())
+        })?;
+        drop(file);
+        dir.set_meta(name, &self.meta(node, false), false)?;
+        self.record(dir, name, rel, content)
+    }
+
+    /// Rewrites an existing file by writing a temp file beside it and renaming it over.
+    pub(crate) fn replace_file(
+        &self,
+        dir: &DirHandle,
+        rel: &[u8],
+        node: &Node,
+        content: &[ObjectId],
+    ) -> Result<()> {
+        let tmp = format!(".cairn-tmp-{}", uuid::Uuid::now_v7().simple()).into_bytes();
+        let result = self
+            .write_file(dir, &tmp, rel, content, node)
+            .and_then(|_| dir.rename(&tmp, &node.name));
+        if result.is_err() {
+            let _ = dir.remove(&tmp);
+        }
+        result
+    }
+
+    fn record(&self, dir: &DirHandle, name: &[u8], rel: &[u8], content: &[ObjectId]) -> Result<()> {
+        use std::sync::atomic::Ordering;
+        let st = dir.stat(name)?;
+        self.files_written.fetch_add(1, Ordering::Relaxed);
+        self.bytes_written
+            .fetch_add(st.st_size as u64, Ordering::Relaxed);
+        let entry = CacheEntry {
+            stamp: stamp_of(&st),
+            content: content.to_vec(),
+        };
+        self.written
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push((rel.to_vec(), entry));
+        Ok(())
+    }
+
+    /// Links every later path of each hard-link group to the group's first path.
+    pub(crate) fn link_groups(&self, root: &DirHandle, groups: &[Vec<Vec<u8>>]) -> Result<()> {
+        for group in groups {
+            let Some((first, rest)) = group.split_first() else {
+                continue;
+            };
+            let (first_dir, first_name) = split(first);
+            let from = root.open_rel(first_dir)?;
+            for path in rest {
+                let (dir, name) = split(path);
+                let to = root.open_rel(dir)?;
+                to.remove(name)?;
+                to.hardlink(name, &from, first_name)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Splits `a/b/c` into (`a/b`, `c`).
+pub(crate) fn split(rel: &[u8]) -> (&[u8], &[u8]) {
+    match rel.iter().rposition(|b| *b == b'/') {
+        Some(i) => (&rel[..i], &rel[i + 1..]),
+        None => (&[], rel),
+    }
+}

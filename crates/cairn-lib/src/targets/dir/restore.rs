@@ -1,0 +1,231 @@
+//! Restoring a directory snapshot: into a new directory, or in place by applying the plan
+//! between the live tree and the snapshot, so the cost follows what differs.
+
+use std::collections::HashSet;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use super::fsops::{DirHandle, Meta};
+use super::materialize::{Materializer, split};
+use super::statcache::CacheEntry;
+use crate::error::Result;
+use crate::id::ObjectId;
+use crate::store::Store;
+use crate::tree::diff::{Change, TreeDiff, TreeSource};
+use crate::tree::{DirRoot, NodeKind};
+
+/// What a restore does to one path.
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct PlanEntry {
+    /// Path relative to the target.
+    pub path: String,
+    /// `create`, `rewrite`, `remove`, `replace` (type change) or `chmod`.
+    pub action: String,
+    /// The kind the entry will have (`file`, `dir`, `symlink`), or had when removed.
+    pub kind: String,
+}
+
+/// The plan of an in-place restore: the differences between the live tree and the snapshot.
+pub(crate) struct Plan {
+    pub changes: Vec<Change>,
+    pub top_changed: bool,
+    pub relink: bool,
+}
+
+impl Plan {
+    /// Computes the plan from the live root to the snapshot root.
+    pub(crate) fn between(source: &dyn TreeSource, live: &DirRoot, want: &DirRoot) -> Result<Self> {
+        let (NodeKind::Dir { tree: a }, NodeKind::Dir { tree: b }) =
+            (&live.top.kind, &want.top.kind)
+        else {
+            return Ok(Self {
+                changes: Vec::new(),
+                top_changed: false,
+                relink: false,
+            });
+        };
+        let mut changes = Vec::new();
+        TreeDiff::new(source, false).trees(b"", a, b, &mut changes)?;
+        let top_changed = (live.top.mode, live.top.uid, live.top.gid)
+            != (want.top.mode, want.top.uid, want.top.gid);
+        Ok(Self {
+            changes,
+            top_changed,
+            relink: live.hardlinks != want.hardlinks,
+        })
+    }
+
+    /// The plan as entries for people and agents.
+    pub(crate) fn entries(&self) -> Vec<PlanEntry> {
+        self.changes
+            .iter()
+            .map(|c| {
+                let (action, kind) = match (&c.old, &c.new) {
+                    (None, Some(n)) => ("create", n.kind.label()),
+                    (Some(o), None) => ("remove", o.kind.label()),
+                    (Some(o), Some(n)) if o.kind.label() != n.kind.label() => {
+                        ("replace", n.kind.label())
+                    }
+                    (Some(_), Some(n)) if matches!(n.kind, NodeKind::Dir { .. }) => {
+                        ("chmod", "dir")
+                    }
+                    (Some(o), Some(n)) if o.kind == n.kind => ("chmod", n.kind.label()),
+                    (_, Some(n)) => ("rewrite", n.kind.label()),
+                    (None, None) => ("none", "file"),
+                };
+                PlanEntry {
+                    path: String::from_utf8_lossy(&c.path).into_owned(),
+                    action: action.into(),
+                    kind: kind.into(),
+                }
+            })
+            .collect()
+    }
+
+    /// Applies the plan under `root`.
+    pub(crate) fn apply(
+        &self,
+        m: &Materializer<'_>,
+        root: &DirHandle,
+        want: &DirRoot,
+    ) -> Result<()> {
+        for change in &self.changes {
+            let (parent_rel, name) = split(&change.path);
+            let parent = root.open_rel(parent_rel)?;
+            match (&change.old, &change.new) {
+                (Some(_), None) => parent.remove(name)?,
+                (None, Some(node)) => {
+                    parent.remove(name)?;
+                    m.create(&parent, &change.path, node)?;
+                }
+                (Some(old), Some(node)) => match (&old.kind, &node.kind) {
+                    (NodeKind::Dir { .. }, NodeKind::Dir { .. }) => {
+                        let meta = Meta {
+                            mode: node.mode,
+                            uid: node.uid,
+                            gid: node.gid,
+                            mtime_ns: None,
+                        };
+                        parent.set_meta(name, &meta, false)?;
+                    }
+                    (NodeKind::File { content: a, .. }, NodeKind::File { content: b, .. })
+                        if a == b =>
+                    {
+                        // Same content: only metadata moved; keep the file, set mode and owner.
+                        let meta = Meta {
+                            mode: node.mode,
+                            uid: node.uid,
+                            gid: node.gid,
+                            mtime_ns: m.keep_mtime.then_some(node.mtime_ns),
+                        };
+                        parent.set_meta(name, &meta, false)?;
+                    }
+                    (_, NodeKind::File { content, .. })
+                        if !matches!(old.kind, NodeKind::Dir { .. }) =>
+                    {
+                        if !m.link_later.contains(&change.path) {
+                            m.replace_file(&parent, &change.path, node, content)?;
+                        }
+                    }
+                    _ => {
+                        parent.remove(name)?;
+                        m.create(&parent, &change.path, node)?;
+                    }
+                },
+                (None, None) => {}
+            }
+        }
+        if self.top_changed {
+            let meta = Meta {
+                mode: want.top.mode,
+                uid: want.top.uid,
+                gid: want.top.gid,
+                mtime_ns: None,
+            };
+            rustix::fs::fchmod(&root.fd, rustix::fs::Mode::from_raw_mode(meta.mode))
+                .map_err(|e| crate::error::Error::io("set the mode of", &root.path, e.into()))?;
+        }
+        if self.relink || self.changes.iter().any(|c| m.link_later.contains(&c.path)) {
+            m.link_groups(root, &want.hardlinks)?;
+        }
+        Ok(())
+    }
+}
+
+/// The later paths of every hard-link group (they are linked, not written).
+pub(crate) fn later_links(root: &DirRoot) -> HashSet<Vec<u8>> {
+    root.hardlinks
+        .iter()
+        .flat_map(|g| g.iter().skip(1).cloned())
+        .collect()
+}
+
+/// Files and bytes a fresh restore wrote, and the stat-cache entries of what it wrote.
+pub(crate) type Restored = (u64, u64, Vec<(Vec<u8>, CacheEntry)>);
+
+/// Restores `root` into the empty directory `dest` (which exists), keeping the snapshot's
+/// times. Returns the files written, for the stat cache of `dest`.
+pub(crate) fn restore_fresh(
+    store: &Store,
+    root: &DirRoot,
+    dest: &Path,
+) -> Result<Restored> {
+    let handle = DirHandle::open_root(dest)?;
+    let m = Materializer::new(store, true, later_links(root));
+    if let NodeKind::Dir { tree } = &root.top.kind {
+        m.fill(&handle, b"", tree)?;
+    }
+    m.link_groups(&handle, &root.hardlinks)?;
+    let parent = dest.parent().unwrap_or(Path::new("/"));
+    let name = dest
+        .file_name()
+        .map(|n| n.as_encoded_bytes().to_vec())
+        .unwrap_or_default();
+    if !name.is_empty() {
+        let parent = DirHandle::open_root(parent)?;
+        let meta = Meta {
+            mode: root.top.mode,
+            uid: root.top.uid,
+            gid: root.top.gid,
+            mtime_ns: Some(root.top.mtime_ns),
+        };
+        parent.set_meta(&name, &meta, false)?;
+    }
+    let files = m.files_written.load(std::sync::atomic::Ordering::Relaxed);
+    let bytes = m.bytes_written.load(std::sync::atomic::Ordering::Relaxed);
+    Ok((
+        files,
+        bytes,
+        m.written.into_inner().unwrap_or_else(|p| p.into_inner()),
+    ))
+}
+
+/// Ids of every object a directory snapshot refers to, added to `live` (for gc and check).
+pub(crate) fn referenced(
+    store: &Store,
+    root: &ObjectId,
+    live: &mut HashSet<ObjectId>,
+) -> Result<()> {
+    if !live.insert(*root) {
+        return Ok(());
+    }
+    let doc = crate::tree::read_root(store, root)?;
+    let mut stack = Vec::new();
+    if let NodeKind::Dir { tree } = doc.top.kind {
+        stack.push(tree);
+    }
+    while let Some(id) = stack.pop() {
+        if !live.insert(id) {
+            continue;
+        }
+        for node in crate::tree::read_tree(store, &id)?.nodes {
+            match node.kind {
+                NodeKind::Dir { tree } => stack.push(tree),
+                NodeKind::File { content, .. } => live.extend(content),
+                NodeKind::Symlink { .. } => {}
+            }
+        }
+    }
+    Ok(())
+}

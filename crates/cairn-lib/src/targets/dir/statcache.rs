@@ -1,0 +1,129 @@
+//! The per-target stat cache: a file whose (dev, inode, size, mtime, ctime, mode) all match its
+//! cached entry is not read again; its cached content ids are reused.
+//!
+//! Racy-git rule: an entry whose mtime or ctime falls at or after the moment its scan started
+//! (on the kernel's coarse clock, which stamps file times) is not trusted, because the file may
+//! have changed again within the same clock tick.
+
+use std::collections::HashMap;
+use std::os::unix::fs::MetadataExt;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+use crate::id::ObjectId;
+use crate::store::Store;
+
+/// What a file looked like when its content was last read.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct Stamp {
+    pub dev: u64,
+    pub ino: u64,
+    pub size: u64,
+    pub mtime_ns: i64,
+    pub ctime_ns: i64,
+    pub mode: u32,
+}
+
+impl Stamp {
+    pub(crate) fn of(meta: &std::fs::Metadata) -> Self {
+        Self {
+            dev: meta.dev(),
+            ino: meta.ino(),
+            size: meta.size(),
+            mtime_ns: meta.mtime() * 1_000_000_000 + meta.mtime_nsec(),
+            ctime_ns: meta.ctime() * 1_000_000_000 + meta.ctime_nsec(),
+            mode: meta.mode(),
+        }
+    }
+}
+
+/// One cached file.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct CacheEntry {
+    pub stamp: Stamp,
+    pub content: Vec<ObjectId>,
+}
+
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct Encoded {
+    scan_started_ns: i64,
+    entries: Vec<(Vec<u8>, CacheEntry)>,
+}
+
+/// A loaded stat cache.
+#[derive(Debug, Default)]
+pub(crate) struct StatCache {
+    scan_started_ns: i64,
+    entries: HashMap<Vec<u8>, CacheEntry>,
+}
+
+/// The kernel's coarse real-time clock, which stamps file times, in nanoseconds.
+pub(crate) fn coarse_now_ns() -> i64 {
+    let t = rustix::time::clock_gettime(rustix::time::ClockId::RealtimeCoarse);
+    t.tv_sec * 1_000_000_000 + t.tv_nsec
+}
+
+impl StatCache {
+    /// Loads the cache of `target` (empty when there is none or it cannot be read).
+    pub(crate) fn load(store: &Store, target: &str) -> Result<Self> {
+        let Some(blob) = store.catalog.stat_cache(target)? else {
+            return Ok(Self::default());
+        };
+        let decoded: Option<Encoded> = zstd::decode_all(blob.as_slice())
+            .ok()
+            .and_then(|raw| postcard::from_bytes(&raw).ok());
+        // A cache that does not decode is only a lost speed-up: the next save reads everything.
+        Ok(decoded
+            .map(|e| Self {
+                scan_started_ns: e.scan_started_ns,
+                entries: e.entries.into_iter().collect(),
+            })
+            .unwrap_or_default())
+    }
+
+    /// The cached content of `path`, when `stamp` matches and the entry is not racy.
+    pub(crate) fn lookup(&self, path: &[u8], stamp: &Stamp) -> Option<&[ObjectId]> {
+        let entry = self.entries.get(path)?;
+        let racy = entry.stamp.mtime_ns >= self.scan_started_ns
+            || entry.stamp.ctime_ns >= self.scan_started_ns;
+        (entry.stamp == *stamp && !racy).then_some(entry.content.as_slice())
+    }
+
+    /// Number of entries.
+    pub(crate) fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Every content id the cache refers to (gc keeps them).
+    pub(crate) fn decode_content_ids(blob: &[u8]) -> Vec<ObjectId> {
+        zstd::decode_all(blob)
+            .ok()
+            .and_then(|raw| postcard::from_bytes::<Encoded>(&raw).ok())
+            .map(|e| e.entries.into_iter().flat_map(|(_, c)| c.content).collect())
+            .unwrap_or_default()
+    }
+
+    /// Writes a new cache for `target`.
+    pub(crate) fn store(
+        store: &Store,
+        target: &str,
+        scan_started_ns: i64,
+        mut entries: Vec<(Vec<u8>, CacheEntry)>,
+    ) -> Result<()> {
+        entries.sort_by(|a, b| a.0.cmp(&b.0));
+        let raw = postcard::to_allocvec(&Encoded {
+            scan_started_ns,
+            entries,
+        })
+        .map_err(|e| Error::corrupt(format!("could not encode the stat cache: {e}")))?;
+        let blob = zstd::bulk::compress(&raw, 1)
+            .map_err(|e| Error::corrupt(format!("could not compress the stat cache: {e}")))?;
+        store.catalog.put_stat_cache(target, &blob)
+    }
+
+    /// The entries, to carry over into a cache rewritten after a restore.
+    pub(crate) fn into_entries(self) -> HashMap<Vec<u8>, CacheEntry> {
+        self.entries
+    }
+}

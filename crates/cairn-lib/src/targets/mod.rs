@@ -1,0 +1,105 @@
+//! Target kinds: what can be captured, and how a target is named.
+//!
+//! A target is written `dir:<path>` or as a bare path, `compose:<project>`, `transcript:<file>`
+//! or `debug:<id>`. Its key (how the catalog names it) is the canonical form.
+
+pub(crate) mod dir;
+
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, IoContext, Result};
+
+/// A parsed target.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Target {
+    /// A directory tree, by its canonical absolute path.
+    Dir(PathBuf),
+    /// A running Docker Compose project, by name.
+    Compose(String),
+    /// An agent transcript file.
+    Transcript(PathBuf),
+    /// A debug session's captures.
+    Debug(String),
+}
+
+impl Target {
+    /// Parses a target as the user wrote it; directories are resolved to canonical paths.
+    pub fn parse(text: &str) -> Result<Self> {
+        if let Some(rest) = text.strip_prefix("compose:") {
+            return Ok(Target::Compose(rest.to_owned()));
+        }
+        if let Some(rest) = text.strip_prefix("transcript:") {
+            return Ok(Target::Transcript(PathBuf::from(rest)));
+        }
+        if let Some(rest) = text.strip_prefix("debug:") {
+            return Ok(Target::Debug(rest.to_owned()));
+        }
+        let path = text.strip_prefix("dir:").unwrap_or(text);
+        Ok(Target::Dir(canonical_dir(Path::new(path))?))
+    }
+
+    /// The catalog key: a bare absolute path for directories, `kind:name` otherwise.
+    pub fn key(&self) -> String {
+        match self {
+            Target::Dir(p) => p.to_string_lossy().into_owned(),
+            Target::Compose(p) => format!("compose:{p}"),
+            Target::Transcript(p) => format!("transcript:{}", p.display()),
+            Target::Debug(id) => format!("debug:{id}"),
+        }
+    }
+
+    /// `dir`, `compose`, `transcript` or `debug`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Target::Dir(_) => "dir",
+            Target::Compose(_) => "compose",
+            Target::Transcript(_) => "transcript",
+            Target::Debug(_) => "debug",
+        }
+    }
+}
+
+/// Adds every object a snapshot of `kind` with root `root` refers to into `live`.
+pub(crate) fn referenced_objects(
+    store: &crate::store::Store,
+    kind: &str,
+    root: &crate::id::ObjectId,
+    live: &mut std::collections::HashSet<crate::id::ObjectId>,
+) -> Result<()> {
+    match kind {
+        "dir" => dir::restore::referenced(store, root, live),
+        // Other kinds store one self-contained document as their root.
+        _ => {
+            live.insert(*root);
+            Ok(())
+        }
+    }
+}
+
+/// The canonical path of an existing directory, with a clear error otherwise.
+pub(crate) fn canonical_dir(path: &Path) -> Result<PathBuf> {
+    let canonical = std::fs::canonicalize(path).map_err(|e| {
+        if e.kind() == std::io::ErrorKind::NotFound {
+            Error::not_found(format!(
+                "{} does not exist; pass an existing directory",
+                path.display()
+            ))
+        } else {
+            Error::io("resolve", path, e)
+        }
+    })?;
+    let meta = std::fs::metadata(&canonical).at("inspect", &canonical)?;
+    if !meta.is_dir() {
+        return Err(Error::invalid(format!(
+            "{} is not a directory; pass a directory",
+            path.display()
+        )));
+    }
+    if canonical.to_str().is_none() {
+        return Err(Error::invalid(format!(
+            "{} is not valid UTF-8; cairn names targets by UTF-8 paths",
+            canonical.display()
+        )));
+    }
+    Ok(canonical)
+}

@@ -1,0 +1,37 @@
+//! Agent conversation transcripts: Pi session files and Claude Code transcripts (JSONL).
+//!
+//! This crate reads a transcript and tells its format from the content, checks it (every line
+//! is JSON, every entry has an id, every parent exists, no cycles), extracts the root-to-leaf
+//! path the agent is on, compares two extracted paths, summarises them for listings, and
+//! writes a saved path back as a new session the agent opens normally. Every line keeps its
+//! original text: nothing is reformatted on the way through, except where an older Pi format
+//! has to be brought up to version 3 on writing (see [`load_session`]).
+//!
+//! It is pure and synchronous, knows nothing of cairn's store, and reads no environment
+//! variables: callers pass the agents' directories in ([`AgentDirs`]).
+
+mod claude;
+mod diff;
+mod edit;
+mod error;
+mod fsio;
+mod graph;
+mod jsonl;
+mod locate;
+mod migrate;
+mod model;
+mod pi;
+mod preview;
+mod summary;
+mod transcript;
+mod write;
+
+pub use diff::{DiffEntry, TranscriptDiff, diff_paths};
+pub use error::{Result, TranscriptError};
+pub use locate::{
+    AgentDirs, SessionFile, claude_dir_name, list_sessions, newest_session, pi_dir_name,
+};
+pub use model::{ActivePath, Entry, Format};
+pub use summary::TranscriptSummary;
+pub use transcript::Transcript;
+pub use write::{LoadOptions, WrittenSession, export_session, load_session};
