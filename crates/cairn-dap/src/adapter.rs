@@ -78,11 +78,7 @@ impl AdapterCommand {
     /// `/usr/lib/llvm-NN/bin/lldb-dap` (newest version first).
     pub fn lldb_dap() -> Result<Self> {
         let found = find_on_path("lldb-dap")
-            .or_else(|| {
-                (14..=30)
-                    .rev()
-                    .find_map(|v| find_on_path(&format!("lldb-dap-{v}")))
-            })
+            .or_else(|| (14..=30).rev().find_map(|v| find_on_path(&format!("lldb-dap-{v}"))))
             .or_else(|| {
                 (14..=30).rev().find_map(|v| {
                     let path = PathBuf::from(format!("/usr/lib/llvm-{v}/bin/lldb-dap"));
@@ -93,11 +89,7 @@ impl AdapterCommand {
             adapter: "lldb-dap",
             hint: format!("install Debian's lldb-22 package ({INSTALL_HINT})"),
         })?;
-        Ok(AdapterCommand {
-            kind: AdapterKind::LldbDap,
-            program,
-            args: Vec::new(),
-        })
+        Ok(AdapterCommand { kind: AdapterKind::LldbDap, program, args: Vec::new() })
     }
 }
 
@@ -165,16 +157,12 @@ pub(crate) fn attach_debugpy_arguments(host: &str, port: u16) -> Value {
 
 fn find_on_path(name: &str) -> Option<PathBuf> {
     let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .map(|dir| dir.join(name))
-        .find(|candidate| is_executable(candidate))
+    std::env::split_paths(&path).map(|dir| dir.join(name)).find(|candidate| is_executable(candidate))
 }
 
 fn is_executable(path: &Path) -> bool {
     use std::os::unix::fs::PermissionsExt;
-    std::fs::metadata(path)
-        .map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-        .unwrap_or(false)
+    std::fs::metadata(path).map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0).unwrap_or(false)
 }
 
 #[cfg(test)]
@@ -183,10 +171,7 @@ mod tests {
 
     #[test]
     fn debugpy_launch_keeps_output_inside_the_protocol() {
-        let options = LaunchOptions {
-            program: PathBuf::from("/tmp/p.py"),
-            ..LaunchOptions::default()
-        };
+        let options = LaunchOptions { program: PathBuf::from("/tmp/p.py"), ..LaunchOptions::default() };
         let args = launch_arguments(AdapterKind::Debugpy, &options);
         assert_eq!(args["console"], "internalConsole");
         assert_eq!(args["program"], "/tmp/p.py");

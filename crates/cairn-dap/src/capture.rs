@@ -82,13 +82,9 @@ impl DebugSession {
     ) -> Result<FrameCapture> {
         let thread_id = self.paused_thread(thread_id, "capture variables")?;
         let stops_before = self.conn.state().stops;
-        let capture =
-            tokio::time::timeout(timeout, self.capture_inner(thread_id, frame_index, depth))
-                .await
-                .map_err(|_| Error::Timeout {
-                    what: "the variable capture".to_owned(),
-                    after: timeout,
-                })??;
+        let capture = tokio::time::timeout(timeout, self.capture_inner(thread_id, frame_index, depth))
+            .await
+            .map_err(|_| Error::Timeout { what: "the variable capture".to_owned(), after: timeout })??;
         let state = self.conn.state();
         if !state.paused || state.stops != stops_before {
             return Err(Error::refused(
@@ -99,12 +95,7 @@ impl DebugSession {
         Ok(capture)
     }
 
-    async fn capture_inner(
-        &self,
-        thread_id: i64,
-        frame_index: usize,
-        depth: u32,
-    ) -> Result<FrameCapture> {
+    async fn capture_inner(&self, thread_id: i64, frame_index: usize, depth: u32) -> Result<FrameCapture> {
         let levels = u32::try_from(frame_index + 1).unwrap_or(u32::MAX);
         let stack = self.raw_stack(thread_id, Some(levels)).await?;
         let count = stack.stack_frames.len();
@@ -120,21 +111,14 @@ impl DebugSession {
                     ),
                 )
             })?;
-        let scopes: ScopesResponse = self
-            .conn
-            .request("scopes", Some(ScopesArguments { frame_id: frame.id }))
-            .await?;
-        let mut walk = Walk {
-            variables: Vec::new(),
-            truncated: Vec::new(),
-            depth,
-        };
+        let scopes: ScopesResponse =
+            self.conn.request("scopes", Some(ScopesArguments { frame_id: frame.id })).await?;
+        let mut walk = Walk { variables: Vec::new(), truncated: Vec::new(), depth };
         for scope in frame_scopes(scopes.scopes) {
             if scope.variables_reference <= 0 {
                 continue;
             }
-            self.expand(&mut walk, &scope.name, scope.variables_reference, None, 0)
-                .await?;
+            self.expand(&mut walk, &scope.name, scope.variables_reference, None, 0).await?;
         }
         Ok(FrameCapture {
             function_name: frame.name,
@@ -160,21 +144,12 @@ impl DebugSession {
         level: u32,
     ) -> Pin<Box<dyn Future<Output = Result<()>> + Send + 'a>> {
         Box::pin(async move {
-            let arguments = VariablesArguments {
-                variables_reference: reference,
-                count: None,
-            };
-            let response: VariablesResponse =
-                self.conn.request("variables", Some(arguments)).await?;
-            let children: Vec<Variable> = response
-                .variables
-                .into_iter()
-                .filter(|v| !is_noise(v))
-                .collect();
+            let arguments = VariablesArguments { variables_reference: reference, count: None };
+            let response: VariablesResponse = self.conn.request("variables", Some(arguments)).await?;
+            let children: Vec<Variable> = response.variables.into_iter().filter(|v| !is_noise(v)).collect();
             let room = MAX_CHILDREN.min(MAX_VARIABLES.saturating_sub(walk.variables.len()));
             if children.len() > room {
-                walk.truncated
-                    .push(parent.map_or_else(|| scope.to_owned(), str::to_owned));
+                walk.truncated.push(parent.map_or_else(|| scope.to_owned(), str::to_owned));
             }
             for child in children.into_iter().take(room) {
                 let path = match parent {
@@ -192,14 +167,7 @@ impl DebugSession {
                     expandable,
                 });
                 if expandable && level < walk.depth {
-                    self.expand(
-                        walk,
-                        scope,
-                        child.variables_reference,
-                        Some(&path),
-                        level + 1,
-                    )
-                    .await?;
+                    self.expand(walk, scope, child.variables_reference, Some(&path), level + 1).await?;
                 }
             }
             Ok(())
@@ -221,10 +189,7 @@ fn frame_scopes(scopes: Vec<Scope>) -> Vec<Scope> {
         let hint = s.presentation_hint.as_deref().unwrap_or_default();
         let name = s.name.to_ascii_lowercase();
         matches!(hint, "arguments" | "locals")
-            || matches!(
-                name.as_str(),
-                "locals" | "local" | "arguments" | "args" | "this" | "self"
-            )
+            || matches!(name.as_str(), "locals" | "local" | "arguments" | "args" | "this" | "self")
     };
     if scopes.iter().any(is_frame_scope) {
         return scopes.into_iter().filter(is_frame_scope).collect();
@@ -240,10 +205,7 @@ fn frame_scopes(scopes: Vec<Scope>) -> Vec<Scope> {
 /// type rather than this frame's state (or repeat it), change with the interpreter version,
 /// and would be captured and diffed as noise.
 fn is_noise(variable: &Variable) -> bool {
-    matches!(
-        variable.name.as_str(),
-        "special variables" | "function variables" | "class variables" | "len()"
-    )
+    matches!(variable.name.as_str(), "special variables" | "function variables" | "class variables" | "len()")
 }
 
 #[cfg(test)]
@@ -251,11 +213,7 @@ mod tests {
     use super::*;
 
     fn scope(name: &str, hint: Option<&str>) -> Scope {
-        Scope {
-            name: name.to_owned(),
-            presentation_hint: hint.map(str::to_owned),
-            variables_reference: 1,
-        }
+        Scope { name: name.to_owned(), presentation_hint: hint.map(str::to_owned), variables_reference: 1 }
     }
 
     #[test]

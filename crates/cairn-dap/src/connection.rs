@@ -96,19 +96,12 @@ impl Connection {
         let shared = Arc::new(Shared {
             writer: tokio::sync::Mutex::new(Some(writer)),
             seq: AtomicI64::new(1),
-            pending: Mutex::new(Pending {
-                waiters: HashMap::new(),
-                closed: false,
-            }),
+            pending: Mutex::new(Pending { waiters: HashMap::new(), closed: false }),
             state,
             channel,
         });
         let reader_task = tokio::spawn(read_loop(Arc::clone(&shared), reader));
-        Connection {
-            shared,
-            reader_task,
-            request_timeout,
-        }
+        Connection { shared, reader_task, request_timeout }
     }
 
     /// A snapshot of the run state.
@@ -133,10 +126,7 @@ impl Connection {
             Ok(Ok(state)) => Ok(state.clone()),
             // The sender lives in `shared`, which we hold, so this cannot close under us.
             Ok(Err(_)) => Ok(self.state()),
-            Err(_) => Err(Error::Timeout {
-                what: what.to_owned(),
-                after: timeout,
-            }),
+            Err(_) => Err(Error::Timeout { what: what.to_owned(), after: timeout }),
         }
     }
 
@@ -157,27 +147,16 @@ impl Connection {
         {
             let mut pending = lock_pending(&self.shared.pending);
             if pending.closed {
-                return Err(Error::AdapterGone {
-                    command: command.to_owned(),
-                });
+                return Err(Error::AdapterGone { command: command.to_owned() });
             }
             pending.waiters.insert(seq, sender);
         }
-        let message = OutgoingRequest {
-            seq,
-            kind: "request",
-            command,
-            arguments,
-        };
+        let message = OutgoingRequest { seq, kind: "request", command, arguments };
         if let Err(error) = self.shared.write(&message, command).await {
             lock_pending(&self.shared.pending).waiters.remove(&seq);
             return Err(error);
         }
-        Ok(PendingResponse {
-            command: command.to_owned(),
-            receiver,
-            timeout: self.request_timeout,
-        })
+        Ok(PendingResponse { command: command.to_owned(), receiver, timeout: self.request_timeout })
     }
 
     /// Sends a request and decodes its response body.
@@ -211,9 +190,7 @@ impl PendingResponse {
         let response = match tokio::time::timeout(self.timeout, self.receiver).await {
             Ok(Ok(response)) => response,
             Ok(Err(_)) => {
-                return Err(Error::AdapterGone {
-                    command: self.command,
-                });
+                return Err(Error::AdapterGone { command: self.command });
             }
             Err(_) => {
                 return Err(Error::Timeout {
@@ -225,10 +202,7 @@ impl PendingResponse {
         if response.success {
             return Ok(response);
         }
-        Err(Error::RequestFailed {
-            command: self.command,
-            message: failure_message(&response),
-        })
+        Err(Error::RequestFailed { command: self.command, message: failure_message(&response) })
     }
 }
 
@@ -239,9 +213,7 @@ impl Shared {
         let mut writer = self.writer.lock().await;
         match writer.as_mut() {
             Some(writer) => write_message(writer, &self.channel, &body).await,
-            None => Err(Error::AdapterGone {
-                command: command.to_owned(),
-            }),
+            None => Err(Error::AdapterGone { command: command.to_owned() }),
         }
     }
 }
@@ -265,9 +237,7 @@ fn failure_message(response: &Response) -> String {
 fn lock_pending(pending: &Mutex<Pending>) -> std::sync::MutexGuard<'_, Pending> {
     // A poisoned lock only means another task panicked while holding it; the map itself
     // is still consistent, so keep going rather than cascade the panic.
-    pending
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
+    pending.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 async fn read_loop(shared: Arc<Shared>, reader: BoxReader) {
@@ -283,9 +253,7 @@ async fn read_loop(shared: Arc<Shared>, reader: BoxReader) {
         };
         match Incoming::parse(&body) {
             Ok(Incoming::Response(response)) => {
-                let waiter = lock_pending(&shared.pending)
-                    .waiters
-                    .remove(&response.request_seq);
+                let waiter = lock_pending(&shared.pending).waiters.remove(&response.request_seq);
                 if let Some(waiter) = waiter {
                     // The requester may have timed out and gone; that is fine.
                     let _ = waiter.send(response);
@@ -318,10 +286,7 @@ async fn refuse_reverse_request(shared: &Shared, request: ReverseRequest) {
         request_seq: request.seq,
         success: false,
         command: &request.command,
-        message: Some(format!(
-            "this client does not support the `{}` request",
-            request.command
-        )),
+        message: Some(format!("this client does not support the `{}` request", request.command)),
     };
     if let Err(error) = shared.write(&response, &request.command).await {
         tracing::debug!(%error, "could not refuse a reverse request");

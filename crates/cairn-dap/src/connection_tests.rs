@@ -21,10 +21,7 @@ fn wired() -> (Connection, BufReader<DuplexStream>, DuplexStream) {
 }
 
 async fn receive(peer: &mut BufReader<DuplexStream>) -> Value {
-    let body = read_message(peer, "peer")
-        .await
-        .expect("read")
-        .expect("a message");
+    let body = read_message(peer, "peer").await.expect("read").expect("a message");
     serde_json::from_slice(&body).expect("json")
 }
 
@@ -36,11 +33,7 @@ async fn send(peer: &mut DuplexStream, message: Value) {
 #[tokio::test]
 async fn refuses_reverse_requests_instead_of_hanging() {
     let (_conn, mut from_us, mut to_us) = wired();
-    send(
-        &mut to_us,
-        json!({"seq": 7, "type": "request", "command": "runInTerminal", "arguments": {}}),
-    )
-    .await;
+    send(&mut to_us, json!({"seq": 7, "type": "request", "command": "runInTerminal", "arguments": {}})).await;
     let answer = receive(&mut from_us).await;
     assert_eq!(answer["type"], "response");
     assert_eq!(answer["request_seq"], 7);
@@ -55,11 +48,8 @@ async fn routes_answers_and_folds_events_into_state() {
     let request = receive(&mut from_us).await;
     assert_eq!(request["command"], "threads");
     assert!(request.get("arguments").is_none());
-    send(
-        &mut to_us,
-        json!({"type": "event", "event": "stopped", "body": {"reason": "step", "threadId": 4}}),
-    )
-    .await;
+    send(&mut to_us, json!({"type": "event", "event": "stopped", "body": {"reason": "step", "threadId": 4}}))
+        .await;
     send(
         &mut to_us,
         json!({"type": "response", "request_seq": request["seq"], "success": false,
@@ -73,10 +63,7 @@ async fn routes_answers_and_folds_events_into_state() {
         }
         other => panic!("expected a failed request, got {other:?}"),
     }
-    let state = conn
-        .wait_for_state("stop", Duration::from_secs(10), |s| s.paused)
-        .await
-        .expect("stopped");
+    let state = conn.wait_for_state("stop", Duration::from_secs(10), |s| s.paused).await.expect("stopped");
     assert_eq!(state.thread_id, Some(4));
     assert_eq!(state.reason.as_deref(), Some("step"));
 }
@@ -87,10 +74,7 @@ async fn a_closed_adapter_fails_waiting_and_later_requests() {
     let pending = conn.send("threads", None::<()>).await.expect("send");
     let _ = receive(&mut from_us).await;
     drop(to_us);
-    assert!(matches!(
-        pending.wait().await,
-        Err(Error::AdapterGone { .. })
-    ));
+    assert!(matches!(pending.wait().await, Err(Error::AdapterGone { .. })));
     let later = conn.request::<Ignored>("threads", None::<()>).await;
     assert!(matches!(later, Err(Error::AdapterGone { .. })));
     assert!(conn.state().closed);

@@ -8,8 +8,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, RefusalCode, Result};
 use crate::protocol::bodies::{
-    ContinueResponse, Ignored, SetBreakpointsArguments, SetBreakpointsResponse, Source,
-    SourceBreakpoint, StackTraceArguments, StackTraceResponse, ThreadArguments, ThreadsResponse,
+    ContinueResponse, Ignored, SetBreakpointsArguments, SetBreakpointsResponse, Source, SourceBreakpoint,
+    StackTraceArguments, StackTraceResponse, ThreadArguments, ThreadsResponse,
 };
 use crate::session::{DebugSession, SessionState};
 
@@ -64,23 +64,12 @@ pub enum StepKind {
 
 impl DebugSession {
     /// Replaces the line breakpoints of `file` with `lines` (an empty list clears them).
-    pub async fn set_breakpoints(
-        &self,
-        file: &Path,
-        lines: &[u32],
-    ) -> Result<Vec<BreakpointStatus>> {
+    pub async fn set_breakpoints(&self, file: &Path, lines: &[u32]) -> Result<Vec<BreakpointStatus>> {
         let arguments = SetBreakpointsArguments {
-            source: Source {
-                path: Some(file.to_string_lossy().into_owned()),
-                name: None,
-            },
-            breakpoints: lines
-                .iter()
-                .map(|&line| SourceBreakpoint { line })
-                .collect(),
+            source: Source { path: Some(file.to_string_lossy().into_owned()), name: None },
+            breakpoints: lines.iter().map(|&line| SourceBreakpoint { line }).collect(),
         };
-        let response: SetBreakpointsResponse =
-            self.conn.request("setBreakpoints", Some(arguments)).await?;
+        let response: SetBreakpointsResponse = self.conn.request("setBreakpoints", Some(arguments)).await?;
         Ok(lines
             .iter()
             .enumerate()
@@ -99,8 +88,7 @@ impl DebugSession {
     /// Lets the paused program run (DAP `continue`) on `thread`, default the stopped one.
     pub async fn resume(&self, thread: Option<i64>) -> Result<()> {
         let thread_id = self.paused_thread(thread, "continue")?;
-        self.run_command::<ContinueResponse>("continue", thread_id)
-            .await
+        self.run_command::<ContinueResponse>("continue", thread_id).await
     }
 
     /// Steps the paused program over, into or out of the current line.
@@ -122,9 +110,7 @@ impl DebugSession {
             Some(id) => id,
             None => self.first_thread().await?,
         };
-        self.conn
-            .request::<Ignored>("pause", Some(ThreadArguments { thread_id }))
-            .await?;
+        self.conn.request::<Ignored>("pause", Some(ThreadArguments { thread_id })).await?;
         Ok(())
     }
 
@@ -133,9 +119,7 @@ impl DebugSession {
     pub async fn wait_until_stopped(&self, timeout: Duration) -> Result<SessionState> {
         let state = self
             .conn
-            .wait_for_state("the program to stop", timeout, |s| {
-                s.paused || s.terminated || s.closed
-            })
+            .wait_for_state("the program to stop", timeout, |s| s.paused || s.terminated || s.closed)
             .await?;
         if !state.paused {
             return Err(ended_error(state.exit_code));
@@ -146,14 +130,7 @@ impl DebugSession {
     /// The debuggee's threads.
     pub async fn threads(&self) -> Result<Vec<ThreadInfo>> {
         let response: ThreadsResponse = self.conn.request("threads", None::<()>).await?;
-        Ok(response
-            .threads
-            .into_iter()
-            .map(|t| ThreadInfo {
-                id: t.id,
-                name: t.name,
-            })
-            .collect())
+        Ok(response.threads.into_iter().map(|t| ThreadInfo { id: t.id, name: t.name }).collect())
     }
 
     /// The stack of `thread` (default the stopped one), innermost first; at most `levels`
@@ -175,16 +152,8 @@ impl DebugSession {
             .collect())
     }
 
-    pub(crate) async fn raw_stack(
-        &self,
-        thread_id: i64,
-        levels: Option<u32>,
-    ) -> Result<StackTraceResponse> {
-        let arguments = StackTraceArguments {
-            thread_id,
-            start_frame: Some(0),
-            levels,
-        };
+    pub(crate) async fn raw_stack(&self, thread_id: i64, levels: Option<u32>) -> Result<StackTraceResponse> {
+        let arguments = StackTraceArguments { thread_id, start_frame: Some(0), levels };
         self.conn.request("stackTrace", Some(arguments)).await
     }
 
@@ -221,15 +190,9 @@ impl DebugSession {
 
     /// Sends a request that resumes the program and marks it running, unless a new stop
     /// arrived before the answer (a breakpoint right after a step can beat the response).
-    async fn run_command<T: serde::de::DeserializeOwned>(
-        &self,
-        command: &str,
-        thread_id: i64,
-    ) -> Result<()> {
+    async fn run_command<T: serde::de::DeserializeOwned>(&self, command: &str, thread_id: i64) -> Result<()> {
         let stops_before = self.conn.state().stops;
-        self.conn
-            .request::<T>(command, Some(ThreadArguments { thread_id }))
-            .await?;
+        self.conn.request::<T>(command, Some(ThreadArguments { thread_id })).await?;
         self.conn.update_state(|s| {
             if s.stops == stops_before {
                 s.paused = false;
@@ -244,8 +207,5 @@ fn ended_error(exit_code: Option<i64>) -> Error {
         Some(code) => format!("the program has ended (exit code {code})"),
         None => "the debug session has ended".to_owned(),
     };
-    Error::refused(
-        RefusalCode::SessionEnded,
-        format!("{detail}; start a new debug session"),
-    )
+    Error::refused(RefusalCode::SessionEnded, format!("{detail}; start a new debug session"))
 }

@@ -179,12 +179,7 @@ fn format_time_delta(a: jiff::Timestamp, b: jiff::Timestamp) -> String {
     let nanos = nanos.unsigned_abs();
     let ticks = (nanos / 100) % 10_000_000;
     let seconds = nanos / 1_000_000_000;
-    format!(
-        "{sign}{:02}:{:02}:{:02}.{ticks:07}",
-        seconds / 3600,
-        (seconds / 60) % 60,
-        seconds % 60
-    )
+    format!("{sign}{:02}:{:02}:{:02}.{ticks:07}", seconds / 3600, (seconds / 60) % 60, seconds % 60)
 }
 
 #[cfg(test)]

@@ -21,8 +21,7 @@ fn capture(thread_id: i64, at_ms: i64, variables: Vec<CapturedVariable>) -> Fram
         thread_id,
         frame_index: 0,
         depth: 1,
-        captured_at: jiff::Timestamp::from_millisecond(at_ms)
-            .unwrap_or(jiff::Timestamp::UNIX_EPOCH),
+        captured_at: jiff::Timestamp::from_millisecond(at_ms).unwrap_or(jiff::Timestamp::UNIX_EPOCH),
         source_path: None,
         line: 10,
         variables,
@@ -55,31 +54,14 @@ fn reports_added_removed_modified_and_unchanged() {
         ],
     );
     let diff = diff_captures(&a, &b, false).with_snapshot_ids("snap-a", "snap-b");
-    assert_eq!(
-        diff.summary,
-        DiffSummary {
-            added: 1,
-            removed: 1,
-            modified: 2,
-            unchanged: 2
-        }
-    );
+    assert_eq!(diff.summary, DiffSummary { added: 1, removed: 1, modified: 2, unchanged: 2 });
     assert!(!diff.thread_mismatch);
     assert_eq!(diff.time_delta, "00:00:02.4180000");
     assert_eq!(diff.added[0].path, "total");
     assert_eq!(diff.removed[0].path, "gone");
-    let modified: Vec<_> = diff
-        .modified
-        .iter()
-        .map(|m| (m.path.as_str(), m.old_value.as_str(), m.new_value.as_str()))
-        .collect();
-    assert_eq!(
-        modified,
-        [
-            ("status", "'Pending'", "'Confirmed'"),
-            ("order.city", "'Oslo'", "'Bergen'")
-        ]
-    );
+    let modified: Vec<_> =
+        diff.modified.iter().map(|m| (m.path.as_str(), m.old_value.as_str(), m.new_value.as_str())).collect();
+    assert_eq!(modified, [("status", "'Pending'", "'Confirmed'"), ("order.city", "'Oslo'", "'Bergen'")]);
 
     let json = serde_json::to_value(&diff).unwrap_or_default();
     assert_eq!(json["snapshotIdA"], "snap-a");
@@ -129,11 +111,5 @@ fn duplicate_paths_count_once() {
     let a = capture(1, 0, vec![var("x", "int", "1"), var("x", "int", "5")]);
     let b = capture(1, 0, vec![var("x", "int", "1")]);
     let diff = diff_captures(&a, &b, false);
-    assert_eq!(
-        diff.summary,
-        DiffSummary {
-            unchanged: 1,
-            ..DiffSummary::default()
-        }
-    );
+    assert_eq!(diff.summary, DiffSummary { unchanged: 1, ..DiffSummary::default() });
 }

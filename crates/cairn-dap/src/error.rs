@@ -87,9 +87,7 @@ pub enum Error {
     },
 
     /// Reading from or writing to the adapter's channel failed.
-    #[error(
-        "lost the connection to the debug adapter ({channel}): {source}; start a new debug session"
-    )]
+    #[error("lost the connection to the debug adapter ({channel}): {source}; start a new debug session")]
     Io {
         /// Which channel: the adapter's stdio or a peer address.
         channel: String,
@@ -123,9 +121,7 @@ pub enum Error {
     },
 
     /// Something did not happen within its time limit.
-    #[error(
-        "timed out after {after:?} waiting for {what}; retry with a longer timeout or check the program"
-    )]
+    #[error("timed out after {after:?} waiting for {what}; retry with a longer timeout or check the program")]
     Timeout {
         /// What was awaited.
         what: String,
@@ -137,10 +133,7 @@ pub enum Error {
 impl Error {
     /// Builds a refusal with its code and sentence.
     pub(crate) fn refused(code: RefusalCode, message: impl Into<String>) -> Self {
-        Error::Refused {
-            code,
-            message: message.into(),
-        }
+        Error::Refused { code, message: message.into() }
     }
 
     /// The refusal code if this error is a refusal, for front ends that map codes to their own.
@@ -152,8 +145,6 @@ impl Error {
     }
 
     pub(crate) fn protocol(detail: impl Into<String>) -> Self {
-        Error::Protocol {
-            detail: detail.into(),
-        }
+        Error::Protocol { detail: detail.into() }
     }
 }

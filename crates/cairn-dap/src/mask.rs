@@ -23,10 +23,7 @@ pub(crate) fn mask_volatile(text: &str) -> String {
             && matches!(bytes[i + 1], b'x' | b'X')
             && (i == 0 || !bytes[i - 1].is_ascii_alphanumeric());
         if starts_number {
-            let digits = bytes[i + 2..]
-                .iter()
-                .take_while(|b| b.is_ascii_hexdigit())
-                .count();
+            let digits = bytes[i + 2..].iter().take_while(|b| b.is_ascii_hexdigit()).count();
             if digits >= MIN_ADDRESS_DIGITS {
                 // Slicing at ASCII positions always lands on char boundaries.
                 out.push_str(&text[copied..i]);
@@ -61,10 +58,7 @@ mod tests {
     #[test]
     fn masks_native_pointers_and_keeps_the_string_they_point_to() {
         assert_eq!(mask_volatile("0x00007ffd5e8c1a2c"), "0x…");
-        assert_eq!(
-            mask_volatile("0x000055555555602d \"hello\""),
-            "0x… \"hello\""
-        );
+        assert_eq!(mask_volatile("0x000055555555602d \"hello\""), "0x… \"hello\"");
     }
 
     #[test]

@@ -33,11 +33,7 @@ fn descendants(root: i32) -> Vec<i32> {
     };
     let mut children: HashMap<i32, Vec<i32>> = HashMap::new();
     for entry in entries.flatten() {
-        let Some(pid) = entry
-            .file_name()
-            .to_str()
-            .and_then(|n| n.parse::<i32>().ok())
-        else {
+        let Some(pid) = entry.file_name().to_str().and_then(|n| n.parse::<i32>().ok()) else {
             continue;
         };
         if let Some(parent) = parent_of(pid) {
@@ -92,10 +88,8 @@ mod tests {
         // SIGKILL lands asynchronously; give each process a bounded moment to die. A
         // zombie counts as dead: it no longer runs, and in a container nobody may reap it.
         let alive = |pid: i32| {
-            std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
-                !s.rsplit_once(')')
-                    .is_some_and(|(_, r)| r.trim_start().starts_with('Z'))
-            })
+            std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                .is_ok_and(|s| !s.rsplit_once(')').is_some_and(|(_, r)| r.trim_start().starts_with('Z')))
         };
         for pid in grandchildren {
             let mut tries = 0;

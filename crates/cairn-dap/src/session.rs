@@ -89,9 +89,7 @@ impl DebugSession {
         options: SessionOptions,
     ) -> Result<Self> {
         let session = Self::spawn(adapter, options)?;
-        session
-            .start("attach", attach_pid_arguments(pid), breakpoints)
-            .await?;
+        session.start("attach", attach_pid_arguments(pid), breakpoints).await?;
         Ok(session)
     }
 
@@ -104,28 +102,17 @@ impl DebugSession {
         options: SessionOptions,
     ) -> Result<Self> {
         let address = format!("{host}:{port}");
-        let stream = tokio::time::timeout(
-            options.request_timeout,
-            tokio::net::TcpStream::connect(&address),
-        )
-        .await
-        .map_err(|_| Error::Timeout {
-            what: format!("a connection to {address}"),
-            after: options.request_timeout,
-        })?
-        .map_err(|source| Error::Connect {
-            address: address.clone(),
-            source,
-        })?;
+        let stream = tokio::time::timeout(options.request_timeout, tokio::net::TcpStream::connect(&address))
+            .await
+            .map_err(|_| Error::Timeout {
+                what: format!("a connection to {address}"),
+                after: options.request_timeout,
+            })?
+            .map_err(|source| Error::Connect { address: address.clone(), source })?;
         // Small request messages; waiting to batch them only adds latency.
         let _ = stream.set_nodelay(true);
         let (reader, writer) = stream.into_split();
-        let conn = Connection::start(
-            Box::new(reader),
-            Box::new(writer),
-            address,
-            options.request_timeout,
-        );
+        let conn = Connection::start(Box::new(reader), Box::new(writer), address, options.request_timeout);
         let session = DebugSession {
             kind: AdapterKind::Debugpy,
             conn,
@@ -133,9 +120,7 @@ impl DebugSession {
             adapter_pid: None,
             options,
         };
-        session
-            .start("attach", attach_debugpy_arguments(host, port), breakpoints)
-            .await?;
+        session.start("attach", attach_debugpy_arguments(host, port), breakpoints).await?;
         Ok(session)
     }
 
@@ -186,22 +171,13 @@ impl DebugSession {
             // debuggees the adapter started.
             .process_group(0)
             .kill_on_drop(true);
-        let mut child = command.spawn().map_err(|source| Error::Spawn {
-            program: adapter.program.clone(),
-            source,
-        })?;
+        let mut child =
+            command.spawn().map_err(|source| Error::Spawn { program: adapter.program.clone(), source })?;
         let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
-            return Err(Error::protocol(
-                "the adapter's stdio pipes were not created",
-            ));
+            return Err(Error::protocol("the adapter's stdio pipes were not created"));
         };
         let channel = format!("stdio of {}", adapter.program.display());
-        let conn = Connection::start(
-            Box::new(stdout),
-            Box::new(stdin),
-            channel,
-            options.request_timeout,
-        );
+        let conn = Connection::start(Box::new(stdout), Box::new(stdin), channel, options.request_timeout);
         Ok(DebugSession {
             kind: adapter.kind,
             conn,
@@ -213,20 +189,12 @@ impl DebugSession {
 
     /// Runs the start handshake; on failure the adapter is stopped before the error is
     /// returned, so a failed start leaks nothing.
-    async fn start(
-        &self,
-        command: &str,
-        arguments: Value,
-        breakpoints: &[SourceBreakpoints],
-    ) -> Result<()> {
+    async fn start(&self, command: &str, arguments: Value, breakpoints: &[SourceBreakpoints]) -> Result<()> {
         let limit = self.options.start_timeout;
         let outcome = tokio::time::timeout(limit, self.handshake(command, arguments, breakpoints))
             .await
             .unwrap_or_else(|_| {
-                Err(Error::Timeout {
-                    what: format!("the debug adapter to {command}"),
-                    after: limit,
-                })
+                Err(Error::Timeout { what: format!("the debug adapter to {command}"), after: limit })
             });
         if outcome.is_err() {
             let _ = self.stop().await;
@@ -240,10 +208,8 @@ impl DebugSession {
         arguments: Value,
         breakpoints: &[SourceBreakpoints],
     ) -> Result<()> {
-        let capabilities: Capabilities = self
-            .conn
-            .request("initialize", Some(initialize_arguments(self.kind)))
-            .await?;
+        let capabilities: Capabilities =
+            self.conn.request("initialize", Some(initialize_arguments(self.kind))).await?;
         // Adapters disagree on order: debugpy sends `initialized` only after `launch`
         // arrives and answers `launch` only after `configurationDone`; lldb-dap may answer
         // first. So send the request without awaiting it, configure once `initialized`
@@ -252,11 +218,10 @@ impl DebugSession {
         let answer = answer.wait();
         tokio::pin!(answer);
         let mut answered = false;
-        let initialized = self.conn.wait_for_state(
-            "the adapter's `initialized` event",
-            self.options.start_timeout,
-            |s| s.initialized || s.closed,
-        );
+        let initialized =
+            self.conn.wait_for_state("the adapter's `initialized` event", self.options.start_timeout, |s| {
+                s.initialized || s.closed
+            });
         tokio::select! {
             state = initialized => { state?; }
             result = &mut answer => {
@@ -272,9 +237,7 @@ impl DebugSession {
             }
         }
         if self.conn.state().closed {
-            return Err(Error::AdapterGone {
-                command: command.to_owned(),
-            });
+            return Err(Error::AdapterGone { command: command.to_owned() });
         }
         let configured = self.configure(&capabilities, breakpoints).await;
         if answered {
@@ -289,18 +252,12 @@ impl DebugSession {
         }
     }
 
-    async fn configure(
-        &self,
-        capabilities: &Capabilities,
-        breakpoints: &[SourceBreakpoints],
-    ) -> Result<()> {
+    async fn configure(&self, capabilities: &Capabilities, breakpoints: &[SourceBreakpoints]) -> Result<()> {
         for file in breakpoints {
             self.set_breakpoints(&file.path, &file.lines).await?;
         }
         if capabilities.supports_configuration_done_request {
-            self.conn
-                .request::<Ignored>("configurationDone", None::<()>)
-                .await?;
+            self.conn.request::<Ignored>("configurationDone", None::<()>).await?;
         }
         Ok(())
     }

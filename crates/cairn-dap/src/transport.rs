@@ -51,24 +51,19 @@ pub(crate) async fn read_message<R: AsyncBufRead + Unpin>(
         if let Some((name, value)) = text.split_once(':')
             && name.trim().eq_ignore_ascii_case("content-length")
         {
-            let length = value.trim().parse::<usize>().map_err(|_| {
-                Error::protocol(format!("Content-Length `{}` is not a number", value.trim()))
-            })?;
+            let length = value
+                .trim()
+                .parse::<usize>()
+                .map_err(|_| Error::protocol(format!("Content-Length `{}` is not a number", value.trim())))?;
             content_length = Some(length);
         }
     }
-    let length =
-        content_length.ok_or_else(|| Error::protocol("a message header has no Content-Length"))?;
+    let length = content_length.ok_or_else(|| Error::protocol("a message header has no Content-Length"))?;
     if length > MAX_BODY {
-        return Err(Error::protocol(format!(
-            "a message claims {length} bytes, more than the 256 MiB limit"
-        )));
+        return Err(Error::protocol(format!("a message claims {length} bytes, more than the 256 MiB limit")));
     }
     let mut body = vec![0; length];
-    reader
-        .read_exact(&mut body)
-        .await
-        .map_err(|source| io_error(channel, source))?;
+    reader.read_exact(&mut body).await.map_err(|source| io_error(channel, source))?;
     Ok(Some(body))
 }
 
@@ -82,21 +77,12 @@ pub(crate) async fn write_message<W: AsyncWrite + Unpin + ?Sized>(
     let mut frame = Vec::with_capacity(header.len() + body.len());
     frame.extend_from_slice(header.as_bytes());
     frame.extend_from_slice(body);
-    writer
-        .write_all(&frame)
-        .await
-        .map_err(|source| io_error(channel, source))?;
-    writer
-        .flush()
-        .await
-        .map_err(|source| io_error(channel, source))
+    writer.write_all(&frame).await.map_err(|source| io_error(channel, source))?;
+    writer.flush().await.map_err(|source| io_error(channel, source))
 }
 
 fn io_error(channel: &str, source: std::io::Error) -> Error {
-    Error::Io {
-        channel: channel.to_owned(),
-        source,
-    }
+    Error::Io { channel: channel.to_owned(), source }
 }
 
 #[cfg(test)]
@@ -107,23 +93,14 @@ mod tests {
     #[tokio::test]
     async fn round_trips_messages_and_ends_cleanly() {
         let mut wire = Vec::new();
-        write_message(&mut wire, "test", br#"{"a":1}"#)
-            .await
-            .expect("write");
-        write_message(&mut wire, "test", "{\"é\":2}".as_bytes())
-            .await
-            .expect("write");
+        write_message(&mut wire, "test", br#"{"a":1}"#).await.expect("write");
+        write_message(&mut wire, "test", "{\"é\":2}".as_bytes()).await.expect("write");
         let mut reader = BufReader::new(wire.as_slice());
         let first = read_message(&mut reader, "test").await.expect("read");
         assert_eq!(first.as_deref(), Some(&br#"{"a":1}"#[..]));
         let second = read_message(&mut reader, "test").await.expect("read");
         assert_eq!(second.as_deref(), Some("{\"é\":2}".as_bytes()));
-        assert!(
-            read_message(&mut reader, "test")
-                .await
-                .expect("eof")
-                .is_none()
-        );
+        assert!(read_message(&mut reader, "test").await.expect("eof").is_none());
     }
 
     #[tokio::test]

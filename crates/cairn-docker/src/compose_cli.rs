@@ -23,10 +23,7 @@ impl ComposeCli {
     pub async fn detect() -> Result<Self> {
         for cli in [Self::Plugin, Self::Standalone] {
             let mut cmd = cli.command();
-            cmd.arg("version")
-                .stdin(Stdio::null())
-                .stdout(Stdio::null())
-                .stderr(Stdio::null());
+            cmd.arg("version").stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null());
             if matches!(cmd.status().await, Ok(s) if s.success()) {
                 return Ok(cli);
             }
@@ -54,16 +51,9 @@ impl ComposeCli {
 
     /// Runs `up -d --no-build` for `project` from its recorded compose files and
     /// working directory, so compose creates its containers, networks and volumes.
-    pub async fn up(
-        self,
-        project: &str,
-        config_files: &[String],
-        working_dir: Option<&str>,
-    ) -> Result<()> {
+    pub async fn up(self, project: &str, config_files: &[String], working_dir: Option<&str>) -> Result<()> {
         if config_files.is_empty() {
-            return Err(DockerError::NoConfigFiles {
-                project: project.to_string(),
-            });
+            return Err(DockerError::NoConfigFiles { project: project.to_string() });
         }
         let mut args: Vec<String> = vec!["-p".into(), project.into()];
         for f in config_files {
@@ -81,10 +71,8 @@ impl ComposeCli {
             cmd.current_dir(dir);
         }
         let command = format!("{} {}", self.program(), args.join(" "));
-        let output = cmd.output().await.map_err(|source| DockerError::Io {
-            path: self.program().into(),
-            source,
-        })?;
+        let output =
+            cmd.output().await.map_err(|source| DockerError::Io { path: self.program().into(), source })?;
         if !output.status.success() {
             let stderr = String::from_utf8_lossy(&output.stderr);
             let tail: Vec<&str> = stderr.trim().lines().rev().take(5).collect();

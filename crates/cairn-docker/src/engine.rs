@@ -15,21 +15,16 @@ impl DockerEngine {
     /// Connects to the engine named by `DOCKER_HOST`, else the local socket, and
     /// checks that it answers.
     pub async fn connect() -> Result<Self> {
-        let docker = Docker::connect_with_local_defaults()
-            .map_err(|source| DockerError::Unreachable { source })?;
+        let docker =
+            Docker::connect_with_local_defaults().map_err(|source| DockerError::Unreachable { source })?;
         Self::from_client(docker).await
     }
 
     /// Wraps an existing bollard client, negotiating the API version with the daemon.
     pub async fn from_client(docker: Docker) -> Result<Self> {
-        let docker = docker
-            .negotiate_version()
-            .await
-            .map_err(|source| DockerError::Unreachable { source })?;
-        docker
-            .ping()
-            .await
-            .map_err(|source| DockerError::Unreachable { source })?;
+        let docker =
+            docker.negotiate_version().await.map_err(|source| DockerError::Unreachable { source })?;
+        docker.ping().await.map_err(|source| DockerError::Unreachable { source })?;
         Ok(Self { docker })
     }
 

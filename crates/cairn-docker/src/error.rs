@@ -56,9 +56,7 @@ pub enum DockerError {
         code: i64,
     },
     /// A file on the host could not be read or written.
-    #[error(
-        "cannot access {path}: {source}; check that the path exists and is accessible to this user"
-    )]
+    #[error("cannot access {path}: {source}; check that the path exists and is accessible to this user")]
     Io {
         /// The path involved.
         path: PathBuf,
@@ -123,11 +121,5 @@ pub(crate) fn api(action: impl Into<String>) -> impl FnOnce(bollard::errors::Err
 
 /// True when the engine answered 404 for the thing asked about.
 pub(crate) fn is_not_found(err: &bollard::errors::Error) -> bool {
-    matches!(
-        err,
-        bollard::errors::Error::DockerResponseServerError {
-            status_code: 404,
-            ..
-        }
-    )
+    matches!(err, bollard::errors::Error::DockerResponseServerError { status_code: 404, .. })
 }

@@ -41,10 +41,8 @@ impl DockerEngine {
         tokio::task::spawn_blocking(move || {
             let mut reader = blocking_reader(stream);
             let mut out = out;
-            std::io::copy(&mut reader, &mut out).map_err(|source| DockerError::Archive {
-                what: what.clone(),
-                source,
-            })?;
+            std::io::copy(&mut reader, &mut out)
+                .map_err(|source| DockerError::Archive { what: what.clone(), source })?;
             Ok(out)
         })
         .await
@@ -56,9 +54,7 @@ impl DockerEngine {
 
     /// Loads images from a `docker save` tar stream (`docker load`).
     pub async fn load_image<R: Read + Send + 'static>(&self, tar: R) -> Result<()> {
-        let options = bollard::query_parameters::ImportImageOptionsBuilder::default()
-            .quiet(true)
-            .build();
+        let options = bollard::query_parameters::ImportImageOptionsBuilder::default().quiet(true).build();
         let mut progress = Box::pin(self.docker.import_image(
             options,
             bollard::body_try_stream(body_from_reader(tar)),

@@ -11,23 +11,12 @@ async fn stop_start_wait_healthy_pause_unpause() {
     let t = TestProject::up("life", true).await;
     let p = t.engine.discover(&t.name).await.expect("discover");
     // depends_on is only recorded by compose v2; either way db and app both come up.
-    let ready = t
-        .engine
-        .wait_ready(&p, Duration::from_secs(120))
-        .await
-        .expect("ready");
-    let db = ready
-        .containers
-        .iter()
-        .find(|c| c.name.contains("_db_") || c.name.contains("-db-"))
-        .expect("db");
+    let ready = t.engine.wait_ready(&p, Duration::from_secs(120)).await.expect("ready");
+    let db =
+        ready.containers.iter().find(|c| c.name.contains("_db_") || c.name.contains("-db-")).expect("db");
     assert_eq!(db.health.as_deref(), Some("healthy"));
 
-    let stopped = t
-        .engine
-        .stop_project(&p, Duration::from_secs(10))
-        .await
-        .expect("stop");
+    let stopped = t.engine.stop_project(&p, Duration::from_secs(10)).await.expect("stop");
     assert_eq!(stopped.stopped.len(), 2);
     assert!(stopped.killed.is_empty(), "{:?}", stopped.killed);
     for c in &p.containers {
@@ -47,11 +36,7 @@ async fn stop_start_wait_healthy_pause_unpause() {
 
     let started = t.engine.start_project(&p).await.expect("start");
     assert_eq!(started.containers.len(), 2);
-    let ready = t
-        .engine
-        .wait_ready(&p, Duration::from_secs(120))
-        .await
-        .expect("ready again");
+    let ready = t.engine.wait_ready(&p, Duration::from_secs(120)).await.expect("ready again");
     assert!(ready.containers.iter().all(|c| c.state == "running"));
 
     let paused = t.engine.pause_project(&p).await.expect("pause");
@@ -63,10 +48,7 @@ async fn stop_start_wait_healthy_pause_unpause() {
     assert!(err.to_string().contains("paused"), "{err}");
     let unpaused = t.engine.unpause_project(&p).await.expect("unpause");
     assert_eq!(unpaused.containers.len(), 2);
-    t.engine
-        .wait_ready(&p, Duration::from_secs(60))
-        .await
-        .expect("ready after unpause");
+    t.engine.wait_ready(&p, Duration::from_secs(60)).await.expect("ready after unpause");
 }
 
 #[tokio::test]
@@ -87,25 +69,15 @@ async fn a_container_that_ignores_its_stop_signal_is_reported_killed() {
                 cmd: Some(vec!["sleep".into(), "3600".into()]),
                 labels: Some(std::collections::HashMap::from([
                     ("com.docker.compose.project".to_string(), t.name.clone()),
-                    (
-                        "com.docker.compose.service".to_string(),
-                        "stubborn".to_string(),
-                    ),
-                    (
-                        "com.docker.compose.container-number".to_string(),
-                        "1".to_string(),
-                    ),
+                    ("com.docker.compose.service".to_string(), "stubborn".to_string()),
+                    ("com.docker.compose.container-number".to_string(), "1".to_string()),
                 ])),
                 ..Default::default()
             },
         )
         .await
         .expect("create");
-    t.engine
-        .client()
-        .start_container(&stubborn.id, None)
-        .await
-        .expect("start");
+    t.engine.client().start_container(&stubborn.id, None).await.expect("start");
     let p = t.engine.discover(&t.name).await.expect("discover");
     let report = t.engine.stop_project(&p, Duration::from_secs(1)).await;
     let _ = t
@@ -113,11 +85,7 @@ async fn a_container_that_ignores_its_stop_signal_is_reported_killed() {
         .client()
         .remove_container(
             &stubborn.id,
-            Some(
-                bollard::query_parameters::RemoveContainerOptionsBuilder::default()
-                    .force(true)
-                    .build(),
-            ),
+            Some(bollard::query_parameters::RemoveContainerOptionsBuilder::default().force(true).build()),
         )
         .await;
     let report = report.expect("stop");

@@ -33,54 +33,24 @@ impl Kind {
 
 /// Every setting: key, kind, default (as text, empty for unset) and what it is for.
 const KEYS: &[(&str, Kind, &str, &str)] = &[
-    (
-        "keep.recent",
-        Kind::Count,
-        "",
-        "after each save, keep at most this many snapshots per target",
-    ),
-    (
-        "keep.within",
-        Kind::Duration,
-        "",
-        "after each save, remove snapshots older than this",
-    ),
+    ("keep.recent", Kind::Count, "", "after each save, keep at most this many snapshots per target"),
+    ("keep.within", Kind::Duration, "", "after each save, remove snapshots older than this"),
     (
         "keep.max_bytes",
         Kind::Bytes,
         "",
         "after each save, remove the oldest snapshots of a target until its snapshots hold at most this many bytes",
     ),
-    (
-        "safety.keep_recent",
-        Kind::Count,
-        "10",
-        "safety snapshots kept per target",
-    ),
+    ("safety.keep_recent", Kind::Count, "10", "safety snapshots kept per target"),
     (
         "safety.keep_within",
         Kind::Duration,
         "7d",
         "safety snapshots older than this are removed after each restore",
     ),
-    (
-        "gc.grace",
-        Kind::Duration,
-        "1h",
-        "gc leaves unreferenced data younger than this alone",
-    ),
-    (
-        "agent.save",
-        Kind::Bool,
-        "true",
-        "MCP agents may save snapshots",
-    ),
-    (
-        "agent.restore",
-        Kind::Bool,
-        "false",
-        "MCP agents may restore snapshots (destructive)",
-    ),
+    ("gc.grace", Kind::Duration, "1h", "gc leaves unreferenced data younger than this alone"),
+    ("agent.save", Kind::Bool, "true", "MCP agents may save snapshots"),
+    ("agent.restore", Kind::Bool, "false", "MCP agents may restore snapshots (destructive)"),
     (
         "agent.remove",
         Kind::Bool,
@@ -127,16 +97,10 @@ pub struct Config {
 }
 
 fn spec(key: &str) -> Result<(Kind, &'static str)> {
-    KEYS.iter()
-        .find(|(k, ..)| *k == key)
-        .map(|(_, kind, default, _)| (*kind, *default))
-        .ok_or_else(|| {
-            let known: Vec<&str> = KEYS.iter().map(|(k, ..)| *k).collect();
-            Error::invalid(format!(
-                "unknown setting {key:?}; known settings: {}",
-                known.join(", ")
-            ))
-        })
+    KEYS.iter().find(|(k, ..)| *k == key).map(|(_, kind, default, _)| (*kind, *default)).ok_or_else(|| {
+        let known: Vec<&str> = KEYS.iter().map(|(k, ..)| *k).collect();
+        Error::invalid(format!("unknown setting {key:?}; known settings: {}", known.join(", ")))
+    })
 }
 
 fn validate(key: &str, value: &str) -> Result<String> {
@@ -151,20 +115,13 @@ fn validate(key: &str, value: &str) -> Result<String> {
     if ok {
         Ok(value)
     } else {
-        Err(Error::invalid(format!(
-            "invalid value {value:?} for {key}: want {}",
-            kind.accepted()
-        )))
+        Err(Error::invalid(format!("invalid value {value:?} for {key}: want {}", kind.accepted())))
     }
 }
 
 fn flatten(prefix: &str, table: &toml::Table, out: &mut BTreeMap<String, String>) {
     for (k, v) in table {
-        let key = if prefix.is_empty() {
-            k.clone()
-        } else {
-            format!("{prefix}.{k}")
-        };
+        let key = if prefix.is_empty() { k.clone() } else { format!("{prefix}.{k}") };
         match v {
             toml::Value::Table(t) => flatten(&key, t, out),
             toml::Value::String(s) => {
@@ -186,17 +143,13 @@ impl Config {
             Err(e) => return Err(Error::io("read", path, e)),
         };
         let table: toml::Table = text.parse().map_err(|e| {
-            Error::invalid(format!(
-                "{} is not valid TOML: {e}; fix or remove it",
-                path.display()
-            ))
+            Error::invalid(format!("{} is not valid TOML: {e}; fix or remove it", path.display()))
         })?;
         let mut raw = BTreeMap::new();
         flatten("", &table, &mut raw);
         let mut values = BTreeMap::new();
         for (key, value) in raw {
-            let value =
-                validate(&key, &value).map_err(|e| e.context(format!("in {}", path.display())))?;
+            let value = validate(&key, &value).map_err(|e| e.context(format!("in {}", path.display())))?;
             values.insert(key, value);
         }
         Ok(Self { values })
@@ -207,23 +160,20 @@ impl Config {
         let mut root = toml::Table::new();
         for (key, value) in &self.values {
             let (section, name) = key.split_once('.').unwrap_or(("", key));
-            let entry = root
-                .entry(section.to_owned())
-                .or_insert_with(|| toml::Value::Table(toml::Table::new()));
+            let entry =
+                root.entry(section.to_owned()).or_insert_with(|| toml::Value::Table(toml::Table::new()));
             if let toml::Value::Table(t) = entry {
                 let (kind, _) = spec(key)?;
                 let v = match kind {
-                    Kind::Count | Kind::Bytes => {
-                        toml::Value::Integer(value.parse::<i64>().unwrap_or(0))
-                    }
+                    Kind::Count | Kind::Bytes => toml::Value::Integer(value.parse::<i64>().unwrap_or(0)),
                     Kind::Bool => toml::Value::Boolean(value == "true"),
                     _ => toml::Value::String(value.clone()),
                 };
                 t.insert(name.to_owned(), v);
             }
         }
-        let text = toml::to_string(&root)
-            .map_err(|e| Error::invalid(format!("could not write settings: {e}")))?;
+        let text =
+            toml::to_string(&root).map_err(|e| Error::invalid(format!("could not write settings: {e}")))?;
         let temp = crate::store::backend::write_temp(tmp, text.as_bytes())?;
         std::fs::rename(&temp, path).at("write", path)
     }
@@ -245,11 +195,7 @@ impl Config {
     /// The effective value of `key` as text (empty when unset with no default).
     pub fn get(&self, key: &str) -> Result<String> {
         let (_, default) = spec(key)?;
-        Ok(self
-            .values
-            .get(key)
-            .cloned()
-            .unwrap_or_else(|| default.to_owned()))
+        Ok(self.values.get(key).cloned().unwrap_or_else(|| default.to_owned()))
     }
 
     /// Every setting with its effective value.
@@ -257,11 +203,7 @@ impl Config {
         KEYS.iter()
             .map(|(key, _, default, about)| Setting {
                 key: (*key).to_owned(),
-                value: self
-                    .values
-                    .get(*key)
-                    .cloned()
-                    .unwrap_or_else(|| (*default).to_owned()),
+                value: self.values.get(*key).cloned().unwrap_or_else(|| (*default).to_owned()),
                 set: self.values.contains_key(*key),
                 about: (*about).to_owned(),
             })
@@ -276,11 +218,7 @@ impl Config {
     /// A duration setting, `None` when unset.
     pub fn duration(&self, key: &str) -> Option<Duration> {
         let v = self.get(key).ok()?;
-        if v.is_empty() {
-            None
-        } else {
-            crate::duration::parse_duration(key, &v).ok()
-        }
+        if v.is_empty() { None } else { crate::duration::parse_duration(key, &v).ok() }
     }
 
     /// A boolean setting.
@@ -297,23 +235,12 @@ mod tests {
     fn refuses_invalid_values_with_key_and_accepted_values() {
         let mut c = Config::default();
         let err = c.set("keep.recent", "many").unwrap_err();
-        assert_eq!(
-            err.to_string(),
-            "invalid value \"many\" for keep.recent: want a whole number"
-        );
+        assert_eq!(err.to_string(), "invalid value \"many\" for keep.recent: want a whole number");
         let err = c.set("keep.within", "120").unwrap_err();
         assert!(err.to_string().contains("unit-bearing duration"), "{err}");
         let err = c.set("rollback.leftover_volumes", "maybe").unwrap_err();
-        assert!(
-            err.to_string().contains("one of reuse, replace, refuse"),
-            "{err}"
-        );
-        assert!(
-            c.set("nope.key", "1")
-                .unwrap_err()
-                .to_string()
-                .contains("known settings")
-        );
+        assert!(err.to_string().contains("one of reuse, replace, refuse"), "{err}");
+        assert!(c.set("nope.key", "1").unwrap_err().to_string().contains("known settings"));
     }
 
     #[test]

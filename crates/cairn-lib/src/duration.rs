@@ -16,9 +16,7 @@ pub fn parse_duration(what: &str, text: &str) -> Result<Duration> {
         )));
     }
     humantime::parse_duration(trimmed).map_err(|e| {
-        Error::invalid(format!(
-            "invalid {what} {text:?}: {e}; use a value like 2m, 90s, 1h30m or 7d"
-        ))
+        Error::invalid(format!("invalid {what} {text:?}: {e}; use a value like 2m, 90s, 1h30m or 7d"))
     })
 }
 
@@ -30,31 +28,19 @@ mod tests {
     fn parses_units() {
         assert_eq!(parse_duration("x", "90s").unwrap(), Duration::from_secs(90));
         assert_eq!(parse_duration("x", "2m").unwrap(), Duration::from_secs(120));
-        assert_eq!(
-            parse_duration("x", "1h30m").unwrap(),
-            Duration::from_secs(5400)
-        );
-        assert_eq!(
-            parse_duration("x", "7d").unwrap(),
-            Duration::from_secs(7 * 86400)
-        );
+        assert_eq!(parse_duration("x", "1h30m").unwrap(), Duration::from_secs(5400));
+        assert_eq!(parse_duration("x", "7d").unwrap(), Duration::from_secs(7 * 86400));
     }
 
     #[test]
     fn refuses_bare_numbers_with_an_example() {
         let err = parse_duration("wait_timeout", "120").unwrap_err();
-        assert_eq!(
-            err.to_string(),
-            "wait_timeout \"120\": want a unit-bearing value like 2m, 90s or 1h30m"
-        );
+        assert_eq!(err.to_string(), "wait_timeout \"120\": want a unit-bearing value like 2m, 90s or 1h30m");
     }
 
     #[test]
     fn names_the_option_on_garbage() {
         let err = parse_duration("--retain-for", "soon").unwrap_err();
-        assert!(
-            err.to_string().starts_with("invalid --retain-for \"soon\""),
-            "{err}"
-        );
+        assert!(err.to_string().starts_with("invalid --retain-for \"soon\""), "{err}");
     }
 }

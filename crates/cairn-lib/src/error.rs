@@ -46,11 +46,7 @@ pub struct Error {
 impl Error {
     /// Builds an error of `kind` with `message`.
     pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
-        Self {
-            kind,
-            message: message.into(),
-            code: None,
-        }
+        Self { kind, message: message.into(), code: None }
     }
 
     /// An [`ErrorKind::InvalidInput`] error.
@@ -80,10 +76,7 @@ impl Error {
             std::io::ErrorKind::StorageFull => ": free some disk space and retry",
             _ => "",
         };
-        Self::new(
-            ErrorKind::Io,
-            format!("could not {action} {}: {err}{hint}", path.display()),
-        )
+        Self::new(ErrorKind::Io, format!("could not {action} {}: {err}{hint}", path.display()))
     }
 
     /// Attaches a machine-readable code (used by compatibility profiles).
@@ -116,10 +109,7 @@ impl Error {
 
 impl From<rusqlite::Error> for Error {
     fn from(err: rusqlite::Error) -> Self {
-        Self::new(
-            ErrorKind::Io,
-            format!("the store's catalog failed: {err}; run `cairn check`"),
-        )
+        Self::new(ErrorKind::Io, format!("the store's catalog failed: {err}; run `cairn check`"))
     }
 }
 

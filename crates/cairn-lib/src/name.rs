@@ -17,13 +17,7 @@ pub fn validate_name(what: &str, name: &str) -> Result<()> {
         && name.chars().all(ok_char)
         && ends_ok(name.chars().next())
         && ends_ok(name.chars().last());
-    if valid {
-        Ok(())
-    } else {
-        Err(Error::invalid(format!(
-            "invalid {what} name {name:?}: {NAME_RULE}"
-        )))
-    }
+    if valid { Ok(()) } else { Err(Error::invalid(format!("invalid {what} name {name:?}: {NAME_RULE}"))) }
 }
 
 #[cfg(test)]
@@ -39,17 +33,7 @@ mod tests {
 
     #[test]
     fn refuses_paths_spaces_traversal_and_bad_ends() {
-        for bad in [
-            "",
-            "../x",
-            "a b",
-            "-x",
-            "x-",
-            ".hidden",
-            "a/b",
-            "é",
-            &"x".repeat(101),
-        ] {
+        for bad in ["", "../x", "a b", "-x", "x-", ".hidden", "a/b", "é", &"x".repeat(101)] {
             let err = validate_name("snapshot", bad).unwrap_err();
             assert!(err.to_string().contains(NAME_RULE), "{err}");
         }

@@ -40,9 +40,7 @@ pub(crate) fn parse(file: &str, lines: Vec<RawLine>) -> Result<Transcript> {
     let mut cwds: Vec<Option<String>> = Vec::new();
 
     for line in lines {
-        let kind = str_field(&line.object, "type")
-            .unwrap_or_default()
-            .to_owned();
+        let kind = str_field(&line.object, "type").unwrap_or_default().to_owned();
         let sidechain = line.object.get("isSidechain") == Some(&Value::Bool(true));
         let index = entries.len();
         let id = str_field(&line.object, "uuid").map(str::to_owned);
@@ -69,10 +67,7 @@ pub(crate) fn parse(file: &str, lines: Vec<RawLine>) -> Result<Transcript> {
                 parent
             }
             None => {
-                if let Some(target) = META_REFERENCES
-                    .iter()
-                    .find_map(|key| str_field(&line.object, key))
-                {
+                if let Some(target) = META_REFERENCES.iter().find_map(|key| str_field(&line.object, key)) {
                     meta_refs.insert(index, target.to_owned());
                 }
                 None
@@ -80,14 +75,7 @@ pub(crate) fn parse(file: &str, lines: Vec<RawLine>) -> Result<Transcript> {
         };
         session_ids.push(str_field(&line.object, "sessionId").map(str::to_owned));
         cwds.push(str_field(&line.object, "cwd").map(str::to_owned));
-        entries.push(Entry {
-            line: line.line,
-            id,
-            parent_id,
-            kind,
-            sidechain,
-            text: line.text,
-        });
+        entries.push(Entry { line: line.line, id, parent_id, kind, sidechain, text: line.text });
     }
 
     // A compaction boundary starts a new chain (`parentUuid: null`) but names the entry it
@@ -104,14 +92,9 @@ pub(crate) fn parse(file: &str, lines: Vec<RawLine>) -> Result<Transcript> {
     let leaf = entries
         .iter()
         .rposition(|e| e.id.is_some() && !e.sidechain)
-        .ok_or_else(|| TranscriptError::NoConversation {
-            file: file.to_owned(),
-        })?;
-    let pick = |values: &[Option<String>]| {
-        values[leaf]
-            .clone()
-            .or_else(|| values.iter().flatten().next().cloned())
-    };
+        .ok_or_else(|| TranscriptError::NoConversation { file: file.to_owned() })?;
+    let pick =
+        |values: &[Option<String>]| values[leaf].clone().or_else(|| values.iter().flatten().next().cloned());
     Ok(Transcript {
         source: file.to_owned(),
         format: Format::Claude,

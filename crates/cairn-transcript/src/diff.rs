@@ -44,10 +44,7 @@ pub fn diff_paths(old: &ActivePath, new: &ActivePath) -> TranscriptDiff {
 }
 
 fn ids_of(path: &ActivePath) -> HashSet<&str> {
-    path.entries
-        .iter()
-        .filter_map(|e| e.id.as_deref())
-        .collect()
+    path.entries.iter().filter_map(|e| e.id.as_deref()).collect()
 }
 
 fn only_in(path: &ActivePath, other: &HashSet<&str>) -> Vec<DiffEntry> {
@@ -62,9 +59,5 @@ fn only_in(path: &ActivePath, other: &HashSet<&str>) -> Vec<DiffEntry> {
 
 fn diff_entry(path: &ActivePath, entry: &Entry, id: &str) -> DiffEntry {
     let (role, preview) = describe(path.format, entry);
-    DiffEntry {
-        id: id.to_owned(),
-        role,
-        preview,
-    }
+    DiffEntry { id: id.to_owned(), role, preview }
 }

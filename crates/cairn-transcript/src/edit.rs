@@ -55,9 +55,7 @@ fn has_fields(text: &str, fields: &[(&str, Value)]) -> bool {
     let Ok(Value::Object(object)) = serde_json::from_str::<Value>(text) else {
         return false;
     };
-    fields
-        .iter()
-        .all(|(key, value)| object.get(*key) == Some(value))
+    fields.iter().all(|(key, value)| object.get(*key) == Some(value))
 }
 
 fn reserialize(mut object: Map<String, Value>, fields: &[(&str, Value)]) -> String {
@@ -81,10 +79,7 @@ mod tests {
 
     #[test]
     fn inserts_missing_keys_after_the_brace() {
-        let out = set_fields(
-            r#"{"type":"message"}"#,
-            &[("id", json!("ab")), ("parentId", Value::Null)],
-        );
+        let out = set_fields(r#"{"type":"message"}"#, &[("id", json!("ab")), ("parentId", Value::Null)]);
         assert_eq!(out, r#"{"id":"ab","parentId":null,"type":"message"}"#);
         assert_eq!(set_fields("{}", &[("id", json!("ab"))]), r#"{"id":"ab"}"#);
     }

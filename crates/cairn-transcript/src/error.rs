@@ -65,9 +65,7 @@ pub enum TranscriptError {
     },
 
     /// A Pi header lacks its session id.
-    #[error(
-        "{file} line {line} is a Pi session header without a string \"id\"; the file is damaged"
-    )]
+    #[error("{file} line {line} is a Pi session header without a string \"id\"; the file is damaged")]
     HeaderWithoutId {
         /// The file (or name) that was read.
         file: String,
@@ -98,9 +96,7 @@ pub enum TranscriptError {
     },
 
     /// Two different entries use the same id.
-    #[error(
-        "{file} line {line} reuses id {id} already used on line {first_line}; entry ids must be unique"
-    )]
+    #[error("{file} line {line} reuses id {id} already used on line {first_line}; entry ids must be unique")]
     DuplicateId {
         /// The file (or name) that was read.
         file: String,
@@ -167,15 +163,7 @@ pub type Result<T, E = TranscriptError> = std::result::Result<T, E>;
 
 impl TranscriptError {
     /// Wraps an I/O error with the action and path it happened on.
-    pub(crate) fn io(
-        action: &'static str,
-        path: impl Into<PathBuf>,
-        source: std::io::Error,
-    ) -> Self {
-        TranscriptError::Io {
-            action,
-            path: path.into(),
-            source,
-        }
+    pub(crate) fn io(action: &'static str, path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+        TranscriptError::Io { action, path: path.into(), source }
     }
 }

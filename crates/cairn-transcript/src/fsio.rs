@@ -15,9 +15,7 @@ pub(crate) fn write_atomic(dest: &Path, text: &str, overwrite: bool) -> Result<(
     };
     create_private_dir(dir)?;
     if !overwrite && dest.exists() {
-        return Err(TranscriptError::Exists {
-            path: dest.to_path_buf(),
-        });
+        return Err(TranscriptError::Exists { path: dest.to_path_buf() });
     }
     let mut temp = tempfile::Builder::new()
         .prefix(".cairn-")
@@ -28,16 +26,11 @@ pub(crate) fn write_atomic(dest: &Path, text: &str, overwrite: bool) -> Result<(
         .and_then(|()| set_private(temp.as_file()))
         .and_then(|()| temp.as_file().sync_data())
         .map_err(|e| TranscriptError::io("write", temp.path().to_path_buf(), e))?;
-    let persisted = if overwrite {
-        temp.persist(dest).map(drop)
-    } else {
-        temp.persist_noclobber(dest).map(drop)
-    };
+    let persisted =
+        if overwrite { temp.persist(dest).map(drop) } else { temp.persist_noclobber(dest).map(drop) };
     persisted.map_err(|e| {
         if e.error.kind() == std::io::ErrorKind::AlreadyExists {
-            TranscriptError::Exists {
-                path: dest.to_path_buf(),
-            }
+            TranscriptError::Exists { path: dest.to_path_buf() }
         } else {
             TranscriptError::io("write", dest, e.error)
         }
@@ -52,9 +45,7 @@ fn create_private_dir(dir: &Path) -> Result<()> {
         use std::os::unix::fs::DirBuilderExt;
         builder.mode(0o700);
     }
-    builder
-        .create(dir)
-        .map_err(|e| TranscriptError::io("create directory", dir, e))
+    builder.create(dir).map_err(|e| TranscriptError::io("create directory", dir, e))
 }
 
 fn set_private(file: &std::fs::File) -> std::io::Result<()> {

@@ -26,25 +26,16 @@ pub(crate) fn parse_lines(file: &str, text: &str) -> Result<Vec<RawLine>> {
         if raw.trim().is_empty() {
             continue;
         }
-        let malformed = |reason: String| TranscriptError::Malformed {
-            file: file.to_owned(),
-            line: index + 1,
-            reason,
-        };
+        let malformed =
+            |reason: String| TranscriptError::Malformed { file: file.to_owned(), line: index + 1, reason };
         let value: Value = serde_json::from_str(raw).map_err(|e| malformed(e.to_string()))?;
         let Value::Object(object) = value else {
             return Err(malformed("the line is not a JSON object".to_owned()));
         };
-        lines.push(RawLine {
-            line: index + 1,
-            text: raw.to_owned(),
-            object,
-        });
+        lines.push(RawLine { line: index + 1, text: raw.to_owned(), object });
     }
     if lines.is_empty() {
-        return Err(TranscriptError::Empty {
-            file: file.to_owned(),
-        });
+        return Err(TranscriptError::Empty { file: file.to_owned() });
     }
     Ok(lines)
 }

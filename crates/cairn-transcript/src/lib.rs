@@ -28,9 +28,7 @@ mod write;
 
 pub use diff::{DiffEntry, TranscriptDiff, diff_paths};
 pub use error::{Result, TranscriptError};
-pub use locate::{
-    AgentDirs, SessionFile, claude_dir_name, list_sessions, newest_session, pi_dir_name,
-};
+pub use locate::{AgentDirs, SessionFile, claude_dir_name, list_sessions, newest_session, pi_dir_name};
 pub use model::{ActivePath, Entry, Format};
 pub use summary::TranscriptSummary;
 pub use transcript::Transcript;

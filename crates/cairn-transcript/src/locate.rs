@@ -52,20 +52,8 @@ impl AgentDirs {
 
 /// Pi's directory name for a working directory (`/home/a/proj` → `--home-a-proj--`).
 pub fn pi_dir_name(cwd: &str) -> String {
-    let trimmed = cwd
-        .strip_prefix('/')
-        .or_else(|| cwd.strip_prefix('\\'))
-        .unwrap_or(cwd);
-    let body: String = trimmed
-        .chars()
-        .map(|c| {
-            if matches!(c, '/' | '\\' | ':') {
-                '-'
-            } else {
-                c
-            }
-        })
-        .collect();
+    let trimmed = cwd.strip_prefix('/').or_else(|| cwd.strip_prefix('\\')).unwrap_or(cwd);
+    let body: String = trimmed.chars().map(|c| if matches!(c, '/' | '\\' | ':') { '-' } else { c }).collect();
     format!("--{body}--")
 }
 
@@ -109,11 +97,7 @@ pub fn list_sessions(dirs: &AgentDirs, cwd: &str) -> Result<Vec<SessionFile>> {
         collect(&long, Format::Claude, &mut found)?;
     }
     // Newest first; equal times fall back to the path so the order is stable.
-    found.sort_by(|a, b| {
-        b.modified_at
-            .cmp(&a.modified_at)
-            .then_with(|| a.path.cmp(&b.path))
-    });
+    found.sort_by(|a, b| b.modified_at.cmp(&a.modified_at).then_with(|| a.path.cmp(&b.path)));
     Ok(found)
 }
 
@@ -134,9 +118,7 @@ fn collect(dir: &Path, format: Format, found: &mut Vec<SessionFile>) -> Result<(
         if path.extension().is_none_or(|ext| ext != "jsonl") {
             continue;
         }
-        let meta = item
-            .metadata()
-            .map_err(|e| TranscriptError::io("inspect", &path, e))?;
+        let meta = item.metadata().map_err(|e| TranscriptError::io("inspect", &path, e))?;
         if !meta.is_file() {
             continue;
         }
@@ -165,18 +147,12 @@ fn long_claude_dir(projects: &Path, cwd: &str) -> Result<Option<PathBuf>> {
     };
     let mut matches: Vec<PathBuf> = read
         .filter_map(|item| item.ok().map(|i| i.path()))
-        .filter(|p| {
-            p.file_name()
-                .and_then(|n| n.to_str())
-                .is_some_and(|n| n.starts_with(prefix))
-        })
+        .filter(|p| p.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with(prefix)))
         .collect();
     matches.sort();
     Ok(matches.into_iter().next())
 }
 
 fn rfc3339(time: SystemTime) -> String {
-    jiff::Timestamp::try_from(time)
-        .map(|t| t.to_string())
-        .unwrap_or_default()
+    jiff::Timestamp::try_from(time).map(|t| t.to_string()).unwrap_or_default()
 }

@@ -20,10 +20,8 @@ pub(crate) fn v3_entry_lines(path: &ActivePath) -> Vec<String> {
             let mut text = entry.text.clone();
             if version < 2 {
                 let parent = entry.parent_id.clone().map_or(Value::Null, Value::String);
-                let mut fields = vec![
-                    ("id", Value::String(entry.id.clone().unwrap_or_default())),
-                    ("parentId", parent),
-                ];
+                let mut fields =
+                    vec![("id", Value::String(entry.id.clone().unwrap_or_default())), ("parentId", parent)];
                 if let Some(kept) = first_kept_id(path, &text) {
                     fields.push(("firstKeptEntryId", Value::String(kept)));
                 }

@@ -78,11 +78,7 @@ impl ActivePath {
     /// one per line, each ending with a newline. It parses again as the same format.
     pub fn document(&self) -> String {
         let mut out = String::new();
-        for line in self
-            .header
-            .iter()
-            .chain(self.entries.iter().map(|e| &e.text))
-        {
+        for line in self.header.iter().chain(self.entries.iter().map(|e| &e.text)) {
             out.push_str(line);
             out.push('\n');
         }

@@ -23,16 +23,11 @@ pub(crate) fn is_header(line: &RawLine) -> bool {
 pub(crate) fn parse(file: &str, lines: Vec<RawLine>) -> Result<Transcript> {
     let mut lines = lines.into_iter();
     let Some(header) = lines.next() else {
-        return Err(TranscriptError::Empty {
-            file: file.to_owned(),
-        });
+        return Err(TranscriptError::Empty { file: file.to_owned() });
     };
     let version = header_version(file, &header)?;
     let Some(session_id) = str_field(&header.object, "id").map(str::to_owned) else {
-        return Err(TranscriptError::HeaderWithoutId {
-            file: file.to_owned(),
-            line: header.line,
-        });
+        return Err(TranscriptError::HeaderWithoutId { file: file.to_owned(), line: header.line });
     };
     let cwd = str_field(&header.object, "cwd").map(str::to_owned);
 
@@ -40,10 +35,7 @@ pub(crate) fn parse(file: &str, lines: Vec<RawLine>) -> Result<Transcript> {
     let mut ids = IdIndex::new();
     for line in lines {
         if is_header(&line) {
-            return Err(TranscriptError::SecondHeader {
-                file: file.to_owned(),
-                line: line.line,
-            });
+            return Err(TranscriptError::SecondHeader { file: file.to_owned(), line: line.line });
         }
         let (id, parent_id) = if version == 1 {
             let parent = entries.last().and_then(|e| e.id.clone());
@@ -71,9 +63,7 @@ pub(crate) fn parse(file: &str, lines: Vec<RawLine>) -> Result<Transcript> {
             line: line.line,
             id: Some(id),
             parent_id,
-            kind: str_field(&line.object, "type")
-                .unwrap_or_default()
-                .to_owned(),
+            kind: str_field(&line.object, "type").unwrap_or_default().to_owned(),
             sidechain: false,
             text: line.text,
         });
@@ -113,9 +103,7 @@ pub(crate) fn parent_field(file: &str, line: &RawLine, key: &str) -> Result<Opti
 fn header_version(file: &str, header: &RawLine) -> Result<u32> {
     match header.object.get("version") {
         None | Some(Value::Null) => Ok(1),
-        Some(Value::Number(n)) if matches!(n.as_u64(), Some(1..=3)) => {
-            Ok(n.as_u64().map_or(1, |v| v as u32))
-        }
+        Some(Value::Number(n)) if matches!(n.as_u64(), Some(1..=3)) => Ok(n.as_u64().map_or(1, |v| v as u32)),
         Some(other) => Err(TranscriptError::UnsupportedVersion {
             file: file.to_owned(),
             line: header.line,
@@ -138,11 +126,7 @@ fn assigned_id(ordinal: usize, text: &str, taken: &IdIndex) -> String {
 
 fn fnv1a(ordinal: u64, salt: u64, text: &str) -> u64 {
     let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-    let bytes = ordinal
-        .to_le_bytes()
-        .into_iter()
-        .chain(salt.to_le_bytes())
-        .chain(text.bytes());
+    let bytes = ordinal.to_le_bytes().into_iter().chain(salt.to_le_bytes()).chain(text.bytes());
     for byte in bytes {
         hash ^= u64::from(byte);
         hash = hash.wrapping_mul(0x0000_0100_0000_01b3);

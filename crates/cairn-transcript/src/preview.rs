@@ -24,23 +24,14 @@ fn describe_pi(kind: &str, object: &Map<String, Value>) -> (String, String) {
     match kind {
         "message" => {
             let message = object.get("message").and_then(Value::as_object);
-            let role = message
-                .and_then(|m| m.get("role"))
-                .and_then(Value::as_str)
-                .unwrap_or_default();
+            let role = message.and_then(|m| m.get("role")).and_then(Value::as_str).unwrap_or_default();
             let text = message.map(pi_message_text).unwrap_or_default();
             (pi_role(role).to_owned(), text)
         }
         "compaction" | "branch_summary" => (kind.to_owned(), field("summary").to_owned()),
-        "model_change" => (
-            kind.to_owned(),
-            format!("{}/{}", field("provider"), field("modelId")),
-        ),
+        "model_change" => (kind.to_owned(), format!("{}/{}", field("provider"), field("modelId"))),
         "thinking_level_change" => (kind.to_owned(), field("thinkingLevel").to_owned()),
-        "custom_message" => (
-            kind.to_owned(),
-            object.get("content").map(content_text).unwrap_or_default(),
-        ),
+        "custom_message" => (kind.to_owned(), object.get("content").map(content_text).unwrap_or_default()),
         "custom" => (kind.to_owned(), field("customType").to_owned()),
         "label" => (kind.to_owned(), field("label").to_owned()),
         "session_info" => (kind.to_owned(), field("name").to_owned()),
@@ -72,25 +63,16 @@ fn pi_message_text(message: &Map<String, Value>) -> String {
 }
 
 fn describe_claude(kind: &str, object: &Map<String, Value>) -> (String, String) {
-    let content = object
-        .get("message")
-        .and_then(Value::as_object)
-        .and_then(|m| m.get("content"));
+    let content = object.get("message").and_then(Value::as_object).and_then(|m| m.get("content"));
     match kind {
         "user" => {
             let only_results = content
                 .and_then(Value::as_array)
                 .is_some_and(|blocks| !blocks.is_empty() && blocks.iter().all(is_tool_result));
             let role = if only_results { "tool_result" } else { "user" };
-            (
-                role.to_owned(),
-                content.map(content_text).unwrap_or_default(),
-            )
+            (role.to_owned(), content.map(content_text).unwrap_or_default())
         }
-        "assistant" => (
-            kind.to_owned(),
-            content.map(content_text).unwrap_or_default(),
-        ),
+        "assistant" => (kind.to_owned(), content.map(content_text).unwrap_or_default()),
         "system" => {
             let text = object
                 .get("content")
@@ -121,16 +103,12 @@ fn content_text(content: &Value) -> String {
     };
     let mut parts = Vec::new();
     for block in blocks {
-        let kind = block
-            .get("type")
-            .and_then(Value::as_str)
-            .unwrap_or_default();
+        let kind = block.get("type").and_then(Value::as_str).unwrap_or_default();
         let part = match kind {
             "text" => block.get("text").and_then(Value::as_str).map(str::to_owned),
-            "toolCall" | "tool_use" => block
-                .get("name")
-                .and_then(Value::as_str)
-                .map(|name| format!("[{name}]")),
+            "toolCall" | "tool_use" => {
+                block.get("name").and_then(Value::as_str).map(|name| format!("[{name}]"))
+            }
             "tool_result" => block.get("content").map(content_text),
             "image" => Some("[image]".to_owned()),
             _ => None,

@@ -30,8 +30,7 @@ pub struct Transcript {
 impl Transcript {
     /// Reads and checks the transcript at `path`.
     pub fn read(path: &Path) -> Result<Transcript> {
-        let text =
-            std::fs::read_to_string(path).map_err(|e| TranscriptError::io("read", path, e))?;
+        let text = std::fs::read_to_string(path).map_err(|e| TranscriptError::io("read", path, e))?;
         Transcript::parse(&path.display().to_string(), &text)
     }
 
@@ -44,10 +43,7 @@ impl Transcript {
         } else if lines.iter().any(claude::is_entry) {
             claude::parse(source, lines)
         } else {
-            Err(TranscriptError::UnknownFormat {
-                file: source.to_owned(),
-                line: first.line,
-            })
+            Err(TranscriptError::UnknownFormat { file: source.to_owned(), line: first.line })
         }
     }
 

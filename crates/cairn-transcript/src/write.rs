@@ -48,11 +48,7 @@ pub struct WrittenSession {
 /// `parentSession`) followed by the entries. Claude Code: the lines with every `sessionId`
 /// set to a new UUIDv7, in `<id>.jsonl`. The text is parsed again before anything is
 /// written, and must give back the same path.
-pub fn load_session(
-    path: &ActivePath,
-    dirs: &AgentDirs,
-    options: &LoadOptions,
-) -> Result<WrittenSession> {
+pub fn load_session(path: &ActivePath, dirs: &AgentDirs, options: &LoadOptions) -> Result<WrittenSession> {
     let session_id = uuid::Uuid::now_v7().to_string();
     let now = jiff::Timestamp::now();
     match path.format {
@@ -61,9 +57,7 @@ pub fn load_session(
             let parent = options.parent_session.as_deref().unwrap_or(&path.source);
             let header = pi_header(&session_id, &timestamp, &options.cwd, Some(parent));
             let file_stamp = timestamp.replace([':', '.'], "-");
-            let file = dirs
-                .pi_dir_for(&options.cwd)
-                .join(format!("{file_stamp}_{session_id}.jsonl"));
+            let file = dirs.pi_dir_for(&options.cwd).join(format!("{file_stamp}_{session_id}.jsonl"));
             let text = join_lines(Some(header), v3_entry_lines(path));
             write_checked(&file, &text, path, false)?;
             Ok(pi_written(file, session_id))
@@ -73,14 +67,8 @@ pub fn load_session(
             if options.rewrite_cwd {
                 fields.push(("cwd", Value::String(options.cwd.clone())));
             }
-            let lines = path
-                .entries
-                .iter()
-                .map(|e| claude_line(&e.text, &fields))
-                .collect();
-            let file = dirs
-                .claude_dir_for(&options.cwd)
-                .join(format!("{session_id}.jsonl"));
+            let lines = path.entries.iter().map(|e| claude_line(&e.text, &fields)).collect();
+            let file = dirs.claude_dir_for(&options.cwd).join(format!("{session_id}.jsonl"));
             write_checked(&file, &join_lines(None, lines), path, false)?;
             Ok(WrittenSession {
                 path: file,
@@ -160,28 +148,15 @@ fn pi_header(id: &str, timestamp: &str, cwd: &str, parent: Option<&str>) -> Stri
         #[serde(skip_serializing_if = "Option::is_none")]
         parent_session: Option<&'a str>,
     }
-    let header = Header {
-        r#type: "session",
-        version: 3,
-        id,
-        timestamp,
-        cwd,
-        parent_session: parent,
-    };
+    let header = Header { r#type: "session", version: 3, id, timestamp, cwd, parent_session: parent };
     serde_json::to_string(&header).unwrap_or_default()
 }
 
 /// Sets `fields` on a Claude Code line that has a `sessionId` (lines without one, such as
 /// `summary`, are left alone).
 fn claude_line(text: &str, fields: &[(&str, Value)]) -> String {
-    let has_session = serde_json::from_str::<Value>(text)
-        .ok()
-        .is_some_and(|v| v.get("sessionId").is_some());
-    if has_session {
-        set_fields(text, fields)
-    } else {
-        text.to_owned()
-    }
+    let has_session = serde_json::from_str::<Value>(text).ok().is_some_and(|v| v.get("sessionId").is_some());
+    if has_session { set_fields(text, fields) } else { text.to_owned() }
 }
 
 fn join_lines(header: Option<String>, lines: Vec<String>) -> String {
@@ -201,34 +176,20 @@ fn iso_millis(now: jiff::Timestamp) -> String {
 
 /// Checks that `text` parses as the same path, then writes it atomically.
 fn write_checked(dest: &Path, text: &str, expected: &ActivePath, overwrite: bool) -> Result<()> {
-    let refuse = |reason: String| TranscriptError::WouldBeInvalid {
-        path: dest.to_path_buf(),
-        reason,
-    };
-    let reparsed =
-        Transcript::parse(&dest.display().to_string(), text).map_err(|e| refuse(e.to_string()))?;
-    let ids = |p: &ActivePath| -> Vec<Option<String>> {
-        p.entries.iter().map(|e| e.id.clone()).collect()
-    };
+    let refuse = |reason: String| TranscriptError::WouldBeInvalid { path: dest.to_path_buf(), reason };
+    let reparsed = Transcript::parse(&dest.display().to_string(), text).map_err(|e| refuse(e.to_string()))?;
+    let ids = |p: &ActivePath| -> Vec<Option<String>> { p.entries.iter().map(|e| e.id.clone()).collect() };
     if ids(&reparsed.active_path()) != ids(expected) {
-        return Err(refuse(
-            "its active path differs from the saved one".to_owned(),
-        ));
+        return Err(refuse("its active path differs from the saved one".to_owned()));
     }
     crate::fsio::write_atomic(dest, text, overwrite)
 }
 
 /// Quotes a path for a POSIX shell when it holds characters the shell would interpret.
 fn shell_quote(text: &str) -> String {
-    let plain = !text.is_empty()
-        && text
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "/._-+=:@,%~".contains(c));
-    if plain {
-        text.to_owned()
-    } else {
-        format!("'{}'", text.replace('\'', r"'\''"))
-    }
+    let plain =
+        !text.is_empty() && text.chars().all(|c| c.is_ascii_alphanumeric() || "/._-+=:@,%~".contains(c));
+    if plain { text.to_owned() } else { format!("'{}'", text.replace('\'', r"'\''")) }
 }
 
 #[cfg(test)]

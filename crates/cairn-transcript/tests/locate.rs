@@ -30,9 +30,7 @@ fn newest_session_looks_in_both_agents() {
     let dirs = AgentDirs::from_home(home.path());
     assert_eq!(newest_session(&dirs, "/home/a/proj").unwrap(), None);
 
-    let pi = home
-        .path()
-        .join(".pi/agent/sessions/--home-a-proj--/2025-01-10T09-00-00-000Z_x.jsonl");
+    let pi = home.path().join(".pi/agent/sessions/--home-a-proj--/2025-01-10T09-00-00-000Z_x.jsonl");
     let claude = home.path().join(".claude/projects/-home-a-proj/abc.jsonl");
     let other = home.path().join(".claude/projects/-home-a-other/new.jsonl");
     let not_jsonl = home.path().join(".claude/projects/-home-a-proj/notes.txt");
@@ -61,11 +59,7 @@ fn long_claude_names_are_found_by_prefix() {
     let dirs = AgentDirs::from_home(home.path());
     let cwd = format!("/{}", "d".repeat(250));
     let shortened = format!("{}-1abc2", &claude_dir_name(&cwd)[..200]);
-    let file = home
-        .path()
-        .join(".claude/projects")
-        .join(shortened)
-        .join("s.jsonl");
+    let file = home.path().join(".claude/projects").join(shortened).join("s.jsonl");
     write(&file, "{}\n");
     assert_eq!(newest_session(&dirs, &cwd).unwrap().unwrap().path, file);
 }

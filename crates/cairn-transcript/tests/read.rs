@@ -5,9 +5,7 @@ use std::path::PathBuf;
 use cairn_transcript::{Format, Transcript, TranscriptError};
 
 fn fixture(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures")
-        .join(name)
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(name)
 }
 
 fn read(name: &str) -> Transcript {
@@ -18,11 +16,7 @@ fn read(name: &str) -> Transcript {
 }
 
 fn path_ids(t: &Transcript) -> Vec<String> {
-    t.active_path()
-        .entries
-        .iter()
-        .map(|e| e.id.clone().unwrap_or_else(|| format!("<{}>", e.kind)))
-        .collect()
+    t.active_path().entries.iter().map(|e| e.id.clone().unwrap_or_else(|| format!("<{}>", e.kind))).collect()
 }
 
 fn error_of(name: &str) -> TranscriptError {
@@ -43,18 +37,13 @@ fn pi_v3_branched_takes_the_leaf_branch() {
     assert_eq!(
         path_ids(&t),
         [
-            "a0000001", "a0000002", "a0000003", "a0000004", "a0000005", "c0000001", "c0000002",
-            "c0000003", "c0000004", "c0000005"
+            "a0000001", "a0000002", "a0000003", "a0000004", "a0000005", "c0000001", "c0000002", "c0000003",
+            "c0000004", "c0000005"
         ]
     );
     let path = t.active_path();
     assert!(path.entries.iter().any(|e| e.kind == "compaction"));
-    assert!(
-        !path
-            .entries
-            .iter()
-            .any(|e| e.id.as_deref() == Some("b0000001"))
-    );
+    assert!(!path.entries.iter().any(|e| e.id.as_deref() == Some("b0000001")));
 }
 
 #[test]
@@ -63,12 +52,8 @@ fn pi_document_is_header_plus_original_lines() {
     let lines: Vec<&str> = text.lines().collect();
     let document = read("pi_v3_branched.jsonl").active_path().document();
     // Lines 7 and 8 (index 6, 7) are the abandoned branch.
-    let expected: Vec<&str> = lines
-        .iter()
-        .enumerate()
-        .filter(|(i, _)| *i != 6 && *i != 7)
-        .map(|(_, l)| *l)
-        .collect();
+    let expected: Vec<&str> =
+        lines.iter().enumerate().filter(|(i, _)| *i != 6 && *i != 7).map(|(_, l)| *l).collect();
     assert_eq!(document, expected.join("\n") + "\n");
 }
 
@@ -77,10 +62,7 @@ fn pi_v2_keeps_the_branch_ending_at_the_last_line() {
     let t = read("pi_v2.jsonl");
     assert_eq!(t.pi_version(), Some(2));
     assert_eq!(t.leaf_id(), Some("d0000005"));
-    assert_eq!(
-        path_ids(&t),
-        ["d0000001", "d0000002", "d0000003", "d0000005"]
-    );
+    assert_eq!(path_ids(&t), ["d0000001", "d0000002", "d0000003", "d0000005"]);
 }
 
 #[test]
@@ -95,10 +77,7 @@ fn pi_v1_is_chained_in_file_order_with_stable_ids() {
     }
     for entry in entries {
         let id = entry.id.as_deref().unwrap_or_default();
-        assert!(
-            id.len() == 8 && id.chars().all(|c| c.is_ascii_hexdigit()),
-            "{id}"
-        );
+        assert!(id.len() == 8 && id.chars().all(|c| c.is_ascii_hexdigit()), "{id}");
     }
     // The blank line is skipped but line numbers still match the file.
     assert_eq!(entries[4].line, 7);
@@ -146,26 +125,13 @@ fn claude_exact_repeat_is_dropped_but_a_conflicting_one_is_refused() {
     assert_eq!(t.entries().len(), 1);
     let other = line.replace("\"a\"", "\"b\"");
     let err = Transcript::parse("inline", &format!("{line}\n{other}\n")).unwrap_err();
-    assert!(
-        matches!(
-            err,
-            TranscriptError::DuplicateId {
-                line: 2,
-                first_line: 1,
-                ..
-            }
-        ),
-        "{err}"
-    );
+    assert!(matches!(err, TranscriptError::DuplicateId { line: 2, first_line: 1, .. }), "{err}");
 }
 
 #[test]
 fn malformed_line_is_named() {
     let err = error_of("bad_malformed.jsonl");
-    assert!(
-        matches!(err, TranscriptError::Malformed { line: 3, .. }),
-        "{err}"
-    );
+    assert!(matches!(err, TranscriptError::Malformed { line: 3, .. }), "{err}");
     let message = err.to_string();
     assert!(message.contains("bad_malformed.jsonl line 3"), "{message}");
 }
@@ -183,10 +149,7 @@ fn missing_parent_is_named() {
 #[test]
 fn cycle_is_named() {
     let err = error_of("bad_cycle.jsonl");
-    assert!(
-        matches!(err, TranscriptError::Cycle { line: 3, .. }),
-        "{err}"
-    );
+    assert!(matches!(err, TranscriptError::Cycle { line: 3, .. }), "{err}");
     assert!(err.to_string().contains("bad_cycle.jsonl line 3"));
 }
 
@@ -194,29 +157,16 @@ fn cycle_is_named() {
 fn missing_id_empty_file_and_unknown_content_are_refused() {
     assert!(matches!(
         error_of("bad_missing_id.jsonl"),
-        TranscriptError::MissingId {
-            line: 2,
-            field: "id",
-            ..
-        }
+        TranscriptError::MissingId { line: 2, field: "id", .. }
     ));
-    assert!(matches!(
-        error_of("bad_empty.jsonl"),
-        TranscriptError::Empty { .. }
-    ));
-    assert!(matches!(
-        error_of("bad_unknown.jsonl"),
-        TranscriptError::UnknownFormat { line: 1, .. }
-    ));
+    assert!(matches!(error_of("bad_empty.jsonl"), TranscriptError::Empty { .. }));
+    assert!(matches!(error_of("bad_unknown.jsonl"), TranscriptError::UnknownFormat { line: 1, .. }));
 }
 
 #[test]
 fn unsupported_pi_version_and_missing_file_are_refused() {
     let err = Transcript::parse("v9", r#"{"type":"session","version":9,"id":"x"}"#).unwrap_err();
-    assert!(
-        matches!(err, TranscriptError::UnsupportedVersion { line: 1, .. }),
-        "{err}"
-    );
+    assert!(matches!(err, TranscriptError::UnsupportedVersion { line: 1, .. }), "{err}");
     let missing = fixture("no_such_file.jsonl");
     let err = Transcript::read(&missing).unwrap_err();
     assert!(err.to_string().contains("no_such_file.jsonl"), "{err}");
@@ -224,34 +174,20 @@ fn unsupported_pi_version_and_missing_file_are_refused() {
 
 #[test]
 fn header_only_pi_session_has_an_empty_path() {
-    let t = Transcript::parse(
-        "new",
-        r#"{"type":"session","version":3,"id":"x","timestamp":"t","cwd":"/p"}"#,
-    )
-    .unwrap();
+    let t = Transcript::parse("new", r#"{"type":"session","version":3,"id":"x","timestamp":"t","cwd":"/p"}"#)
+        .unwrap();
     assert_eq!(t.leaf_id(), None);
     assert!(t.active_path().entries.is_empty());
 }
 
 #[test]
 fn a_saved_document_reads_back_as_the_same_path() {
-    for name in [
-        "pi_v3_branched.jsonl",
-        "pi_v2.jsonl",
-        "pi_v1_linear.jsonl",
-        "claude_sidechain.jsonl",
-    ] {
+    for name in ["pi_v3_branched.jsonl", "pi_v2.jsonl", "pi_v1_linear.jsonl", "claude_sidechain.jsonl"] {
         let path = read(name).active_path();
-        let again = Transcript::parse(&path.source, &path.document())
-            .unwrap()
-            .active_path();
+        let again = Transcript::parse(&path.source, &path.document()).unwrap().active_path();
         assert_eq!(again.entries.len(), path.entries.len(), "{name}");
         for (a, b) in again.entries.iter().zip(&path.entries) {
-            assert_eq!(
-                (&a.id, &a.parent_id, &a.text),
-                (&b.id, &b.parent_id, &b.text),
-                "{name}"
-            );
+            assert_eq!((&a.id, &a.parent_id, &a.text), (&b.id, &b.parent_id, &b.text), "{name}");
         }
     }
 }

@@ -5,20 +5,14 @@ use std::path::PathBuf;
 use cairn_transcript::{ActivePath, Transcript, diff_paths};
 
 fn saved(name: &str) -> ActivePath {
-    let file = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures")
-        .join(name);
+    let file = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(name);
     Transcript::read(&file).unwrap().active_path()
 }
 
 /// The path as it stood when the session ended at `leaf` (an earlier checkpoint).
 fn truncated_at(path: &ActivePath, leaf: &str) -> ActivePath {
     let mut earlier = path.clone();
-    let end = earlier
-        .entries
-        .iter()
-        .position(|e| e.id.as_deref() == Some(leaf))
-        .unwrap();
+    let end = earlier.entries.iter().position(|e| e.id.as_deref() == Some(leaf)).unwrap();
     earlier.entries.truncate(end + 1);
     earlier
 }

@@ -4,15 +4,12 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 use cairn_transcript::{
-    ActivePath, AgentDirs, Format, LoadOptions, Transcript, TranscriptError, export_session,
-    load_session,
+    ActivePath, AgentDirs, Format, LoadOptions, Transcript, TranscriptError, export_session, load_session,
 };
 use serde_json::Value;
 
 fn fixture(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures")
-        .join(name)
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(name)
 }
 
 fn saved(name: &str) -> ActivePath {
@@ -24,11 +21,7 @@ fn ids(path: &ActivePath) -> Vec<Option<String>> {
 }
 
 fn options(cwd: &str) -> LoadOptions {
-    LoadOptions {
-        cwd: cwd.to_owned(),
-        parent_session: None,
-        rewrite_cwd: false,
-    }
+    LoadOptions { cwd: cwd.to_owned(), parent_session: None, rewrite_cwd: false }
 }
 
 fn mode(path: &Path) -> u32 {
@@ -51,10 +44,7 @@ fn pi_load_writes_a_new_session_with_the_same_path() {
     let dir = home.path().join(".pi/agent/sessions/--home-b-work--");
     assert_eq!(written.path.parent(), Some(dir.as_path()));
     let name = written.path.file_name().unwrap().to_str().unwrap();
-    assert!(
-        name.ends_with(&format!("_{}.jsonl", written.session_id)),
-        "{name}"
-    );
+    assert!(name.ends_with(&format!("_{}.jsonl", written.session_id)), "{name}");
     assert_eq!(mode(&written.path), 0o600);
     assert_eq!(mode(&dir), 0o700);
     assert_eq!(
@@ -102,20 +92,10 @@ fn pi_v1_and_v2_are_written_as_version_3() {
     let exported = home.path().join("v1.jsonl");
     export_session(&path, &exported, false).unwrap();
     let reloaded = Transcript::read(&exported).unwrap();
-    let compaction = reloaded
-        .entries()
-        .iter()
-        .find(|e| e.kind == "compaction")
-        .unwrap();
+    let compaction = reloaded.entries().iter().find(|e| e.kind == "compaction").unwrap();
     let value: Value = serde_json::from_str(&compaction.text).unwrap();
-    assert_eq!(
-        value["firstKeptEntryId"].as_str(),
-        path.entries[1].id.as_deref()
-    );
-    assert_eq!(
-        header_of(&exported)["id"],
-        "0191e000-aaaa-7bbb-8ccc-000000000001"
-    );
+    assert_eq!(value["firstKeptEntryId"].as_str(), path.entries[1].id.as_deref());
+    assert_eq!(header_of(&exported)["id"], "0191e000-aaaa-7bbb-8ccc-000000000001");
 }
 
 #[test]
@@ -126,14 +106,8 @@ fn claude_load_rewrites_session_ids_only() {
     let written = load_session(&path, &dirs, &options("/home/a/my_proj.v2")).unwrap();
 
     let dir = home.path().join(".claude/projects/-home-a-my-proj-v2");
-    assert_eq!(
-        written.path,
-        dir.join(format!("{}.jsonl", written.session_id))
-    );
-    assert_eq!(
-        written.resume_command,
-        Some(format!("claude --resume {}", written.session_id))
-    );
+    assert_eq!(written.path, dir.join(format!("{}.jsonl", written.session_id)));
+    assert_eq!(written.resume_command, Some(format!("claude --resume {}", written.session_id)));
     assert_eq!(mode(&written.path), 0o600);
 
     let reloaded = Transcript::read(&written.path).unwrap();
@@ -143,9 +117,7 @@ fn claude_load_rewrites_session_ids_only() {
     let again = reloaded.active_path();
     assert_eq!(ids(&again), ids(&path));
     for (new, old) in again.entries.iter().zip(&path.entries) {
-        let expected = old
-            .text
-            .replace("5f2c7e3a-1111-4222-8333-444455556666", &written.session_id);
+        let expected = old.text.replace("5f2c7e3a-1111-4222-8333-444455556666", &written.session_id);
         assert_eq!(new.text, expected);
     }
 }
@@ -174,10 +146,7 @@ fn export_writes_a_v3_file_and_refuses_to_overwrite() {
     let path = saved("pi_v3_branched.jsonl");
     let written = export_session(&path, &dest, false).unwrap();
     assert_eq!(std::fs::read_to_string(&dest).unwrap(), path.document());
-    assert_eq!(
-        written.fork_command,
-        Some(format!("pi --fork {}", dest.display()))
-    );
+    assert_eq!(written.fork_command, Some(format!("pi --fork {}", dest.display())));
     assert_eq!(mode(&dest), 0o600);
     assert_eq!(mode(&dir.path().join("private")), 0o700);
 
@@ -194,10 +163,7 @@ fn a_path_that_would_not_parse_again_writes_nothing() {
     // Dropping the root leaves the next entry pointing at a parent that is gone.
     path.entries.remove(0);
     let err = load_session(&path, &dirs, &options("/p")).unwrap_err();
-    assert!(
-        matches!(err, TranscriptError::WouldBeInvalid { .. }),
-        "{err}"
-    );
+    assert!(matches!(err, TranscriptError::WouldBeInvalid { .. }), "{err}");
     assert!(err.to_string().contains("line 2"), "{err}");
     assert!(!home.path().join(".pi").exists());
 }

@@ -81,11 +81,7 @@ impl Incoming {
     pub(crate) fn parse(bytes: &[u8]) -> Result<Self> {
         let value: Value = serde_json::from_slice(bytes)
             .map_err(|e| Error::protocol(format!("a message body is not JSON: {e}")))?;
-        let kind = value
-            .get("type")
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_owned();
+        let kind = value.get("type").and_then(Value::as_str).unwrap_or_default().to_owned();
         let parsed = match kind.as_str() {
             "response" => serde_json::from_value(value).map(Incoming::Response),
             "event" => serde_json::from_value(value).map(Incoming::Event),
@@ -98,10 +94,7 @@ impl Incoming {
 
 /// Decodes a response or event body into a typed struct; a missing body reads as `{}`, so
 /// bodies whose fields are all optional still decode.
-pub(crate) fn decode_body<T: serde::de::DeserializeOwned>(
-    what: &str,
-    body: Option<Value>,
-) -> Result<T> {
+pub(crate) fn decode_body<T: serde::de::DeserializeOwned>(what: &str, body: Option<Value>) -> Result<T> {
     let value = body.unwrap_or_else(|| Value::Object(serde_json::Map::new()));
     serde_json::from_value(value)
         .map_err(|e| Error::protocol(format!("the body of `{what}` is malformed: {e}")))
@@ -137,20 +130,12 @@ mod tests {
 
     #[test]
     fn rejects_bodies_that_are_not_json() {
-        assert!(matches!(
-            Incoming::parse(b"not json"),
-            Err(Error::Protocol { .. })
-        ));
+        assert!(matches!(Incoming::parse(b"not json"), Err(Error::Protocol { .. })));
     }
 
     #[test]
     fn omits_absent_arguments_when_sending() {
-        let request = OutgoingRequest {
-            seq: 1,
-            kind: "request",
-            command: "threads",
-            arguments: None,
-        };
+        let request = OutgoingRequest { seq: 1, kind: "request", command: "threads", arguments: None };
         let text = serde_json::to_string(&request).unwrap_or_default();
         assert_eq!(text, r#"{"seq":1,"type":"request","command":"threads"}"#);
     }

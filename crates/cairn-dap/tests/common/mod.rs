@@ -12,25 +12,19 @@ pub const WAIT: Duration = Duration::from_secs(30);
 
 /// debugpy, or a failure that says how to install it.
 pub fn debugpy() -> AdapterCommand {
-    AdapterCommand::debugpy().unwrap_or_else(|e| {
-        panic!("these tests need debugpy: {e} (see scripts/deps/debug-adapters.sh)")
-    })
+    AdapterCommand::debugpy()
+        .unwrap_or_else(|e| panic!("these tests need debugpy: {e} (see scripts/deps/debug-adapters.sh)"))
 }
 
 /// lldb-dap, or a failure that says how to install it.
 pub fn lldb_dap() -> AdapterCommand {
-    AdapterCommand::lldb_dap().unwrap_or_else(|e| {
-        panic!("these tests need lldb-dap: {e} (see scripts/deps/debug-adapters.sh)")
-    })
+    AdapterCommand::lldb_dap()
+        .unwrap_or_else(|e| panic!("these tests need lldb-dap: {e} (see scripts/deps/debug-adapters.sh)"))
 }
 
 /// Session limits for tests.
 pub fn options() -> SessionOptions {
-    SessionOptions {
-        request_timeout: WAIT,
-        start_timeout: WAIT,
-        stop_timeout: Duration::from_secs(10),
-    }
+    SessionOptions { request_timeout: WAIT, start_timeout: WAIT, stop_timeout: Duration::from_secs(10) }
 }
 
 /// Writes `text` to `dir/name` and returns the path.
@@ -42,12 +36,8 @@ pub fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
 
 /// The 1-based number of the only line of `text` that contains `marker`.
 pub fn line_of(text: &str, marker: &str) -> u32 {
-    let lines: Vec<usize> = text
-        .lines()
-        .enumerate()
-        .filter(|(_, l)| l.contains(marker))
-        .map(|(i, _)| i + 1)
-        .collect();
+    let lines: Vec<usize> =
+        text.lines().enumerate().filter(|(_, l)| l.contains(marker)).map(|(i, _)| i + 1).collect();
     assert_eq!(lines.len(), 1, "marker {marker} must appear exactly once");
     lines[0] as u32
 }
@@ -60,14 +50,8 @@ pub fn compile_c(source: &Path) -> PathBuf {
         .arg(&binary)
         .arg(source)
         .output()
-        .unwrap_or_else(|e| {
-            panic!("these tests need gcc ({e}); see scripts/deps/debug-adapters.sh")
-        });
-    assert!(
-        output.status.success(),
-        "gcc failed: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+        .unwrap_or_else(|e| panic!("these tests need gcc ({e}); see scripts/deps/debug-adapters.sh"));
+    assert!(output.status.success(), "gcc failed: {}", String::from_utf8_lossy(&output.stderr));
     binary
 }
 
@@ -91,9 +75,7 @@ pub fn process_alive(pid: i64) -> bool {
     match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
         Ok(stat) => {
             // The state follows the parenthesised command name.
-            let state = stat
-                .rsplit_once(')')
-                .and_then(|(_, rest)| rest.trim_start().chars().next());
+            let state = stat.rsplit_once(')').and_then(|(_, rest)| rest.trim_start().chars().next());
             !matches!(state, Some('Z') | Some('X') | None)
         }
         Err(_) => false,

@@ -40,10 +40,7 @@ impl DockerEngine {
             })
             .collect();
         changes.sort_by(|a, b| a.path.cmp(&b.path));
-        Ok(LayerChanges {
-            container: container.to_string(),
-            changes,
-        })
+        Ok(LayerChanges { container: container.to_string(), changes })
     }
 }
 

@@ -25,11 +25,7 @@ impl DockerEngine {
             .inspect_container(container, None)
             .await
             .map_err(api(format!("inspect container {container}")))?;
-        let running = inspect
-            .state
-            .as_ref()
-            .and_then(|s| s.running)
-            .unwrap_or(false);
+        let running = inspect.state.as_ref().and_then(|s| s.running).unwrap_or(false);
         if running {
             return self.delete_by_exec(container, paths).await;
         }
@@ -54,9 +50,7 @@ impl DockerEngine {
             return Err(DockerError::Delete {
                 container: container.to_string(),
                 path: paths[0].clone(),
-                reason:
-                    "the engine reports no upper directory for it; start the container and retry"
-                        .into(),
+                reason: "the engine reports no upper directory for it; start the container and retry".into(),
             });
         };
         let paths = paths.to_vec();
@@ -92,9 +86,7 @@ impl DockerEngine {
             .await
             .map_err(api(format!("run rm in container {container}")))?;
         let mut output = String::new();
-        if let StartExecResults::Attached {
-            output: mut out, ..
-        } = self
+        if let StartExecResults::Attached { output: mut out, .. } = self
             .docker
             .start_exec(&exec.id, None)
             .await
@@ -127,10 +119,7 @@ impl DockerEngine {
 }
 
 fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> DockerError + '_ {
-    move |source| DockerError::Io {
-        path: path.to_path_buf(),
-        source,
-    }
+    move |source| DockerError::Io { path: path.to_path_buf(), source }
 }
 
 /// Removes `path` from the upper directory and, when a lower layer still holds it,
@@ -147,9 +136,7 @@ fn delete_in_upper(upper: &Path, lowers: &[PathBuf], path: &str) -> Result<()> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
         Err(e) => return Err(io_err(&target)(e)),
     }
-    let in_lower = lowers
-        .iter()
-        .any(|l| std::fs::symlink_metadata(l.join(rel)).is_ok());
+    let in_lower = lowers.iter().any(|l| std::fs::symlink_metadata(l.join(rel)).is_ok());
     if !in_lower {
         return Ok(());
     }
@@ -177,10 +164,7 @@ fn ensure_upper_dir(upper: &Path, lowers: &[PathBuf], dir: &Path) -> Result<()> 
     }
     std::fs::create_dir(dir).map_err(io_err(dir))?;
     let rel = dir.strip_prefix(upper).unwrap_or(dir);
-    if let Some(meta) = lowers
-        .iter()
-        .find_map(|l| std::fs::symlink_metadata(l.join(rel)).ok())
-    {
+    if let Some(meta) = lowers.iter().find_map(|l| std::fs::symlink_metadata(l.join(rel)).ok()) {
         use std::os::unix::fs::{MetadataExt, PermissionsExt};
         std::fs::set_permissions(dir, std::fs::Permissions::from_mode(meta.mode() & 0o7777))
             .map_err(io_err(dir))?;

@@ -2,9 +2,7 @@
 
 use std::io::{Read, Write};
 
-use bollard::query_parameters::{
-    ContainerArchiveInfoOptionsBuilder, DownloadFromContainerOptionsBuilder,
-};
+use bollard::query_parameters::{ContainerArchiveInfoOptionsBuilder, DownloadFromContainerOptionsBuilder};
 
 use super::changes::{covered_by, has_changed_child};
 use super::stream::blocking_reader;
@@ -26,12 +24,8 @@ impl DockerEngine {
         out: W,
     ) -> Result<(W, LayerExport)> {
         let container = changes.container.clone();
-        let added: Vec<&str> = changes
-            .changes
-            .iter()
-            .filter(|c| c.kind == ChangeKind::Added)
-            .map(|c| c.path.as_str())
-            .collect();
+        let added: Vec<&str> =
+            changes.changes.iter().filter(|c| c.kind == ChangeKind::Added).map(|c| c.path.as_str()).collect();
         let mut roots = Vec::new();
         let mut modified_directories = Vec::new();
         for c in &changes.changes {
@@ -73,9 +67,7 @@ impl DockerEngine {
             let mut entries = 0u64;
             let mut bytes = 0u64;
             for root in &roots {
-                let options = DownloadFromContainerOptionsBuilder::default()
-                    .path(root)
-                    .build();
+                let options = DownloadFromContainerOptionsBuilder::default().path(root).build();
                 let stream = Box::pin(docker.download_from_container(&name, Some(options)));
                 let reader = blocking_reader(stream);
                 let parent = parent_rel(root);
@@ -84,12 +76,8 @@ impl DockerEngine {
                 entries += n;
                 bytes += b;
             }
-            let out = builder
-                .into_inner()
-                .map_err(|source| DockerError::Archive {
-                    what: what.clone(),
-                    source,
-                })?;
+            let out =
+                builder.into_inner().map_err(|source| DockerError::Archive { what: what.clone(), source })?;
             Ok::<_, DockerError>((out, entries, bytes))
         })
         .await
@@ -97,23 +85,12 @@ impl DockerEngine {
             what: format!("the writable layer of {container}"),
             source: std::io::Error::other(e),
         })??;
-        Ok((
-            out,
-            LayerExport {
-                container,
-                entries,
-                bytes,
-                deleted,
-                modified_directories,
-            },
-        ))
+        Ok((out, LayerExport { container, entries, bytes, deleted, modified_directories }))
     }
 
     /// Whether `path` in the container is a directory, from the archive stat header.
     pub(crate) async fn is_dir(&self, container: &str, path: &str) -> Result<bool> {
-        let options = ContainerArchiveInfoOptionsBuilder::default()
-            .path(path)
-            .build();
+        let options = ContainerArchiveInfoOptionsBuilder::default().path(path).build();
         let stat = self
             .docker
             .get_container_archive_info(container, Some(options))
@@ -125,10 +102,7 @@ impl DockerEngine {
 
 /// The engine's own error text hides inside the stream error; keep it in the message.
 fn archive_error(what: &str, root: &str, source: std::io::Error) -> DockerError {
-    DockerError::Archive {
-        what: format!("{what} (path {root})"),
-        source,
-    }
+    DockerError::Archive { what: format!("{what} (path {root})"), source }
 }
 
 /// `/var/lib/x` → `var/lib`; `/x` → empty.
@@ -141,11 +115,7 @@ pub(crate) fn parent_rel(path: &str) -> String {
 }
 
 fn join_rel(parent: &str, name: &std::path::Path) -> std::path::PathBuf {
-    if parent.is_empty() {
-        name.to_path_buf()
-    } else {
-        std::path::Path::new(parent).join(name)
-    }
+    if parent.is_empty() { name.to_path_buf() } else { std::path::Path::new(parent).join(name) }
 }
 
 /// Copies every entry of one download into `builder`, moving it under `parent`
@@ -164,17 +134,10 @@ fn copy_entries<R: Read, W: Write>(
         let mut header = entry.header().clone();
         let kind = header.entry_type();
         if kind.is_symlink() || kind.is_hard_link() {
-            let target = entry
-                .link_name()?
-                .map(|l| l.into_owned())
-                .unwrap_or_default();
+            let target = entry.link_name()?.map(|l| l.into_owned()).unwrap_or_default();
             // Hard link targets are archive paths and move with the entries;
             // symlink targets are the container's own business and stay as they are.
-            let target = if kind.is_hard_link() {
-                join_rel(parent, &target)
-            } else {
-                target
-            };
+            let target = if kind.is_hard_link() { join_rel(parent, &target) } else { target };
             header.set_size(0);
             builder.append_link(&mut header, &path, &target)?;
         } else {

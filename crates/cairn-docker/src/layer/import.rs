@@ -5,8 +5,7 @@ use std::io::Read;
 
 use bollard::models::ContainerCreateBody;
 use bollard::query_parameters::{
-    DownloadFromContainerOptionsBuilder, RemoveContainerOptionsBuilder,
-    UploadToContainerOptionsBuilder,
+    DownloadFromContainerOptionsBuilder, RemoveContainerOptionsBuilder, UploadToContainerOptionsBuilder,
 };
 use futures_util::TryStreamExt;
 
@@ -30,20 +29,13 @@ impl DockerEngine {
     ) -> Result<LayerImport> {
         let container = saved.container.as_str();
         let live = self.layer_changes(container).await?;
-        let saved_kind: HashMap<&str, ChangeKind> = saved
-            .changes
-            .iter()
-            .map(|c| (c.path.as_str(), c.kind))
-            .collect();
+        let saved_kind: HashMap<&str, ChangeKind> =
+            saved.changes.iter().map(|c| (c.path.as_str(), c.kind)).collect();
 
         // New paths go first, all of them: the saved tar brings back the ones it
         // holds, and this way no stale file survives inside a re-added directory.
-        let live_added: Vec<&str> = live
-            .changes
-            .iter()
-            .filter(|c| c.kind == ChangeKind::Added)
-            .map(|c| c.path.as_str())
-            .collect();
+        let live_added: Vec<&str> =
+            live.changes.iter().filter(|c| c.kind == ChangeKind::Added).map(|c| c.path.as_str()).collect();
         let first_delete: Vec<String> = live_added
             .iter()
             .filter(|p| !live_added.iter().any(|a| super::changes::is_below(p, a)))
@@ -58,9 +50,7 @@ impl DockerEngine {
                 // Saved as deleted: the final deletions take care of it.
                 ChangeKind::Deleted => in_saved != Some(ChangeKind::Deleted),
                 // A changed file the saved layer did not change; directories follow their children.
-                ChangeKind::Modified => {
-                    in_saved.is_none() && !has_changed_child(&live.changes, &c.path)
-                }
+                ChangeKind::Modified => in_saved.is_none() && !has_changed_child(&live.changes, &c.path),
             };
             if wanted && !covered_by(&c.path, first_delete.iter().map(String::as_str)) {
                 revert.push(c.path.clone());
@@ -74,35 +64,19 @@ impl DockerEngine {
 
         let options = UploadToContainerOptionsBuilder::default().path("/").build();
         self.docker
-            .upload_to_container(
-                container,
-                Some(options),
-                bollard::body_try_stream(body_from_reader(tar)),
-            )
+            .upload_to_container(container, Some(options), bollard::body_try_stream(body_from_reader(tar)))
             .await
-            .map_err(api(format!(
-                "write the saved layer into container {container}"
-            )))?;
+            .map_err(api(format!("write the saved layer into container {container}")))?;
 
-        let deleted_saved: Vec<String> = saved
-            .changes
-            .iter()
-            .filter(|c| c.kind == ChangeKind::Deleted)
-            .map(|c| c.path.clone())
-            .collect();
+        let deleted_saved: Vec<String> =
+            saved.changes.iter().filter(|c| c.kind == ChangeKind::Deleted).map(|c| c.path.clone()).collect();
         self.delete_paths(container, &deleted_saved).await?;
 
-        let mut deleted = first_delete
-            .into_iter()
-            .filter(|p| !saved_kind.contains_key(p.as_str()))
-            .collect::<Vec<_>>();
+        let mut deleted =
+            first_delete.into_iter().filter(|p| !saved_kind.contains_key(p.as_str())).collect::<Vec<_>>();
         deleted.extend(deleted_saved);
         deleted.sort();
-        Ok(LayerImport {
-            container: container.to_string(),
-            reverted: revert,
-            deleted,
-        })
+        Ok(LayerImport { container: container.to_string(), reverted: revert, deleted })
     }
 
     /// Copies `paths` from `container`'s image into the container, through a helper
@@ -119,10 +93,7 @@ impl DockerEngine {
             // Never run: any entry point will do, and images without one still create.
             entrypoint: Some(vec!["/cairn-helper-never-started".to_string()]),
             network_disabled: Some(true),
-            labels: Some(HashMap::from([(
-                "cairn.helper".to_string(),
-                "image-files".to_string(),
-            )])),
+            labels: Some(HashMap::from([("cairn.helper".to_string(), "image-files".to_string())])),
             ..Default::default()
         };
         let helper = self
@@ -132,10 +103,7 @@ impl DockerEngine {
             .map_err(api(format!("create a helper container from image {image}")))?
             .id;
         let result = self.copy_between(&helper, container, paths).await;
-        let remove = RemoveContainerOptionsBuilder::default()
-            .force(true)
-            .v(true)
-            .build();
+        let remove = RemoveContainerOptionsBuilder::default().force(true).v(true).build();
         let removed = self
             .docker
             .remove_container(&helper, Some(remove))
@@ -151,23 +119,15 @@ impl DockerEngine {
                 Err(DockerError::Api { source, .. }) if is_not_found(&source) => continue,
                 other => other?,
             };
-            let download = DownloadFromContainerOptionsBuilder::default()
-                .path(path)
-                .build();
-            let stream = self
-                .docker
-                .download_from_container(from, Some(download))
-                .map_err(std::io::Error::other);
+            let download = DownloadFromContainerOptionsBuilder::default().path(path).build();
+            let stream =
+                self.docker.download_from_container(from, Some(download)).map_err(std::io::Error::other);
             let dest = format!("/{}", parent_rel(path));
-            let upload = UploadToContainerOptionsBuilder::default()
-                .path(&dest)
-                .build();
+            let upload = UploadToContainerOptionsBuilder::default().path(&dest).build();
             self.docker
                 .upload_to_container(to, Some(upload), bollard::body_try_stream(stream))
                 .await
-                .map_err(api(format!(
-                    "copy {path} from the image into container {to}"
-                )))?;
+                .map_err(api(format!("copy {path} from the image into container {to}")))?;
         }
         Ok(())
     }

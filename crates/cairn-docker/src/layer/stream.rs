@@ -26,10 +26,7 @@ pub(crate) fn body_from_reader<R: Read + Send + 'static>(
             match reader.read(&mut buf) {
                 Ok(0) => break,
                 Ok(n) => {
-                    if tx
-                        .blocking_send(Ok(Bytes::copy_from_slice(&buf[..n])))
-                        .is_err()
-                    {
+                    if tx.blocking_send(Ok(Bytes::copy_from_slice(&buf[..n]))).is_err() {
                         break;
                     }
                 }
@@ -41,7 +38,5 @@ pub(crate) fn body_from_reader<R: Read + Send + 'static>(
             }
         }
     });
-    futures_util::stream::unfold(rx, |mut rx| async move {
-        rx.recv().await.map(|item| (item, rx))
-    })
+    futures_util::stream::unfold(rx, |mut rx| async move { rx.recv().await.map(|item| (item, rx)) })
 }

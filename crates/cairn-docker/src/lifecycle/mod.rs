@@ -57,23 +57,16 @@ impl DockerEngine {
                 .await
                 .map_err(api(format!("inspect container {}", c.name)))?;
             let exit = inspect.state.and_then(|s| s.exit_code);
-            let stop_signal = inspect
-                .config
-                .and_then(|c| c.stop_signal)
-                .unwrap_or_default();
+            let stop_signal = inspect.config.and_then(|c| c.stop_signal).unwrap_or_default();
             // A container whose own stop signal is KILL was not "killed at the deadline".
-            let killed = exit == Some(KILLED_EXIT_CODE)
-                && !matches!(stop_signal.as_str(), "SIGKILL" | "KILL" | "9");
+            let killed =
+                exit == Some(KILLED_EXIT_CODE) && !matches!(stop_signal.as_str(), "SIGKILL" | "KILL" | "9");
             Ok::<_, crate::DockerError>((c.name.clone(), killed))
         });
         let results = try_join_all(stops).await?;
         Ok(StopReport {
             stopped: results.iter().map(|(n, _)| n.clone()).collect(),
-            killed: results
-                .into_iter()
-                .filter(|(_, k)| *k)
-                .map(|(n, _)| n)
-                .collect(),
+            killed: results.into_iter().filter(|(_, k)| *k).map(|(n, _)| n).collect(),
         })
     }
 
@@ -97,9 +90,7 @@ impl DockerEngine {
             }
             changed.push(c.name.clone());
         }
-        Ok(ChangedContainers {
-            containers: changed,
-        })
+        Ok(ChangedContainers { containers: changed })
     }
 
     /// Freezes every running container of the project (cgroup freezer), so its
@@ -115,9 +106,7 @@ impl DockerEngine {
                 changed.push(c.name.clone());
             }
         }
-        Ok(ChangedContainers {
-            containers: changed,
-        })
+        Ok(ChangedContainers { containers: changed })
     }
 
     /// Thaws every paused container of the project.
@@ -132,22 +121,13 @@ impl DockerEngine {
                 changed.push(c.name.clone());
             }
         }
-        Ok(ChangedContainers {
-            containers: changed,
-        })
+        Ok(ChangedContainers { containers: changed })
     }
 
     /// The engine's current state word for a container (running, exited, ...).
     pub(crate) async fn container_state(&self, id: &str) -> Result<String> {
-        let inspect = self
-            .docker
-            .inspect_container(id, None)
-            .await
-            .map_err(api(format!("inspect container {id}")))?;
-        Ok(inspect
-            .state
-            .and_then(|s| s.status)
-            .map(|s| s.to_string())
-            .unwrap_or_else(|| "unknown".into()))
+        let inspect =
+            self.docker.inspect_container(id, None).await.map_err(api(format!("inspect container {id}")))?;
+        Ok(inspect.state.and_then(|s| s.status).map(|s| s.to_string()).unwrap_or_else(|| "unknown".into()))
     }
 }

@@ -72,10 +72,7 @@ impl DockerEngine {
             .await
             .map_err(api(format!("inspect container {name}")))?;
         let state = inspect.state.unwrap_or_default();
-        let status = state
-            .status
-            .map(|s| s.to_string())
-            .unwrap_or_else(|| "unknown".into());
+        let status = state.status.map(|s| s.to_string()).unwrap_or_else(|| "unknown".into());
         let health = state
             .health
             .and_then(|h| h.status)
@@ -92,10 +89,7 @@ impl DockerEngine {
             ("exited" | "dead", _) => match state.exit_code.unwrap_or(0) {
                 0 => Verdict::Ready(readiness("exited")),
                 code => {
-                    return Err(DockerError::Exited {
-                        container: name.to_string(),
-                        code,
-                    });
+                    return Err(DockerError::Exited { container: name.to_string(), code });
                 }
             },
             (other, _) => Verdict::Waiting(other.to_string()),

@@ -7,8 +7,7 @@ use bollard::query_parameters::ListContainersOptionsBuilder;
 
 use super::labels;
 use super::model::{
-    BindMount, ContainerInfo, ContainerSpec, ImageRef, MountInfo, MountKind, Project, Service,
-    VolumeInfo,
+    BindMount, ContainerInfo, ContainerSpec, ImageRef, MountInfo, MountKind, Project, Service, VolumeInfo,
 };
 use super::order::start_order;
 use crate::engine::DockerEngine;
@@ -20,19 +19,14 @@ impl DockerEngine {
     /// the project's label.
     pub async fn discover(&self, name: &str) -> Result<Project> {
         let filters = labels::project_filter(name);
-        let options = ListContainersOptionsBuilder::default()
-            .all(true)
-            .filters(&filters)
-            .build();
+        let options = ListContainersOptionsBuilder::default().all(true).filters(&filters).build();
         let summaries = self
             .docker
             .list_containers(Some(options))
             .await
             .map_err(api(format!("list the containers of project {name}")))?;
         if summaries.is_empty() {
-            return Err(DockerError::ProjectNotFound {
-                project: name.to_string(),
-            });
+            return Err(DockerError::ProjectNotFound { project: name.to_string() });
         }
 
         let mut containers = Vec::with_capacity(summaries.len());
@@ -46,11 +40,7 @@ impl DockerEngine {
                 .inspect_container(&id, None)
                 .await
                 .map_err(api(format!("inspect container {id}")))?;
-            let labels = inspect
-                .config
-                .as_ref()
-                .and_then(|c| c.labels.clone())
-                .unwrap_or_default();
+            let labels = inspect.config.as_ref().and_then(|c| c.labels.clone()).unwrap_or_default();
             if config_files.is_empty() {
                 config_files = labels::config_files(&labels);
             }
@@ -58,26 +48,15 @@ impl DockerEngine {
                 working_dir = labels.get(labels::WORKING_DIR).cloned();
             }
             let info = container_info(id, inspect, &labels);
-            depends
-                .entry(info.service.clone())
-                .or_default()
-                .extend(labels::depends_on(&labels));
+            depends.entry(info.service.clone()).or_default().extend(labels::depends_on(&labels));
             containers.push(info);
         }
 
         let services = services(&containers, &depends);
         let order: Vec<String> = start_order(&services);
-        let rank: HashMap<&str, usize> = order
-            .iter()
-            .enumerate()
-            .map(|(i, s)| (s.as_str(), i))
-            .collect();
+        let rank: HashMap<&str, usize> = order.iter().enumerate().map(|(i, s)| (s.as_str(), i)).collect();
         containers.sort_by_key(|c| {
-            (
-                rank.get(c.service.as_str()).copied().unwrap_or(usize::MAX),
-                c.number,
-                c.name.clone(),
-            )
+            (rank.get(c.service.as_str()).copied().unwrap_or(usize::MAX), c.number, c.name.clone())
         });
         let mut services = services;
         services.sort_by_key(|s| rank.get(s.name.as_str()).copied().unwrap_or(usize::MAX));
@@ -103,11 +82,7 @@ impl DockerEngine {
 
     /// Inspects every volume the containers mount, to learn its host directory
     /// and whether compose made it for this project.
-    async fn volumes(
-        &self,
-        project: &str,
-        containers: &[ContainerInfo],
-    ) -> Result<Vec<VolumeInfo>> {
+    async fn volumes(&self, project: &str, containers: &[ContainerInfo]) -> Result<Vec<VolumeInfo>> {
         let mut by_name: BTreeMap<String, VolumeInfo> = BTreeMap::new();
         for c in containers {
             for m in &c.mounts {
@@ -213,35 +188,18 @@ fn container_info(
         })
         .collect();
     ContainerInfo {
-        name: inspect
-            .name
-            .as_deref()
-            .unwrap_or(&id)
-            .trim_start_matches('/')
-            .to_string(),
+        name: inspect.name.as_deref().unwrap_or(&id).trim_start_matches('/').to_string(),
         service: labels.get(labels::SERVICE).cloned().unwrap_or_default(),
-        number: labels
-            .get(labels::NUMBER)
-            .and_then(|n| n.parse().ok())
-            .unwrap_or(0),
-        oneoff: labels
-            .get(labels::ONEOFF)
-            .is_some_and(|v| v.eq_ignore_ascii_case("true")),
-        state: state
-            .and_then(|s| s.status)
-            .map(|s| s.to_string())
-            .unwrap_or_else(|| "unknown".into()),
+        number: labels.get(labels::NUMBER).and_then(|n| n.parse().ok()).unwrap_or(0),
+        oneoff: labels.get(labels::ONEOFF).is_some_and(|v| v.eq_ignore_ascii_case("true")),
+        state: state.and_then(|s| s.status).map(|s| s.to_string()).unwrap_or_else(|| "unknown".into()),
         health: state
             .and_then(|s| s.health.as_ref())
             .and_then(|h| h.status)
             .map(|s| s.to_string())
             .filter(|s| !s.is_empty() && s != "none"),
         image_id: inspect.image.clone().unwrap_or_default(),
-        image_tag: inspect
-            .config
-            .as_ref()
-            .and_then(|c| c.image.clone())
-            .unwrap_or_default(),
+        image_tag: inspect.config.as_ref().and_then(|c| c.image.clone()).unwrap_or_default(),
         mounts,
         spec: ContainerSpec {
             config: inspect.config,
@@ -257,16 +215,10 @@ fn container_info(
     }
 }
 
-fn services(
-    containers: &[ContainerInfo],
-    depends: &BTreeMap<String, BTreeSet<String>>,
-) -> Vec<Service> {
+fn services(containers: &[ContainerInfo], depends: &BTreeMap<String, BTreeSet<String>>) -> Vec<Service> {
     let mut numbers: BTreeMap<&str, Vec<u32>> = BTreeMap::new();
     for c in containers {
-        numbers
-            .entry(c.service.as_str())
-            .or_default()
-            .push(c.number);
+        numbers.entry(c.service.as_str()).or_default().push(c.number);
     }
     numbers
         .into_iter()
@@ -276,10 +228,7 @@ fn services(
                 name: name.to_string(),
                 replicas: nums.len(),
                 container_numbers: nums,
-                depends_on: depends
-                    .get(name)
-                    .map(|d| d.iter().cloned().collect())
-                    .unwrap_or_default(),
+                depends_on: depends.get(name).map(|d| d.iter().cloned().collect()).unwrap_or_default(),
             }
         })
         .collect()
@@ -289,15 +238,12 @@ fn bind_mounts(containers: &[ContainerInfo]) -> Vec<BindMount> {
     containers
         .iter()
         .flat_map(|c| {
-            c.mounts
-                .iter()
-                .filter(|m| m.kind == MountKind::Bind)
-                .map(|m| BindMount {
-                    container: c.name.clone(),
-                    host_path: m.source.clone(),
-                    container_path: m.destination.clone(),
-                    read_only: m.read_only,
-                })
+            c.mounts.iter().filter(|m| m.kind == MountKind::Bind).map(|m| BindMount {
+                container: c.name.clone(),
+                host_path: m.source.clone(),
+                container_path: m.destination.clone(),
+                read_only: m.read_only,
+            })
         })
         .collect()
 }
@@ -305,13 +251,11 @@ fn bind_mounts(containers: &[ContainerInfo]) -> Vec<BindMount> {
 fn images(containers: &[ContainerInfo]) -> Vec<ImageRef> {
     let mut by_id: BTreeMap<&str, ImageRef> = BTreeMap::new();
     for c in containers {
-        let image = by_id
-            .entry(c.image_id.as_str())
-            .or_insert_with(|| ImageRef {
-                id: c.image_id.clone(),
-                tags: Vec::new(),
-                containers: Vec::new(),
-            });
+        let image = by_id.entry(c.image_id.as_str()).or_insert_with(|| ImageRef {
+            id: c.image_id.clone(),
+            tags: Vec::new(),
+            containers: Vec::new(),
+        });
         if !c.image_tag.is_empty() && !image.tags.contains(&c.image_tag) {
             image.tags.push(c.image_tag.clone());
         }

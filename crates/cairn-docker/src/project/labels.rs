@@ -15,13 +15,7 @@ pub(crate) const VOLUME: &str = "com.docker.compose.volume";
 pub(crate) fn config_files(labels: &HashMap<String, String>) -> Vec<String> {
     labels
         .get(CONFIG_FILES)
-        .map(|v| {
-            v.split(',')
-                .map(str::trim)
-                .filter(|s| !s.is_empty())
-                .map(String::from)
-                .collect()
-        })
+        .map(|v| v.split(',').map(str::trim).filter(|s| !s.is_empty()).map(String::from).collect())
         .unwrap_or_default()
 }
 

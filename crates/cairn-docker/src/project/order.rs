@@ -23,17 +23,10 @@ pub(crate) fn start_order(services: &[Service]) -> Vec<String> {
         .collect();
     let mut order = Vec::with_capacity(services.len());
     while !pending.is_empty() {
-        let ready: Vec<&str> = pending
-            .iter()
-            .filter(|(_, deps)| deps.is_empty())
-            .map(|(name, _)| *name)
-            .collect();
+        let ready: Vec<&str> =
+            pending.iter().filter(|(_, deps)| deps.is_empty()).map(|(name, _)| *name).collect();
         // A cycle: take the first remaining service by name to make progress.
-        let batch = if ready.is_empty() {
-            pending.keys().take(1).copied().collect()
-        } else {
-            ready
-        };
+        let batch = if ready.is_empty() { pending.keys().take(1).copied().collect() } else { ready };
         for name in batch {
             pending.remove(name);
             for deps in pending.values_mut() {
@@ -60,11 +53,7 @@ mod tests {
 
     #[test]
     fn dependencies_come_first() {
-        let order = start_order(&[
-            svc("app", &["db", "cache"]),
-            svc("cache", &[]),
-            svc("db", &[]),
-        ]);
+        let order = start_order(&[svc("app", &["db", "cache"]), svc("cache", &[]), svc("db", &[])]);
         assert_eq!(order, ["cache", "db", "app"]);
     }
 

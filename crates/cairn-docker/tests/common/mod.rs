@@ -16,11 +16,7 @@ echo data > /data/v.txt; rm -f /bin/zcat; touch /tmp/ready; trap 'exit 0' TERM; 
 
 /// A busybox service with a named volume, a read-only bind mount and files of its own.
 pub fn app_service(depends_on_db: bool) -> String {
-    let depends = if depends_on_db {
-        "    depends_on: [db]\n"
-    } else {
-        ""
-    };
+    let depends = if depends_on_db { "    depends_on: [db]\n" } else { "" };
     format!(
         "  app:\n    image: cairn-test/busybox:1\n{depends}    command: [\"sh\", \"-c\", \"{APP_COMMAND}\"]\n    volumes:\n      - appdata:/data\n      - ./bind:/bind:ro\n"
     )
@@ -44,14 +40,9 @@ impl TestProject {
         let engine = DockerEngine::connect()
             .await
             .unwrap_or_else(|e| panic!("these tests need a running Docker engine: {e}"));
-        let cli = ComposeCli::detect()
-            .await
-            .expect("a compose CLI is installed");
-        let name = format!(
-            "cairntest-{tag}-{}-{}",
-            std::process::id(),
-            COUNTER.fetch_add(1, Ordering::SeqCst)
-        );
+        let cli = ComposeCli::detect().await.expect("a compose CLI is installed");
+        let name =
+            format!("cairntest-{tag}-{}-{}", std::process::id(), COUNTER.fetch_add(1, Ordering::SeqCst));
         let dir = tempfile::tempdir().expect("temp dir");
         std::fs::create_dir(dir.path().join("bind")).expect("bind dir");
         std::fs::write(dir.path().join("bind/host.txt"), "from host").expect("bind file");
@@ -65,13 +56,7 @@ impl TestProject {
         yaml.push_str(&volumes);
         let file = dir.path().join("docker-compose.yml");
         std::fs::write(&file, yaml).expect("compose file");
-        let project = TestProject {
-            name,
-            file,
-            cli,
-            engine,
-            dir,
-        };
+        let project = TestProject { name, file, cli, engine, dir };
         project
             .cli
             .up(
@@ -93,29 +78,15 @@ impl TestProject {
             }
             ComposeCli::Standalone => Command::new("docker-compose"),
         };
-        let status = cmd
-            .args(["-p", &self.name, "-f"])
-            .arg(&self.file)
-            .args(args)
-            .output()
-            .expect("compose runs");
-        assert!(
-            status.status.success(),
-            "compose {args:?}: {}",
-            String::from_utf8_lossy(&status.stderr)
-        );
+        let status =
+            cmd.args(["-p", &self.name, "-f"]).arg(&self.file).args(args).output().expect("compose runs");
+        assert!(status.status.success(), "compose {args:?}: {}", String::from_utf8_lossy(&status.stderr));
     }
 
     /// The app container's name, once its startup script has written everything.
     pub async fn app_ready(&self) -> String {
         let project = self.engine.discover(&self.name).await.expect("discover");
-        let app = project
-            .containers
-            .iter()
-            .find(|c| c.service == "app")
-            .expect("app container")
-            .name
-            .clone();
+        let app = project.containers.iter().find(|c| c.service == "app").expect("app container").name.clone();
         for _ in 0..600 {
             let changes = self.engine.layer_changes(&app).await.expect("changes");
             if changes.changes.iter().any(|c| c.path == "/tmp/ready") {
@@ -137,11 +108,7 @@ impl Drop for TestProject {
             }
             ComposeCli::Standalone => Command::new("docker-compose"),
         };
-        let _ = cmd
-            .args(["-p", &self.name, "-f"])
-            .arg(&self.file)
-            .args(["down", "-v", "-t", "1"])
-            .output();
+        let _ = cmd.args(["-p", &self.name, "-f"]).arg(&self.file).args(["down", "-v", "-t", "1"]).output();
     }
 }
 
@@ -161,11 +128,8 @@ pub async fn exec(engine: &DockerEngine, container: &str, cmd: &[&str]) -> Strin
         .await
         .expect("create exec");
     let mut text = String::new();
-    if let StartExecResults::Attached { mut output, .. } = engine
-        .client()
-        .start_exec(&exec.id, None)
-        .await
-        .expect("start exec")
+    if let StartExecResults::Attached { mut output, .. } =
+        engine.client().start_exec(&exec.id, None).await.expect("start exec")
     {
         while let Some(Ok(chunk)) = output.next().await {
             text.push_str(&chunk.to_string());

@@ -109,27 +109,22 @@ impl Store {
     /// Compares two snapshots, or a snapshot and the live tree.
     pub fn diff(&self, options: &DiffOptions) -> Result<DiffResult> {
         let session = self.resolve_session(&options.session)?;
-        let target = options
-            .target
-            .as_deref()
-            .map(crate::targets::Target::parse)
-            .transpose()?
-            .map(|t| t.key());
+        let target =
+            options.target.as_deref().map(crate::targets::Target::parse).transpose()?.map(|t| t.key());
         let from = self.resolve_snapshot(&session, &options.from, target.as_deref())?;
         let to = options
             .to
             .as_deref()
-            .map(|r| {
-                self.resolve_snapshot(&session, r, Some(target.as_deref().unwrap_or(&from.target)))
-            })
+            .map(|r| self.resolve_snapshot(&session, r, Some(target.as_deref().unwrap_or(&from.target))))
             .transpose()?;
         if let Some(to) = &to
-            && to.target != from.target {
-                return Err(Error::invalid(format!(
-                    "{} and {} are snapshots of different targets ({} and {}); diff snapshots of one target",
-                    from.id, to.id, from.target, to.target
-                )));
-            }
+            && to.target != from.target
+        {
+            return Err(Error::invalid(format!(
+                "{} and {} are snapshots of different targets ({} and {}); diff snapshots of one target",
+                from.id, to.id, from.target, to.target
+            )));
+        }
         if from.kind != "dir" {
             return Err(Error::invalid(format!(
                 "diff of {} snapshots is done with `cairn {} diff`",
@@ -139,18 +134,10 @@ impl Store {
         let writer = BlobWriter::dry(self);
         let from_root = tree::read_root(self, &root_of(&from)?)?;
         let (to_root, to_stats, side) = match &to {
-            Some(to) => (
-                tree::read_root(self, &root_of(to)?)?,
-                to.stats.clone(),
-                Side::Stored,
-            ),
+            Some(to) => (tree::read_root(self, &root_of(to)?)?, to.stats.clone(), Side::Stored),
             None => {
                 let path = Path::new(&from.target);
-                let no_ignore = from
-                    .details
-                    .get("no_ignore")
-                    .and_then(|v| v.as_bool())
-                    .unwrap_or(false);
+                let no_ignore = from.details.get("no_ignore").and_then(|v| v.as_bool()).unwrap_or(false);
                 let cache = StatCache::load(self, &from.target)?;
                 let live = capture::capture(&writer, path, &cache, no_ignore)?;
                 let root: DirRoot = tree::decode(&live.root, &writer.read_object(&live.root)?)?;
@@ -177,10 +164,8 @@ impl Store {
             }
             entries.push(entry);
         }
-        let changed_in_new = entries
-            .iter()
-            .filter(|e| e.change != "removed" && e.kind != "dir")
-            .count() as u64;
+        let changed_in_new =
+            entries.iter().filter(|e| e.change != "removed" && e.kind != "dir").count() as u64;
         summary.unchanged = (to_stats.files + to_stats.symlinks).saturating_sub(changed_in_new);
         Ok(DiffResult {
             target: from.target.clone(),
@@ -192,12 +177,7 @@ impl Store {
         })
     }
 
-    fn entry(
-        &self,
-        change: &Change,
-        options: &DiffOptions,
-        side: &Side<'_>,
-    ) -> Result<Option<DiffEntry>> {
+    fn entry(&self, change: &Change, options: &DiffOptions, side: &Side<'_>) -> Result<Option<DiffEntry>> {
         let (old, new) = (change.old.as_ref(), change.new.as_ref());
         let is_dir = |n: Option<&Node>| n.is_some_and(|n| matches!(n.kind, NodeKind::Dir { .. }));
         // Directories appear through their contents; a directory of its own counts only
@@ -220,14 +200,10 @@ impl Store {
                     "type_changed"
                 } else {
                     match (&o.kind, &n.kind) {
-                        (NodeKind::File { content: a, .. }, NodeKind::File { content: b, .. })
-                            if a != b =>
-                        {
+                        (NodeKind::File { content: a, .. }, NodeKind::File { content: b, .. }) if a != b => {
                             what.push("content".into())
                         }
-                        (NodeKind::Symlink { target: a }, NodeKind::Symlink { target: b })
-                            if a != b =>
-                        {
+                        (NodeKind::Symlink { target: a }, NodeKind::Symlink { target: b }) if a != b => {
                             what.push("link_target".into())
                         }
                         _ => {}
@@ -276,11 +252,7 @@ impl Store {
         patch: bool,
         side: &Side<'_>,
     ) -> Result<()> {
-        let too_big = entry
-            .size_before
-            .unwrap_or(0)
-            .max(entry.size_after.unwrap_or(0))
-            > MAX_PATCH_BYTES;
+        let too_big = entry.size_before.unwrap_or(0).max(entry.size_after.unwrap_or(0)) > MAX_PATCH_BYTES;
         let before = match &change.old {
             Some(n) if !too_big => self.content(n, None, &change.path)?,
             _ => Vec::new(),
@@ -294,8 +266,7 @@ impl Store {
             (Some(n), Side::Live(root)) => self.content(n, Some(root), &change.path)?,
             (None, _) => Vec::new(),
         };
-        let is_binary =
-            |b: &[u8]| b[..b.len().min(8192)].contains(&0) || std::str::from_utf8(b).is_err();
+        let is_binary = |b: &[u8]| b[..b.len().min(8192)].contains(&0) || std::str::from_utf8(b).is_err();
         if too_big || is_binary(&before) || is_binary(&after) {
             entry.binary = true;
             if patch {
@@ -303,10 +274,7 @@ impl Store {
             }
             return Ok(());
         }
-        let (a, b) = (
-            String::from_utf8_lossy(&before),
-            String::from_utf8_lossy(&after),
-        );
+        let (a, b) = (String::from_utf8_lossy(&before), String::from_utf8_lossy(&after));
         let text = similar::TextDiff::from_lines(a.as_ref(), b.as_ref());
         let (mut added, mut removed) = (0, 0);
         for change in text.iter_all_changes() {
@@ -319,16 +287,10 @@ impl Store {
         entry.lines_added = Some(added);
         entry.lines_removed = Some(removed);
         if patch {
-            let header_a = if change.old.is_some() {
-                format!("a/{}", entry.path)
-            } else {
-                "/dev/null".into()
-            };
-            let header_b = if change.new.is_some() {
-                format!("b/{}", entry.path)
-            } else {
-                "/dev/null".into()
-            };
+            let header_a =
+                if change.old.is_some() { format!("a/{}", entry.path) } else { "/dev/null".into() };
+            let header_b =
+                if change.new.is_some() { format!("b/{}", entry.path) } else { "/dev/null".into() };
             entry.patch = Some(text.unified_diff().header(&header_a, &header_b).to_string());
         }
         Ok(())
@@ -352,6 +314,5 @@ impl Store {
 }
 
 fn root_of(s: &Snapshot) -> Result<ObjectId> {
-    s.root
-        .ok_or_else(|| Error::corrupt(format!("snapshot {} has no root", s.id)))
+    s.root.ok_or_else(|| Error::corrupt(format!("snapshot {} has no root", s.id)))
 }

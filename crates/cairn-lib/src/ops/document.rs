@@ -89,11 +89,6 @@ impl Store {
     pub fn list_kind(&self, kind: &str, session: &SessionChoice) -> Result<Vec<Snapshot>> {
         let session = self.resolve_session(session)?;
         let filter = crate::store::catalog::SnapshotFilter::default();
-        Ok(self
-            .catalog
-            .list_snapshots(session.id, &filter)?
-            .into_iter()
-            .filter(|s| s.kind == kind)
-            .collect())
+        Ok(self.catalog.list_snapshots(session.id, &filter)?.into_iter().filter(|s| s.kind == kind).collect())
     }
 }

@@ -68,11 +68,7 @@ impl Store {
         let started = Instant::now();
         let _lock = self.lock_store_exclusive("cairn gc")?;
         let live = self.live_objects()?;
-        let grace = self
-            .config()
-            .duration("gc.grace")
-            .unwrap_or_default()
-            .as_secs() as i64;
+        let grace = self.config().duration("gc.grace").unwrap_or_default().as_secs() as i64;
         let now = jiff::Timestamp::now().as_second();
         let mut result = GcResult::default();
         for (key, size, created) in self.catalog.ready_packs()? {
@@ -103,8 +99,7 @@ impl Store {
                 let (new_key, bytes, entries) = builder.finish()?;
                 self.catalog.begin_pack(&new_key)?;
                 self.backend().put_if_absent(&new_key, &bytes)?;
-                self.catalog
-                    .reassign_blobs(&new_key, bytes.len() as u64, &entries)?;
+                self.catalog.reassign_blobs(&new_key, bytes.len() as u64, &entries)?;
                 result.packs_rewritten += 1;
                 result.bytes_freed += size.saturating_sub(bytes.len() as u64);
             } else {

@@ -47,10 +47,7 @@ impl Store {
         let newest_first = parse_sort(options.sort.as_deref())?;
         let session = self.resolve_session(&options.session)?;
         let target = options.target.as_deref().map(list_target_key).transpose()?;
-        let filter = SnapshotFilter {
-            target,
-            include_safety: options.include_safety_snapshots,
-        };
+        let filter = SnapshotFilter { target, include_safety: options.include_safety_snapshots };
         let mut snapshots = self.catalog.list_snapshots(session.id, &filter)?;
         if newest_first {
             snapshots.reverse();
@@ -59,12 +56,7 @@ impl Store {
     }
 
     /// One snapshot by reference.
-    pub fn show(
-        &self,
-        reference: &str,
-        target: Option<&str>,
-        session: &SessionChoice,
-    ) -> Result<Snapshot> {
+    pub fn show(&self, reference: &str, target: Option<&str>, session: &SessionChoice) -> Result<Snapshot> {
         let session = self.resolve_session(session)?;
         let target = target.map(list_target_key).transpose()?;
         self.resolve_snapshot(&session, reference, target.as_deref())
@@ -77,8 +69,8 @@ fn list_target_key(text: &str) -> Result<String> {
     match crate::targets::Target::parse(text) {
         Ok(t) => Ok(t.key()),
         Err(e) if e.kind() == crate::error::ErrorKind::NotFound => {
-            let path = std::path::absolute(text)
-                .map_err(|e| Error::io("resolve", std::path::Path::new(text), e))?;
+            let path =
+                std::path::absolute(text).map_err(|e| Error::io("resolve", std::path::Path::new(text), e))?;
             Ok(path.to_string_lossy().into_owned())
         }
         Err(e) => Err(e),

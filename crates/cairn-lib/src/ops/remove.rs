@@ -43,9 +43,8 @@ pub struct RemoveResult {
 impl Store {
     /// Removes snapshots from a session.
     pub fn remove(&self, options: &RemoveOptions) -> Result<RemoveResult> {
-        let has_rules = options.retain_recent.is_some()
-            || options.retain_for.is_some()
-            || options.before_date.is_some();
+        let has_rules =
+            options.retain_recent.is_some() || options.retain_for.is_some() || options.before_date.is_some();
         if !options.refs.is_empty() && has_rules {
             return Err(Error::invalid(
                 "cannot combine savepoint ids with retain-recent/retain-for/before-date",
@@ -71,37 +70,21 @@ impl Store {
             max_bytes: None,
         };
         let session = self.resolve_session(&options.session)?;
-        let target_key = options
-            .target
-            .as_deref()
-            .map(crate::targets::Target::parse)
-            .transpose()?
-            .map(|t| t.key());
+        let target_key =
+            options.target.as_deref().map(crate::targets::Target::parse).transpose()?.map(|t| t.key());
         let mut chosen: Vec<Snapshot> = Vec::new();
         if has_rules {
-            let filter = SnapshotFilter {
-                target: target_key.clone(),
-                include_safety: false,
-            };
-            let mut targets: Vec<String> = self
-                .catalog
-                .list_snapshots(session.id, &filter)?
-                .into_iter()
-                .map(|s| s.target)
-                .collect();
+            let filter = SnapshotFilter { target: target_key.clone(), include_safety: false };
+            let mut targets: Vec<String> =
+                self.catalog.list_snapshots(session.id, &filter)?.into_iter().map(|s| s.target).collect();
             targets.sort();
             targets.dedup();
             for t in targets {
-                let _lock = (!options.dry_run)
-                    .then(|| self.lock_target(&t, "cairn remove"))
-                    .transpose()?;
+                let _lock = (!options.dry_run).then(|| self.lock_target(&t, "cairn remove")).transpose()?;
                 chosen.extend(self.remove_by_rules(&session, &t, &rules, options.dry_run)?);
                 self.forget_target_if_empty(&t)?;
             }
-            return Ok(RemoveResult {
-                dry_run: options.dry_run,
-                removed: chosen,
-            });
+            return Ok(RemoveResult { dry_run: options.dry_run, removed: chosen });
         }
         for r in &options.refs {
             let s = self.resolve_snapshot(&session, r, target_key.as_deref())?;
@@ -116,10 +99,7 @@ impl Store {
                 self.forget_target_if_empty(&s.target)?;
             }
         }
-        Ok(RemoveResult {
-            dry_run: options.dry_run,
-            removed: chosen,
-        })
+        Ok(RemoveResult { dry_run: options.dry_run, removed: chosen })
     }
 
     /// Drops a target's stat cache once no session holds a snapshot of it, so gc can reclaim

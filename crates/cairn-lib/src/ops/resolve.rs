@@ -21,10 +21,7 @@ pub struct SessionChoice {
 impl SessionChoice {
     /// A choice with only the per-call session.
     pub fn call(session: Option<String>) -> Self {
-        Self {
-            session,
-            pinned: None,
-        }
+        Self { session, pinned: None }
     }
 }
 
@@ -32,9 +29,7 @@ impl Store {
     /// Finds a session by name or id.
     pub fn find_session(&self, name_or_id: &str) -> Result<Session> {
         self.catalog.find_session(name_or_id)?.ok_or_else(|| {
-            Error::not_found(format!(
-                "no session {name_or_id:?}; `cairn session list` shows the sessions"
-            ))
+            Error::not_found(format!("no session {name_or_id:?}; `cairn session list` shows the sessions"))
         })
     }
 
@@ -63,20 +58,12 @@ impl Store {
     ) -> Result<Snapshot> {
         let reference = reference.trim();
         if reference.is_empty() {
-            return Err(Error::invalid(
-                "the snapshot reference is empty; pass an id, a name or `latest`",
-            ));
+            return Err(Error::invalid("the snapshot reference is empty; pass an id, a name or `latest`"));
         }
         if let Ok(id) = reference.parse::<SnapshotId>() {
-            return self
-                .catalog
-                .get_snapshot(session.id, id)?
-                .ok_or_else(|| not_found(reference, session));
+            return self.catalog.get_snapshot(session.id, id)?.ok_or_else(|| not_found(reference, session));
         }
-        let filter = SnapshotFilter {
-            target: target.map(str::to_owned),
-            include_safety: false,
-        };
+        let filter = SnapshotFilter { target: target.map(str::to_owned), include_safety: false };
         let all = self.catalog.list_snapshots(session.id, &filter)?;
         if reference == "latest" {
             return all.into_iter().last().ok_or_else(|| {
@@ -87,10 +74,7 @@ impl Store {
                 ))
             });
         }
-        let named: Vec<&Snapshot> = all
-            .iter()
-            .filter(|s| s.name.as_deref() == Some(reference))
-            .collect();
+        let named: Vec<&Snapshot> = all.iter().filter(|s| s.name.as_deref() == Some(reference)).collect();
         match named.as_slice() {
             [one] => return Ok((*one).clone()),
             [] => {}
@@ -103,10 +87,7 @@ impl Store {
             }
         }
         let prefix = reference.to_ascii_lowercase();
-        let include_safety = SnapshotFilter {
-            target: target.map(str::to_owned),
-            include_safety: true,
-        };
+        let include_safety = SnapshotFilter { target: target.map(str::to_owned), include_safety: true };
         let mut matches: Vec<Snapshot> = self
             .catalog
             .list_snapshots(session.id, &include_safety)?

@@ -79,23 +79,17 @@ impl Store {
     /// Restores a snapshot.
     pub fn restore(&self, options: &RestoreOptions) -> Result<RestoreResult> {
         let session = self.resolve_session(&options.session)?;
-        let target_key = options
-            .target
-            .as_deref()
-            .map(crate::targets::Target::parse)
-            .transpose()?
-            .map(|t| t.key());
-        let snapshot =
-            self.resolve_snapshot(&session, &options.reference, target_key.as_deref())?;
+        let target_key =
+            options.target.as_deref().map(crate::targets::Target::parse).transpose()?.map(|t| t.key());
+        let snapshot = self.resolve_snapshot(&session, &options.reference, target_key.as_deref())?;
         if snapshot.kind != "dir" {
             return Err(Error::invalid(format!(
                 "snapshot {} is of a {} target; restore it with `cairn {} rollback`",
                 snapshot.id, snapshot.kind, snapshot.kind
             )));
         }
-        let root_id = snapshot
-            .root
-            .ok_or_else(|| Error::corrupt(format!("snapshot {} has no root", snapshot.id)))?;
+        let root_id =
+            snapshot.root.ok_or_else(|| Error::corrupt(format!("snapshot {} has no root", snapshot.id)))?;
         let root = tree::read_root(self, &root_id)?;
         match &options.to {
             Some(dest) => self.restore_new(snapshot, &root, dest, options.dry_run),
@@ -160,23 +154,15 @@ impl Store {
     ) -> Result<RestoreResult> {
         let path = PathBuf::from(&snapshot.target);
         if !path.exists() {
-            return self
-                .restore_new(snapshot, want, &path, options.dry_run)
-                .map(|mut r| {
-                    r.mode = "in_place".into();
-                    r
-                });
+            return self.restore_new(snapshot, want, &path, options.dry_run).map(|mut r| {
+                r.mode = "in_place".into();
+                r
+            });
         }
         self.refuse_overlap(&path)?;
         let key = snapshot.target.clone();
-        let no_ignore = snapshot
-            .details
-            .get("no_ignore")
-            .and_then(|v| v.as_bool())
-            .unwrap_or(false);
-        let _lock = (!options.dry_run)
-            .then(|| self.lock_target(&key, "cairn restore"))
-            .transpose()?;
+        let no_ignore = snapshot.details.get("no_ignore").and_then(|v| v.as_bool()).unwrap_or(false);
+        let _lock = (!options.dry_run).then(|| self.lock_target(&key, "cairn restore")).transpose()?;
         if !options.dry_run {
             self.finish_interrupted_restore(&key)?;
         }
@@ -185,7 +171,7 @@ impl Store {
             let writer = BlobWriter::dry(self);
             let live = capture::capture(&writer, &path, &cache, no_ignore)?;
             let live_root = read_dry_root(&writer, &live.root)?;
-            let plan = Plan::between(&writer, &live_root, want)?;
+            let plan = Plan::between(&writer, &live_root, want, options.preserve_mtime)?;
             return Ok(RestoreResult {
                 destination: key,
                 mode: "in_place".into(),
@@ -206,9 +192,7 @@ impl Store {
         let safety = self.capture_dir(&path, &key, session.id, &save, true)?;
         let safety_root = tree::read_root(
             self,
-            &safety
-                .root
-                .ok_or_else(|| Error::corrupt("safety snapshot has no root"))?,
+            &safety.root.ok_or_else(|| Error::corrupt("safety snapshot has no root"))?,
         )?;
         let journal = self.write_journal(&key, &snapshot, &safety, no_ignore)?;
         let outcome = self.apply_plan(&path, &key, &safety_root, want, options.preserve_mtime);
@@ -251,7 +235,7 @@ impl Store {
 
     /// Applies the plan from `live` to `want` under `path`, and records what it wrote in the
     /// stat cache so the next save reads nothing.
-    fn apply_plan(
+    pub(crate) fn apply_plan(
         &self,
         path: &Path,
         key: &str,
@@ -259,19 +243,17 @@ impl Store {
         want: &DirRoot,
         preserve_mtime: bool,
     ) -> Result<(Vec<PlanEntry>, u64, u64)> {
-        let plan = Plan::between(self, live, want)?;
+        let plan = Plan::between(self, live, want, preserve_mtime)?;
         let handle = DirHandle::open_root(path)?;
         let m = Materializer::new(self, preserve_mtime, later_links(want));
         plan.apply(&m, &handle, want)?;
+        let files = m.files_written.load(std::sync::atomic::Ordering::Relaxed);
+        let bytes = m.bytes_written.load(std::sync::atomic::Ordering::Relaxed);
         let written = m.written.into_inner().unwrap_or_else(|p| p.into_inner());
-        let files = written.len() as u64;
-        let bytes = written.iter().map(|(_, e)| e.stamp.size).sum();
         let changed: Vec<Vec<u8>> = plan.changes.iter().map(|c| c.path.clone()).collect();
         let mut entries = StatCache::load(self, key)?.into_entries();
         entries.retain(|p, _| {
-            !changed
-                .iter()
-                .any(|c| p == c || (p.starts_with(c) && p.get(c.len()) == Some(&b'/')))
+            !changed.iter().any(|c| p == c || (p.starts_with(c) && p.get(c.len()) == Some(&b'/')))
         });
         entries.extend(written);
         StatCache::store(self, key, settle_clock(), entries.into_iter().collect())?;
@@ -280,12 +262,12 @@ impl Store {
 
     /// Puts the safety snapshot back after a failed apply. The tree is now partly changed, so
     /// the live state is scanned again rather than trusted.
-    fn replay(&self, path: &Path, key: &str, safety: &DirRoot, no_ignore: bool) -> Result<()> {
+    pub(crate) fn replay(&self, path: &Path, key: &str, safety: &DirRoot, no_ignore: bool) -> Result<()> {
         self.catalog.drop_stat_cache(key)?;
         let writer = BlobWriter::dry(self);
         let live = capture::capture(&writer, path, &StatCache::default(), no_ignore)?;
         let live_root = read_dry_root(&writer, &live.root)?;
-        let plan = Plan::between(&writer, &live_root, safety)?;
+        let plan = Plan::between(&writer, &live_root, safety, true)?;
         let handle = DirHandle::open_root(path)?;
         let m = Materializer::new(self, true, later_links(safety));
         plan.apply(&m, &handle, safety)
@@ -304,22 +286,14 @@ impl Store {
             return Ok(None);
         };
         let journal: Journal = serde_json::from_slice(&bytes).map_err(|e| {
-            Error::corrupt(format!(
-                "the restore journal {} is damaged ({e}); remove it",
-                path.display()
-            ))
+            Error::corrupt(format!("the restore journal {} is damaged ({e}); remove it", path.display()))
         })?;
         if crate::store::layout::pid_alive(journal.pid) && journal.pid != std::process::id() {
             return Ok(None);
         }
         let root_id = crate::id::ObjectId::from_hex(&journal.safety_root)?;
         let safety_root = tree::read_root(self, &root_id)?;
-        self.replay(
-            Path::new(&journal.target),
-            key,
-            &safety_root,
-            journal.no_ignore,
-        )?;
+        self.replay(Path::new(&journal.target), key, &safety_root, journal.no_ignore)?;
         std::fs::remove_file(&path).at("remove", &path)?;
         Ok(Some(journal.safety))
     }

@@ -45,8 +45,7 @@ impl Rules {
             let newest_rank = (n - 1 - i) as u64;
             let by_recent = self.retain_recent.map(|k| newest_rank >= k);
             let by_age = self.retain_for.map(|d| {
-                let cutoff =
-                    now - jiff::SignedDuration::try_from(d).unwrap_or(jiff::SignedDuration::MAX);
+                let cutoff = now - jiff::SignedDuration::try_from(d).unwrap_or(jiff::SignedDuration::MAX);
                 created <= cutoff
             });
             let by_date = self.before.map(|b| created < b);
@@ -63,11 +62,7 @@ impl Rules {
 impl Store {
     /// Applies the store's keep policy (`keep.recent`, `keep.within`, `keep.max_bytes`) to one
     /// target after a save; returns what it removed.
-    pub(crate) fn apply_keep_policy(
-        &self,
-        session: &Session,
-        target: &str,
-    ) -> Result<Vec<Snapshot>> {
+    pub(crate) fn apply_keep_policy(&self, session: &Session, target: &str) -> Result<Vec<Snapshot>> {
         let cfg = self.config();
         let rules = Rules {
             retain_recent: cfg.count("keep.recent"),
@@ -81,26 +76,13 @@ impl Store {
     /// Expires one target's safety snapshots by `safety.keep_recent` / `safety.keep_within`.
     pub(crate) fn expire_safety(&self, session: &Session, target: &str) -> Result<()> {
         let cfg = self.config();
-        let filter = SnapshotFilter {
-            target: Some(target.to_owned()),
-            include_safety: true,
-        };
-        let safety: Vec<Snapshot> = self
-            .catalog
-            .list_snapshots(session.id, &filter)?
-            .into_iter()
-            .filter(|s| s.safety)
-            .collect();
+        let filter = SnapshotFilter { target: Some(target.to_owned()), include_safety: true };
+        let safety: Vec<Snapshot> =
+            self.catalog.list_snapshots(session.id, &filter)?.into_iter().filter(|s| s.safety).collect();
         let now = jiff::Timestamp::now();
         for rules in [
-            Rules {
-                retain_recent: cfg.count("safety.keep_recent"),
-                ..Rules::default()
-            },
-            Rules {
-                retain_for: cfg.duration("safety.keep_within"),
-                ..Rules::default()
-            },
+            Rules { retain_recent: cfg.count("safety.keep_recent"), ..Rules::default() },
+            Rules { retain_for: cfg.duration("safety.keep_within"), ..Rules::default() },
         ] {
             if rules.is_empty() {
                 continue;
@@ -123,10 +105,7 @@ impl Store {
         if rules.is_empty() {
             return Ok(Vec::new());
         }
-        let filter = SnapshotFilter {
-            target: Some(target.to_owned()),
-            include_safety: false,
-        };
+        let filter = SnapshotFilter { target: Some(target.to_owned()), include_safety: false };
         let all = self.catalog.list_snapshots(session.id, &filter)?;
         let selected = rules.select(&all, jiff::Timestamp::now())?;
         if !dry_run {
@@ -135,5 +114,73 @@ impl Store {
             }
         }
         Ok(selected)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::id::{SessionId, SnapshotId};
+    use crate::snapshot::{NotCovered, SnapshotStats};
+
+    fn at(secs: i64) -> Snapshot {
+        Snapshot {
+            id: SnapshotId::new(),
+            name: None,
+            description: None,
+            target: "/t".into(),
+            kind: "dir".into(),
+            session: SessionId::BASELINE,
+            created_at: jiff::Timestamp::from_second(secs).unwrap().to_string(),
+            safety: false,
+            stats: SnapshotStats { bytes: 10, ..SnapshotStats::default() },
+            not_covered: NotCovered::default(),
+            details: serde_json::Value::Null,
+            root: None,
+        }
+    }
+
+    fn ages(selected: &[Snapshot]) -> Vec<String> {
+        selected.iter().map(|s| s.created_at.clone()).collect()
+    }
+
+    #[test]
+    fn retain_recent_keeps_exactly_n() {
+        let all: Vec<Snapshot> = (0..5).map(|i| at(1_000 + i)).collect();
+        let now = jiff::Timestamp::from_second(2_000).unwrap();
+        let rules = Rules { retain_recent: Some(3), ..Rules::default() };
+        assert_eq!(ages(&rules.select(&all, now).unwrap()), ages(&all[..2]));
+        let rules = Rules { retain_recent: Some(5), ..Rules::default() };
+        assert!(rules.select(&all, now).unwrap().is_empty());
+        let rules = Rules { retain_recent: Some(0), ..Rules::default() };
+        assert_eq!(rules.select(&all, now).unwrap().len(), 5);
+    }
+
+    #[test]
+    fn retain_for_removes_from_exactly_the_cut_off() {
+        let all = vec![at(1_000), at(1_001), at(1_002)];
+        let now = jiff::Timestamp::from_second(1_100).unwrap();
+        // Age 100s at the cut-off: not younger than 99s… removed; exactly 99s old: removed too.
+        let rules = Rules { retain_for: Some(Duration::from_secs(99)), ..Rules::default() };
+        assert_eq!(ages(&rules.select(&all, now).unwrap()), ages(&all[..2]));
+    }
+
+    #[test]
+    fn before_date_is_strict_and_rules_combine_as_and() {
+        let all = vec![at(1_000), at(1_001), at(1_002)];
+        let now = jiff::Timestamp::from_second(5_000).unwrap();
+        let before = Some(jiff::Timestamp::from_second(1_001).unwrap());
+        let rules = Rules { before, ..Rules::default() };
+        assert_eq!(ages(&rules.select(&all, now).unwrap()), ages(&all[..1]));
+        let rules = Rules { before, retain_recent: Some(3), ..Rules::default() };
+        assert!(rules.select(&all, now).unwrap().is_empty());
+    }
+
+    #[test]
+    fn max_bytes_keeps_the_newest_that_fit() {
+        let all: Vec<Snapshot> = (0..4).map(|i| at(1_000 + i)).collect();
+        let now = jiff::Timestamp::from_second(5_000).unwrap();
+        let rules = Rules { max_bytes: Some(25), ..Rules::default() };
+        assert_eq!(ages(&rules.select(&all, now).unwrap()), ages(&all[..2]));
     }
 }

@@ -67,25 +67,22 @@ impl Store {
         self.refuse_overlap(path)?;
         let key = target.key();
         if let (Some(name), false) = (&options.name, options.force)
-            && self.resolve_snapshot(&session, name, Some(&key)).is_ok() {
-                return Err(Error::conflict(format!(
-                    "a snapshot named {name:?} already exists for {key}; pick another name, or pass --force to move the name to the new snapshot"
-                )));
-            }
+            && self.resolve_snapshot(&session, name, Some(&key)).is_ok()
+        {
+            return Err(Error::conflict(format!(
+                "a snapshot named {name:?} already exists for {key}; pick another name, or pass --force to move the name to the new snapshot"
+            )));
+        }
         let _lock = self.lock_target(&key, "cairn save")?;
         self.finish_interrupted_restore(&key)?;
         let snapshot = self.capture_dir(path, &key, session.id, options, false)?;
         let removed_by_policy = self.apply_keep_policy(&session, &key)?;
-        Ok(SaveResult {
-            snapshot,
-            removed_by_policy,
-        })
+        Ok(SaveResult { snapshot, removed_by_policy })
     }
 
     /// Refuses a directory that holds the store, or lies inside it.
     pub(crate) fn refuse_overlap(&self, path: &std::path::Path) -> Result<()> {
-        let store =
-            std::fs::canonicalize(self.root()).unwrap_or_else(|_| self.root().to_path_buf());
+        let store = std::fs::canonicalize(self.root()).unwrap_or_else(|_| self.root().to_path_buf());
         if store.starts_with(path) {
             return Err(Error::invalid(format!(
                 "the store {} lies inside {}; a snapshot must never live inside the tree it captures: move the store (--store or CAIRN_STORE)",
@@ -150,11 +147,36 @@ impl Store {
         record["root"] = serde_json::json!(snapshot.root.map(|r| r.to_hex()));
         let bytes = serde_json::to_vec(&record)
             .map_err(|e| Error::corrupt(format!("could not encode the snapshot record: {e}")))?;
-        self.backend()
-            .put_if_absent(&format!("records/{}.json", snapshot.id), &bytes)?;
-        self.catalog.insert_snapshot(NewSnapshot {
-            snapshot,
-            force_name,
-        })
+        self.backend().put_if_absent(&format!("records/{}.json", snapshot.id), &bytes)?;
+        self.catalog.insert_snapshot(NewSnapshot { snapshot, force_name })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::ErrorKind;
+
+    #[test]
+    fn a_second_writer_on_one_target_is_refused_with_the_holder_and_others_proceed() {
+        let dir = tempfile::tempdir().unwrap();
+        let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+        std::fs::create_dir_all(&a).unwrap();
+        std::fs::create_dir_all(&b).unwrap();
+        std::fs::write(a.join("f"), "x").unwrap();
+        std::fs::write(b.join("f"), "y").unwrap();
+        let store = Store::open(&dir.path().join("store")).unwrap();
+        let other = Store::open(&dir.path().join("store")).unwrap();
+        let key = crate::targets::Target::parse(a.to_str().unwrap()).unwrap().key();
+        let held = store.lock_target(&key, "cairn restore").unwrap();
+        let err = other
+            .save(&SaveOptions { target: a.display().to_string(), ..SaveOptions::default() })
+            .unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::Locked);
+        let text = err.to_string();
+        assert!(text.contains("`cairn restore` (pid ") && text.contains("retry when it finishes"), "{text}");
+        other.save(&SaveOptions { target: b.display().to_string(), ..SaveOptions::default() }).unwrap();
+        drop(held);
+        other.save(&SaveOptions { target: a.display().to_string(), ..SaveOptions::default() }).unwrap();
     }
 }

@@ -31,12 +31,8 @@ pub struct SessionDeleted {
 
 impl Store {
     fn mark_current(&self, mut session: Session, choice: &SessionChoice) -> Result<Session> {
-        let current = self
-            .resolve_session(&SessionChoice {
-                session: None,
-                pinned: choice.pinned.clone(),
-            })
-            .ok();
+        let current =
+            self.resolve_session(&SessionChoice { session: None, pinned: choice.pinned.clone() }).ok();
         session.current = current.is_some_and(|c| c.id == session.id);
         Ok(session)
     }
@@ -44,12 +40,8 @@ impl Store {
     /// Lists sessions (`desc`: newest first, the default).
     pub fn session_list(&self, sort: Option<&str>, choice: &SessionChoice) -> Result<SessionList> {
         let newest_first = parse_sort(sort)?;
-        let current = self
-            .resolve_session(&SessionChoice {
-                session: None,
-                pinned: choice.pinned.clone(),
-            })
-            .ok();
+        let current =
+            self.resolve_session(&SessionChoice { session: None, pinned: choice.pinned.clone() }).ok();
         let mut sessions = self.catalog.list_sessions()?;
         for s in &mut sessions {
             s.current = current.as_ref().is_some_and(|c| c.id == s.id);
@@ -73,10 +65,7 @@ impl Store {
                 validate_name("session", n)?;
                 n.to_owned()
             }
-            None => format!(
-                "session-{}",
-                jiff::Timestamp::now().strftime("%Y%m%d-%H%M%S-%f")
-            ),
+            None => format!("session-{}", jiff::Timestamp::now().strftime("%Y%m%d-%H%M%S-%f")),
         };
         let from = from.map(|f| self.find_session(f)).transpose()?;
         let id = self.catalog.create_session(&name, from.map(|f| f.id))?;
@@ -96,12 +85,14 @@ impl Store {
             return Err(Error::invalid("baseline cannot be deleted"));
         }
         if let Some(pinned) = &choice.pinned
-            && self.find_session(pinned).is_ok_and(|p| p.id == target.id) && !force {
-                return Err(Error::conflict(format!(
-                    "session {:?} is the session this server is pinned to; pass force to delete it anyway",
-                    target.name
-                )));
-            }
+            && self.find_session(pinned).is_ok_and(|p| p.id == target.id)
+            && !force
+        {
+            return Err(Error::conflict(format!(
+                "session {:?} is the session this server is pinned to; pass force to delete it anyway",
+                target.name
+            )));
+        }
         let pointer = self.current_session_pointer()?;
         let is_current = pointer.as_deref() == Some(&target.id.to_string());
         if is_current && !force {
@@ -114,19 +105,12 @@ impl Store {
         if is_current {
             self.set_current_session_pointer(None)?;
         }
-        Ok(SessionDeleted {
-            session: target.id,
-            deleted: true,
-            freed_bytes,
-        })
+        Ok(SessionDeleted { session: target.id, deleted: true, freed_bytes })
     }
 
     /// The session a command given no `--session` works in.
     pub fn session_current(&self, choice: &SessionChoice) -> Result<Session> {
-        let mut s = self.resolve_session(&SessionChoice {
-            session: None,
-            pinned: choice.pinned.clone(),
-        })?;
+        let mut s = self.resolve_session(&SessionChoice { session: None, pinned: choice.pinned.clone() })?;
         s.current = true;
         Ok(s)
     }

@@ -38,11 +38,7 @@ pub struct LocalBackend {
 impl LocalBackend {
     /// A backend rooted at `root`, writing temporary files into `tmp` (same file system).
     pub fn new(root: PathBuf, tmp: PathBuf) -> Self {
-        Self {
-            root,
-            tmp,
-            open_files: Mutex::new(HashMap::new()),
-        }
+        Self { root, tmp, open_files: Mutex::new(HashMap::new()) }
     }
 
     fn path(&self, key: &str) -> PathBuf {
@@ -66,11 +62,7 @@ impl LocalBackend {
 
 /// Writes `data` to a fresh temp file in `tmp`, flushes it to disk, and returns its path.
 pub(crate) fn write_temp(tmp: &Path, data: &[u8]) -> Result<PathBuf> {
-    let name = format!(
-        "{}-{}.tmp",
-        std::process::id(),
-        uuid::Uuid::now_v7().simple()
-    );
+    let name = format!("{}-{}.tmp", std::process::id(), uuid::Uuid::now_v7().simple());
     let path = tmp.join(name);
     let mut file = std::fs::OpenOptions::new()
         .write(true)
@@ -85,9 +77,7 @@ pub(crate) fn write_temp(tmp: &Path, data: &[u8]) -> Result<PathBuf> {
 
 /// Flushes a directory's entries to disk, so a rename into it survives a crash.
 pub(crate) fn sync_dir(dir: &Path) -> Result<()> {
-    std::fs::File::open(dir)
-        .and_then(|d| d.sync_all())
-        .at("flush", dir)
+    std::fs::File::open(dir).and_then(|d| d.sync_all()).at("flush", dir)
 }
 
 impl Backend for LocalBackend {
@@ -96,9 +86,7 @@ impl Backend for LocalBackend {
         if dest.exists() {
             return Ok(false);
         }
-        let parent = dest
-            .parent()
-            .ok_or_else(|| Error::invalid(format!("bad object key {key:?}")))?;
+        let parent = dest.parent().ok_or_else(|| Error::invalid(format!("bad object key {key:?}")))?;
         std::fs::create_dir_all(parent).at("create", parent)?;
         let tmp = write_temp(&self.tmp, data)?;
         std::fs::rename(&tmp, &dest).at("publish", &dest)?;
@@ -114,8 +102,7 @@ impl Backend for LocalBackend {
     fn get_range(&self, key: &str, offset: u64, len: u64) -> Result<Vec<u8>> {
         let file = self.open(key)?;
         let mut buf = vec![0u8; len as usize];
-        file.read_exact_at(&mut buf, offset)
-            .at("read", &self.path(key))?;
+        file.read_exact_at(&mut buf, offset).at("read", &self.path(key))?;
         Ok(buf)
     }
 
@@ -137,10 +124,7 @@ impl Backend for LocalBackend {
     }
 
     fn delete(&self, key: &str) -> Result<()> {
-        self.open_files
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .remove(key);
+        self.open_files.lock().unwrap_or_else(|p| p.into_inner()).remove(key);
         let path = self.path(key);
         match std::fs::remove_file(&path) {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
@@ -178,9 +162,9 @@ impl Backend for MemoryBackend {
     fn put_if_absent(&self, key: &str, data: &[u8]) -> Result<bool> {
         let mut objects = self.objects.lock().unwrap_or_else(|p| p.into_inner());
         match objects.get(key) {
-            Some(existing) if existing != data => Err(Error::corrupt(format!(
-                "object {key} was written twice with different bytes"
-            ))),
+            Some(existing) if existing != data => {
+                Err(Error::corrupt(format!("object {key} was written twice with different bytes")))
+            }
             Some(_) => Ok(false),
             None => {
                 objects.insert(key.to_owned(), data.to_vec());
@@ -191,10 +175,7 @@ impl Backend for MemoryBackend {
 
     fn get(&self, key: &str) -> Result<Vec<u8>> {
         let objects = self.objects.lock().unwrap_or_else(|p| p.into_inner());
-        objects
-            .get(key)
-            .cloned()
-            .ok_or_else(|| Error::not_found(format!("no object {key}")))
+        objects.get(key).cloned().ok_or_else(|| Error::not_found(format!("no object {key}")))
     }
 
     fn get_range(&self, key: &str, offset: u64, len: u64) -> Result<Vec<u8>> {
@@ -207,18 +188,11 @@ impl Backend for MemoryBackend {
 
     fn list(&self, prefix: &str) -> Result<Vec<String>> {
         let objects = self.objects.lock().unwrap_or_else(|p| p.into_inner());
-        Ok(objects
-            .keys()
-            .filter(|k| k.starts_with(prefix))
-            .cloned()
-            .collect())
+        Ok(objects.keys().filter(|k| k.starts_with(prefix)).cloned().collect())
     }
 
     fn delete(&self, key: &str) -> Result<()> {
-        self.objects
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .remove(key);
+        self.objects.lock().unwrap_or_else(|p| p.into_inner()).remove(key);
         Ok(())
     }
 }
@@ -228,26 +202,12 @@ mod tests {
     use super::*;
 
     fn contract(backend: &dyn Backend) {
-        assert!(
-            backend
-                .put_if_absent("packs/ab/x.pack", b"hello world")
-                .unwrap()
-        );
-        assert!(
-            !backend
-                .put_if_absent("packs/ab/x.pack", b"hello world")
-                .unwrap()
-        );
+        assert!(backend.put_if_absent("packs/ab/x.pack", b"hello world").unwrap());
+        assert!(!backend.put_if_absent("packs/ab/x.pack", b"hello world").unwrap());
         assert_eq!(backend.get("packs/ab/x.pack").unwrap(), b"hello world");
-        assert_eq!(
-            backend.get_range("packs/ab/x.pack", 6, 5).unwrap(),
-            b"world"
-        );
+        assert_eq!(backend.get_range("packs/ab/x.pack", 6, 5).unwrap(), b"world");
         backend.put_if_absent("snapshots/1.json", b"{}").unwrap();
-        assert_eq!(
-            backend.list("packs/").unwrap(),
-            vec!["packs/ab/x.pack".to_owned()]
-        );
+        assert_eq!(backend.list("packs/").unwrap(), vec!["packs/ab/x.pack".to_owned()]);
         backend.delete("packs/ab/x.pack").unwrap();
         backend.delete("packs/ab/x.pack").unwrap();
         assert!(backend.get("packs/ab/x.pack").is_err());

@@ -81,11 +81,7 @@ mod tests {
         }
         let a: std::collections::HashSet<_> = chunks(&data);
         let b: std::collections::HashSet<_> = chunks(&edited);
-        assert!(
-            b.difference(&a).count() <= 2,
-            "{} new chunks",
-            b.difference(&a).count()
-        );
+        assert!(b.difference(&a).count() <= 2, "{} new chunks", b.difference(&a).count());
     }
 
     fn chunks(data: &[u8]) -> std::collections::HashSet<blake3::Hash> {
@@ -101,7 +97,7 @@ mod tests {
 
     /// Cut points of `sample(4 MiB)` with fastcdc 3.2.1 and this file's chunk sizes.
     const GOLDEN_CUT_POINTS: [usize; 13] = [
-        477054, 1040333, 1278861, 1583970, 1976211, 2390584, 2474732, 2646563, 3145909, 3512366,
-        3877774, 4082364, 4194304,
+        477054, 1040333, 1278861, 1583970, 1976211, 2390584, 2474732, 2646563, 3145909, 3512366, 3877774,
+        4082364, 4194304,
     ];
 }

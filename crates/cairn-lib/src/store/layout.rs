@@ -60,10 +60,7 @@ impl Layout {
             return self.check_format();
         }
         if self.root.exists() {
-            let has_entries = std::fs::read_dir(&self.root)
-                .at("read", &self.root)?
-                .next()
-                .is_some();
+            let has_entries = std::fs::read_dir(&self.root).at("read", &self.root)?.next().is_some();
             if has_entries {
                 return Err(Error::invalid(format!(
                     "{} is not a cairn store (it has no FORMAT file and is not empty); point --store at an empty or new directory",
@@ -75,10 +72,8 @@ impl Layout {
         for dir in [self.objects(), self.tmp(), self.locks(), self.journal()] {
             create_private_dir(&dir)?;
         }
-        let tmp = super::backend::write_temp(
-            &self.tmp(),
-            format!("{FORMAT_PREFIX}{FORMAT_VERSION}\n").as_bytes(),
-        )?;
+        let tmp =
+            super::backend::write_temp(&self.tmp(), format!("{FORMAT_PREFIX}{FORMAT_VERSION}\n").as_bytes())?;
         std::fs::rename(&tmp, &format).at("create", &format)?;
         Ok(())
     }
@@ -86,11 +81,8 @@ impl Layout {
     fn check_format(&self) -> Result<()> {
         let path = self.format_file();
         let text = std::fs::read_to_string(&path).at("read", &path)?;
-        let version = text
-            .trim()
-            .strip_prefix(FORMAT_PREFIX)
-            .and_then(|v| v.parse::<u32>().ok())
-            .ok_or_else(|| {
+        let version =
+            text.trim().strip_prefix(FORMAT_PREFIX).and_then(|v| v.parse::<u32>().ok()).ok_or_else(|| {
                 Error::corrupt(format!(
                     "{} is not a cairn store format file; point --store at a cairn store",
                     path.display()
@@ -108,11 +100,7 @@ impl Layout {
 
 /// Creates a directory (and missing parents) readable by its owner only.
 pub(crate) fn create_private_dir(path: &Path) -> Result<()> {
-    std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(path)
-        .at("create", path)?;
+    std::fs::DirBuilder::new().recursive(true).mode(0o700).create(path).at("create", path)?;
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o700)).at("protect", path)
 }
 

@@ -48,28 +48,23 @@ fn describe_holder(file: &mut std::fs::File) -> String {
 }
 
 /// Takes the exclusive lock named `name` for `command`, or refuses saying who holds it.
-pub(crate) fn lock_exclusive(
-    dir: &Path,
-    name: &str,
-    what: &str,
-    command: &str,
-) -> Result<LockGuard> {
+pub(crate) fn lock_exclusive(dir: &Path, name: &str, what: &str, command: &str) -> Result<LockGuard> {
     let path: PathBuf = dir.join(format!("{name}.lock"));
     let mut file = open_lock_file(&path)?;
     if rustix::fs::flock(&file, FlockOperation::NonBlockingLockExclusive).is_err() {
         let holder = describe_holder(&mut file);
+        // A compose project is a place people work in, and arcave's wording says so.
+        let place =
+            if what.starts_with("compose:") { "in this project".to_owned() } else { format!("on {what}") };
         return Err(Error::new(
             ErrorKind::Locked,
             format!(
-                "another cairn command is already running on {what}: {holder} holds its lock; retry when it finishes"
+                "another cairn command is already running {place}: {holder} holds its lock; retry when it finishes"
             ),
         ));
     }
-    let holder = Holder {
-        command: command.to_owned(),
-        pid: std::process::id(),
-        since: crate::time::now_rfc3339(),
-    };
+    let holder =
+        Holder { command: command.to_owned(), pid: std::process::id(), since: crate::time::now_rfc3339() };
     let text = serde_json::to_string(&holder).unwrap_or_default();
     file.set_len(0).at("write", &path)?;
     file.rewind().at("write", &path)?;
@@ -105,11 +100,7 @@ pub(crate) fn lock_store(dir: &Path, exclusive: bool, command: &str) -> Result<L
         };
         let _ = file.set_len(0);
         let _ = file.rewind();
-        let _ = file.write_all(
-            serde_json::to_string(&holder)
-                .unwrap_or_default()
-                .as_bytes(),
-        );
+        let _ = file.write_all(serde_json::to_string(&holder).unwrap_or_default().as_bytes());
     }
     Ok(LockGuard { _file: file })
 }

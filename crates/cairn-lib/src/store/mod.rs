@@ -28,9 +28,7 @@ pub struct Store {
 
 impl std::fmt::Debug for Store {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Store")
-            .field("root", &self.layout.root)
-            .finish()
+        f.debug_struct("Store").field("root", &self.layout.root).finish()
     }
 }
 
@@ -44,12 +42,7 @@ impl Store {
         let catalog = Catalog::open(&layout.catalog())?;
         let config = Config::load(&layout.config())?;
         let backend = Box::new(LocalBackend::new(layout.objects(), layout.tmp()));
-        let store = Self {
-            layout,
-            backend,
-            catalog,
-            config,
-        };
+        let store = Self { layout, backend, catalog, config };
         store.recover()?;
         Ok(store)
     }
@@ -86,21 +79,16 @@ impl Store {
 
     /// Reads blob `id` back, checking its hash.
     pub(crate) fn read_blob(&self, id: &ObjectId) -> Result<Vec<u8>> {
-        let loc = self.catalog.blob_location(id)?.ok_or_else(|| {
-            Error::corrupt(format!("the store has lost object {id}; run `cairn check`"))
-        })?;
-        let stored = self
-            .backend
-            .get_range(&loc.pack_key, loc.offset, loc.length)?;
+        let loc = self
+            .catalog
+            .blob_location(id)?
+            .ok_or_else(|| Error::corrupt(format!("the store has lost object {id}; run `cairn check`")))?;
+        let stored = self.backend.get_range(&loc.pack_key, loc.offset, loc.length)?;
         pack::decode(id, &stored, loc.compressed, loc.raw_length)
     }
 
     /// Takes the writer lock of one target, refusing when another command holds it.
-    pub(crate) fn lock_target(
-        &self,
-        target: &str,
-        command: &str,
-    ) -> Result<(LockGuard, LockGuard)> {
+    pub(crate) fn lock_target(&self, target: &str, command: &str) -> Result<(LockGuard, LockGuard)> {
         let store_lock = lock::lock_store(&self.layout.locks(), false, command)?;
         let name = &ObjectId::of(target.as_bytes()).to_hex()[..24];
         let target_lock = lock::lock_exclusive(&self.layout.locks(), name, target, command)?;
@@ -132,9 +120,7 @@ impl Store {
                 std::fs::rename(&tmp, &path).at("write", &path)
             }
             None => match std::fs::remove_file(&path) {
-                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-                    Err(Error::io("clear", &path, e))
-                }
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(Error::io("clear", &path, e)),
                 _ => Ok(()),
             },
         }
@@ -145,11 +131,7 @@ impl Store {
         let tmp = self.layout.tmp();
         for entry in std::fs::read_dir(&tmp).at("list", &tmp)?.flatten() {
             let name = entry.file_name();
-            let pid = name
-                .to_string_lossy()
-                .split('-')
-                .next()
-                .and_then(|p| p.parse::<u32>().ok());
+            let pid = name.to_string_lossy().split('-').next().and_then(|p| p.parse::<u32>().ok());
             if pid.is_some_and(|p| !layout::pid_alive(p)) {
                 let _ = std::fs::remove_file(entry.path());
             }
@@ -162,9 +144,7 @@ impl Store {
             // pack is complete (it was renamed into place only after it was flushed).
             match self.backend.get(&key) {
                 Ok(bytes) => match pack::read_header(&key, &bytes) {
-                    Ok(entries) => self
-                        .catalog
-                        .commit_pack(&key, bytes.len() as u64, &entries)?,
+                    Ok(entries) => self.catalog.commit_pack(&key, bytes.len() as u64, &entries)?,
                     Err(_) => {
                         self.backend.delete(&key)?;
                         self.catalog.forget_pack(&key)?;

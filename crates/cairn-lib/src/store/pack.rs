@@ -59,37 +59,17 @@ pub(crate) fn encode(id: ObjectId, kind: BlobKind, data: &[u8]) -> Result<Encode
         let packed = zstd::bulk::compress(data, 1)
             .map_err(|e| Error::corrupt(format!("zstd could not compress a blob: {e}")))?;
         if packed.len() < data.len() - data.len() / 32 {
-            return Ok(EncodedBlob {
-                id,
-                kind,
-                raw_length,
-                stored: packed,
-                compressed: true,
-            });
+            return Ok(EncodedBlob { id, kind, raw_length, stored: packed, compressed: true });
         }
     }
-    Ok(EncodedBlob {
-        id,
-        kind,
-        raw_length,
-        stored: data.to_vec(),
-        compressed: false,
-    })
+    Ok(EncodedBlob { id, kind, raw_length, stored: data.to_vec(), compressed: false })
 }
 
 /// Reverses [`encode`] and checks the content address.
-pub(crate) fn decode(
-    id: &ObjectId,
-    stored: &[u8],
-    compressed: bool,
-    raw_length: u32,
-) -> Result<Vec<u8>> {
+pub(crate) fn decode(id: &ObjectId, stored: &[u8], compressed: bool, raw_length: u32) -> Result<Vec<u8>> {
     let plain = if compressed {
-        zstd::bulk::decompress(stored, raw_length as usize).map_err(|e| {
-            Error::corrupt(format!(
-                "blob {id} does not decompress: {e}; run `cairn check`"
-            ))
-        })?
+        zstd::bulk::decompress(stored, raw_length as usize)
+            .map_err(|e| Error::corrupt(format!("blob {id} does not decompress: {e}; run `cairn check`")))?
     } else {
         stored.to_vec()
     };
@@ -135,8 +115,7 @@ impl PackBuilder {
         let header = postcard::to_allocvec(&self.entries)
             .map_err(|e| Error::corrupt(format!("could not encode a pack header: {e}")))?;
         self.bytes.extend_from_slice(&header);
-        self.bytes
-            .extend_from_slice(&(header.len() as u32).to_le_bytes());
+        self.bytes.extend_from_slice(&(header.len() as u32).to_le_bytes());
         self.bytes.extend_from_slice(MAGIC);
         let hash = ObjectId::of(&self.bytes).to_hex();
         let key = format!("packs/{}/{}.pack", &hash[..2], hash);
@@ -151,8 +130,7 @@ pub(crate) fn read_header(key: &str, pack: &[u8]) -> Result<Vec<PackEntry>> {
         return Err(bad());
     }
     let len_at = pack.len() - 12;
-    let header_len =
-        u32::from_le_bytes(pack[len_at..len_at + 4].try_into().map_err(|_| bad())?) as usize;
+    let header_len = u32::from_le_bytes(pack[len_at..len_at + 4].try_into().map_err(|_| bad())?) as usize;
     let start = len_at.checked_sub(header_len).ok_or_else(bad)?;
     postcard::from_bytes(&pack[start..len_at]).map_err(|_| bad())
 }
@@ -176,10 +154,7 @@ mod tests {
         assert!(!entries[0].compressed && entries[1].compressed);
         for (entry, data) in entries.iter().zip([&small, &big]) {
             let stored = &bytes[entry.offset as usize..][..entry.length as usize];
-            assert_eq!(
-                &decode(&entry.id, stored, entry.compressed, entry.raw_length).unwrap(),
-                data
-            );
+            assert_eq!(&decode(&entry.id, stored, entry.compressed, entry.raw_length).unwrap(), data);
         }
     }
 

@@ -44,10 +44,7 @@ impl<'s> BlobWriter<'s> {
 
     /// A writer that stores nothing: content is hashed, trees are kept in memory.
     pub(crate) fn dry(store: &'s Store) -> Self {
-        Self {
-            dry: Some(Mutex::new(HashMap::new())),
-            ..Self::new(store)
-        }
+        Self { dry: Some(Mutex::new(HashMap::new())), ..Self::new(store) }
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
@@ -59,10 +56,7 @@ impl<'s> BlobWriter<'s> {
         let id = ObjectId::of(data);
         if let Some(memory) = &self.dry {
             if kind == BlobKind::Tree {
-                memory
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .insert(id, data.to_vec());
+                memory.lock().unwrap_or_else(|p| p.into_inner()).insert(id, data.to_vec());
             }
             return Ok(id);
         }
@@ -75,16 +69,10 @@ impl<'s> BlobWriter<'s> {
             if !state.pending.insert(id) {
                 return Ok(id);
             }
-            self.new_bytes
-                .fetch_add(data.len() as u64, Ordering::Relaxed);
-            self.stored_bytes
-                .fetch_add(encoded.stored.len() as u64, Ordering::Relaxed);
+            self.new_bytes.fetch_add(data.len() as u64, Ordering::Relaxed);
+            self.stored_bytes.fetch_add(encoded.stored.len() as u64, Ordering::Relaxed);
             state.pack.push(encoded);
-            if state.pack.len() >= TARGET_PACK_SIZE {
-                Some(std::mem::take(&mut state.pack))
-            } else {
-                None
-            }
+            if state.pack.len() >= TARGET_PACK_SIZE { Some(std::mem::take(&mut state.pack)) } else { None }
         };
         if let Some(full) = full {
             self.publish(full)?;
@@ -103,10 +91,7 @@ impl<'s> BlobWriter<'s> {
 
     /// Plain and stored bytes this writer added.
     pub(crate) fn totals(&self) -> (u64, u64) {
-        (
-            self.new_bytes.load(Ordering::Relaxed),
-            self.stored_bytes.load(Ordering::Relaxed),
-        )
+        (self.new_bytes.load(Ordering::Relaxed), self.stored_bytes.load(Ordering::Relaxed))
     }
 
     fn publish(&self, builder: PackBuilder) -> Result<()> {
@@ -114,9 +99,7 @@ impl<'s> BlobWriter<'s> {
         // Pending first: if we die after the rename, the next open indexes the pack.
         self.store.catalog.begin_pack(&key)?;
         self.store.backend().put_if_absent(&key, &bytes)?;
-        self.store
-            .catalog
-            .commit_pack(&key, bytes.len() as u64, &entries)?;
+        self.store.catalog.commit_pack(&key, bytes.len() as u64, &entries)?;
         let mut state = self.lock();
         for e in &entries {
             state.pending.remove(&e.id);
@@ -129,9 +112,10 @@ impl BlobWriter<'_> {
     /// Reads an object back: from memory in dry mode, else from the store.
     pub(crate) fn read_object(&self, id: &ObjectId) -> Result<Vec<u8>> {
         if let Some(memory) = &self.dry
-            && let Some(bytes) = memory.lock().unwrap_or_else(|p| p.into_inner()).get(id) {
-                return Ok(bytes.clone());
-            }
+            && let Some(bytes) = memory.lock().unwrap_or_else(|p| p.into_inner()).get(id)
+        {
+            return Ok(bytes.clone());
+        }
         self.store.read_blob(id)
     }
 }

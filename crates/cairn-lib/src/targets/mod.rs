@@ -80,20 +80,14 @@ pub(crate) fn referenced_objects(
 pub(crate) fn canonical_dir(path: &Path) -> Result<PathBuf> {
     let canonical = std::fs::canonicalize(path).map_err(|e| {
         if e.kind() == std::io::ErrorKind::NotFound {
-            Error::not_found(format!(
-                "{} does not exist; pass an existing directory",
-                path.display()
-            ))
+            Error::not_found(format!("{} does not exist; pass an existing directory", path.display()))
         } else {
             Error::io("resolve", path, e)
         }
     })?;
     let meta = std::fs::metadata(&canonical).at("inspect", &canonical)?;
     if !meta.is_dir() {
-        return Err(Error::invalid(format!(
-            "{} is not a directory; pass a directory",
-            path.display()
-        )));
+        return Err(Error::invalid(format!("{} is not a directory; pass a directory", path.display())));
     }
     if canonical.to_str().is_none() {
         return Err(Error::invalid(format!(

@@ -46,11 +46,7 @@ fn join(prefix: &[u8], name: &[u8]) -> Vec<u8> {
 
 impl<'a> TreeDiff<'a> {
     pub(crate) fn new(source: &'a dyn TreeSource, expand: bool) -> Self {
-        Self {
-            source,
-            expand,
-            trees_read: AtomicU64::new(0),
-        }
+        Self { source, expand, trees_read: AtomicU64::new(0) }
     }
 
     fn read(&self, id: &ObjectId) -> Result<Tree> {
@@ -97,13 +93,7 @@ impl<'a> TreeDiff<'a> {
     }
 
     /// Compares two entries of the same name.
-    pub(crate) fn nodes(
-        &self,
-        prefix: &[u8],
-        x: &Node,
-        y: &Node,
-        out: &mut Vec<Change>,
-    ) -> Result<()> {
+    pub(crate) fn nodes(&self, prefix: &[u8], x: &Node, y: &Node, out: &mut Vec<Change>) -> Result<()> {
         if x == y {
             return Ok(());
         }
@@ -112,11 +102,7 @@ impl<'a> TreeDiff<'a> {
             (NodeKind::Dir { tree: t1 }, NodeKind::Dir { tree: t2 }) => {
                 let meta_changed = x.mode != y.mode || x.uid != y.uid || x.gid != y.gid;
                 if meta_changed {
-                    out.push(Change {
-                        path: path.clone(),
-                        old: Some(x.clone()),
-                        new: Some(y.clone()),
-                    });
+                    out.push(Change { path: path.clone(), old: Some(x.clone()), new: Some(y.clone()) });
                 }
                 self.trees(&path, t1, t2, out)
             }
@@ -125,40 +111,23 @@ impl<'a> TreeDiff<'a> {
                 self.one_side(prefix, y, false, out)
             }
             _ => {
-                out.push(Change {
-                    path,
-                    old: Some(x.clone()),
-                    new: Some(y.clone()),
-                });
+                out.push(Change { path, old: Some(x.clone()), new: Some(y.clone()) });
                 Ok(())
             }
         }
     }
 
-    fn one_side(
-        &self,
-        prefix: &[u8],
-        node: &Node,
-        removed: bool,
-        out: &mut Vec<Change>,
-    ) -> Result<()> {
+    fn one_side(&self, prefix: &[u8], node: &Node, removed: bool, out: &mut Vec<Change>) -> Result<()> {
         let path = join(prefix, &node.name);
-        let (old, new) = if removed {
-            (Some(node.clone()), None)
-        } else {
-            (None, Some(node.clone()))
-        };
-        out.push(Change {
-            path: path.clone(),
-            old,
-            new,
-        });
+        let (old, new) = if removed { (Some(node.clone()), None) } else { (None, Some(node.clone())) };
+        out.push(Change { path: path.clone(), old, new });
         if self.expand
-            && let NodeKind::Dir { tree } = &node.kind {
-                for child in self.read(tree)?.nodes {
-                    self.one_side(&path, &child, removed, out)?;
-                }
+            && let NodeKind::Dir { tree } = &node.kind
+        {
+            for child in self.read(tree)?.nodes {
+                self.one_side(&path, &child, removed, out)?;
             }
+        }
         Ok(())
     }
 }

@@ -62,16 +62,12 @@ pub(crate) struct DirRoot {
 }
 
 pub(crate) fn encode<T: Serialize>(value: &T) -> Result<Vec<u8>> {
-    postcard::to_allocvec(value)
-        .map_err(|e| Error::corrupt(format!("could not encode a tree: {e}")))
+    postcard::to_allocvec(value).map_err(|e| Error::corrupt(format!("could not encode a tree: {e}")))
 }
 
 pub(crate) fn decode<T: for<'de> Deserialize<'de>>(id: &ObjectId, bytes: &[u8]) -> Result<T> {
-    postcard::from_bytes(bytes).map_err(|e| {
-        Error::corrupt(format!(
-            "object {id} is not a valid tree ({e}); run `cairn check`"
-        ))
-    })
+    postcard::from_bytes(bytes)
+        .map_err(|e| Error::corrupt(format!("object {id} is not a valid tree ({e}); run `cairn check`")))
 }
 
 /// Stores a tree (or any encodable document) and returns its id.

@@ -102,10 +102,7 @@ impl Catalog {
     pub(crate) fn forget_pack(&self, key: &str) -> Result<()> {
         let mut conn = self.conn();
         let tx = conn.transaction()?;
-        tx.execute(
-            "DELETE FROM blobs WHERE pack = (SELECT id FROM packs WHERE key = ?1)",
-            [key],
-        )?;
+        tx.execute("DELETE FROM blobs WHERE pack = (SELECT id FROM packs WHERE key = ?1)", [key])?;
         tx.execute("DELETE FROM packs WHERE key = ?1", [key])?;
         tx.commit()?;
         Ok(())
@@ -114,8 +111,7 @@ impl Catalog {
     /// Every ready pack: key, size and creation time (seconds).
     pub(crate) fn ready_packs(&self) -> Result<Vec<(String, u64, i64)>> {
         let conn = self.conn();
-        let mut stmt =
-            conn.prepare("SELECT key, size, created_at FROM packs WHERE state = 'ready'")?;
+        let mut stmt = conn.prepare("SELECT key, size, created_at FROM packs WHERE state = 'ready'")?;
         let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
@@ -147,12 +143,7 @@ impl Catalog {
     }
 
     /// Moves blobs to a new pack (after gc repacked them), in one transaction.
-    pub(crate) fn reassign_blobs(
-        &self,
-        new_key: &str,
-        size: u64,
-        entries: &[PackEntry],
-    ) -> Result<()> {
+    pub(crate) fn reassign_blobs(&self, new_key: &str, size: u64, entries: &[PackEntry]) -> Result<()> {
         let mut conn = self.conn();
         let tx = conn.transaction()?;
         let pack_id: i64 = tx.query_row(

@@ -91,9 +91,7 @@ impl Catalog {
                 crate::store::layout::make_private(&file)?;
             }
         }
-        Ok(Self {
-            conn: Mutex::new(conn),
-        })
+        Ok(Self { conn: Mutex::new(conn) })
     }
 
     /// Locks the connection for one operation.
@@ -106,11 +104,7 @@ impl Catalog {
         use rusqlite::OptionalExtension;
         Ok(self
             .conn()
-            .query_row(
-                "SELECT data FROM stat_caches WHERE target = ?1",
-                [target],
-                |r| r.get(0),
-            )
+            .query_row("SELECT data FROM stat_caches WHERE target = ?1", [target], |r| r.get(0))
             .optional()?)
     }
 
@@ -126,8 +120,7 @@ impl Catalog {
 
     /// Drops a target's stat cache (its next save reads every file).
     pub(crate) fn drop_stat_cache(&self, target: &str) -> Result<()> {
-        self.conn()
-            .execute("DELETE FROM stat_caches WHERE target = ?1", [target])?;
+        self.conn().execute("DELETE FROM stat_caches WHERE target = ?1", [target])?;
         Ok(())
     }
 

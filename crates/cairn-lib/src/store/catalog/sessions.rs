@@ -31,20 +31,13 @@ fn from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Session> {
     };
     let from: Option<String> = r.get(3)?;
     let targets: String = r.get(5)?;
-    let mut targets: Vec<String> = targets
-        .split(',')
-        .filter(|t| !t.is_empty())
-        .map(str::to_owned)
-        .collect();
+    let mut targets: Vec<String> = targets.split(',').filter(|t| !t.is_empty()).map(str::to_owned).collect();
     targets.sort();
     Ok(Session {
         id: parse(0, r.get(0)?)?,
         name: r.get(1)?,
         created_at: r.get(2)?,
-        from: from
-            .map(|f| parse(3, f))
-            .transpose()?
-            .map(|session| SessionOrigin { session }),
+        from: from.map(|f| parse(3, f)).transpose()?.map(|session| SessionOrigin { session }),
         status: "ready".into(),
         current: false,
         snapshot_count: r.get::<_, i64>(4)? as u64,
@@ -66,11 +59,7 @@ impl Catalog {
     pub(crate) fn find_session(&self, name_or_id: &str) -> Result<Option<Session>> {
         let conn = self.conn();
         Ok(conn
-            .query_row(
-                &format!("{SELECT} WHERE s.id = ?1 OR s.name = ?1"),
-                [name_or_id],
-                from_row,
-            )
+            .query_row(&format!("{SELECT} WHERE s.id = ?1 OR s.name = ?1"), [name_or_id], from_row)
             .optional()?)
     }
 
@@ -79,9 +68,7 @@ impl Catalog {
         let id = SessionId::new();
         let mut conn = self.conn();
         let tx = conn.transaction()?;
-        let taken: bool = tx
-            .prepare("SELECT 1 FROM sessions WHERE name = ?1")?
-            .exists([name])?;
+        let taken: bool = tx.prepare("SELECT 1 FROM sessions WHERE name = ?1")?.exists([name])?;
         if taken {
             return Err(Error::conflict(format!(
                 "a session named {name:?} already exists; pick another name"
@@ -89,12 +76,7 @@ impl Catalog {
         }
         tx.execute(
             "INSERT INTO sessions(id, name, created_at, from_session) VALUES (?1, ?2, ?3, ?4)",
-            params![
-                id.to_string(),
-                name,
-                crate::time::now_rfc3339(),
-                from.map(|f| f.to_string())
-            ],
+            params![id.to_string(), name, crate::time::now_rfc3339(), from.map(|f| f.to_string())],
         )?;
         if let Some(from) = from {
             tx.execute(
@@ -112,20 +94,14 @@ impl Catalog {
     pub(crate) fn delete_session(&self, id: SessionId) -> Result<u64> {
         let mut conn = self.conn();
         let tx = conn.transaction()?;
-        tx.execute(
-            "DELETE FROM memberships WHERE session_id = ?1",
-            [id.to_string()],
-        )?;
+        tx.execute("DELETE FROM memberships WHERE session_id = ?1", [id.to_string()])?;
         let freed: i64 = tx.query_row(
             "SELECT COALESCE(SUM(json_extract(stats, '$.bytes')), 0) FROM snapshots
              WHERE id NOT IN (SELECT snapshot_id FROM memberships)",
             [],
             |r| r.get(0),
         )?;
-        tx.execute(
-            "DELETE FROM snapshots WHERE id NOT IN (SELECT snapshot_id FROM memberships)",
-            [],
-        )?;
+        tx.execute("DELETE FROM snapshots WHERE id NOT IN (SELECT snapshot_id FROM memberships)", [])?;
         tx.execute("DELETE FROM sessions WHERE id = ?1", [id.to_string()])?;
         tx.commit()?;
         Ok(freed as u64)

@@ -21,8 +21,7 @@ pub(crate) struct NewSnapshot<'a> {
     pub force_name: bool,
 }
 
-const SELECT: &str =
-    "SELECT s.id, m.name, s.description, s.target, s.kind, m.session_id, s.created_at,
+const SELECT: &str = "SELECT s.id, m.name, s.description, s.target, s.kind, m.session_id, s.created_at,
         s.safety, s.stats, s.not_covered, s.details, s.root
      FROM memberships m JOIN snapshots s ON s.id = m.snapshot_id";
 
@@ -56,9 +55,7 @@ fn from_row(r: &Row<'_>) -> rusqlite::Result<Snapshot> {
             Some(d) => serde_json::from_str(&d).map_err(|e| json_err(10, e))?,
             None => serde_json::Value::Null,
         },
-        root: root
-            .and_then(|b| <[u8; 32]>::try_from(b.as_slice()).ok())
-            .map(ObjectId),
+        root: root.and_then(|b| <[u8; 32]>::try_from(b.as_slice()).ok()).map(ObjectId),
     })
 }
 
@@ -130,24 +127,16 @@ impl Catalog {
              ORDER BY s.id ASC"
         );
         let mut stmt = conn.prepare_cached(&sql)?;
-        let rows = stmt.query_map(
-            params![session.to_string(), filter.target, filter.include_safety],
-            from_row,
-        )?;
+        let rows =
+            stmt.query_map(params![session.to_string(), filter.target, filter.include_safety], from_row)?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
     /// One snapshot of `session` by id.
-    pub(crate) fn get_snapshot(
-        &self,
-        session: SessionId,
-        id: SnapshotId,
-    ) -> Result<Option<Snapshot>> {
+    pub(crate) fn get_snapshot(&self, session: SessionId, id: SnapshotId) -> Result<Option<Snapshot>> {
         let conn = self.conn();
         let sql = format!("{SELECT} WHERE m.session_id = ?1 AND m.snapshot_id = ?2");
-        Ok(conn
-            .query_row(&sql, params![session.to_string(), id.to_string()], from_row)
-            .optional()?)
+        Ok(conn.query_row(&sql, params![session.to_string(), id.to_string()], from_row).optional()?)
     }
 
     /// Takes snapshot `id` out of `session`; drops the record when no session holds it any more.
@@ -159,9 +148,8 @@ impl Catalog {
             "DELETE FROM memberships WHERE session_id = ?1 AND snapshot_id = ?2",
             params![session.to_string(), id.to_string()],
         )?;
-        let still_held: bool = tx
-            .prepare("SELECT 1 FROM memberships WHERE snapshot_id = ?1")?
-            .exists([id.to_string()])?;
+        let still_held: bool =
+            tx.prepare("SELECT 1 FROM memberships WHERE snapshot_id = ?1")?.exists([id.to_string()])?;
         if !still_held {
             tx.execute("DELETE FROM snapshots WHERE id = ?1", [id.to_string()])?;
         }
@@ -173,9 +161,7 @@ impl Catalog {
     pub(crate) fn all_roots_with_kind(&self) -> Result<Vec<(String, ObjectId)>> {
         let conn = self.conn();
         let mut stmt = conn.prepare("SELECT kind, root FROM snapshots WHERE root IS NOT NULL")?;
-        let rows = stmt.query_map([], |r| {
-            Ok((r.get::<_, String>(0)?, r.get::<_, Vec<u8>>(1)?))
-        })?;
+        let rows = stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, Vec<u8>>(1)?)))?;
         let mut out = Vec::new();
         for row in rows {
             let (kind, raw) = row?;
@@ -196,9 +182,6 @@ impl Catalog {
 
     /// True when some session still holds a snapshot of `target`.
     pub(crate) fn target_has_snapshots(&self, target: &str) -> Result<bool> {
-        Ok(self
-            .conn()
-            .prepare("SELECT 1 FROM memberships WHERE target = ?1")?
-            .exists([target])?)
+        Ok(self.conn().prepare("SELECT 1 FROM memberships WHERE target = ?1")?.exists([target])?)
     }
 }

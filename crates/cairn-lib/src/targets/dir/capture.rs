@@ -106,10 +106,7 @@ pub(crate) fn capture(
     let top = node_of(Vec::new(), NodeKind::Dir { tree }, &meta);
     let root_id = tree::write(writer, &DirRoot { top, hardlinks })?;
     let c = &walk.counters;
-    let mut not_covered = walk
-        .not_covered
-        .into_inner()
-        .unwrap_or_else(|p| p.into_inner());
+    let mut not_covered = walk.not_covered.into_inner().unwrap_or_else(|p| p.into_inner());
     not_covered.skipped.sort_by(|a, b| a.path.cmp(&b.path));
     not_covered.ignored_paths.sort();
     Ok(Captured {
@@ -140,11 +137,7 @@ fn node_of(name: Vec<u8>, kind: NodeKind, meta: &std::fs::Metadata) -> Node {
 }
 
 fn join(prefix: &[u8], name: &[u8]) -> Vec<u8> {
-    if prefix.is_empty() {
-        name.to_vec()
-    } else {
-        [prefix, b"/", name].concat()
-    }
+    if prefix.is_empty() { name.to_vec() } else { [prefix, b"/", name].concat() }
 }
 
 fn lossy(rel: &[u8]) -> String {
@@ -154,10 +147,7 @@ fn lossy(rel: &[u8]) -> String {
 impl Walk<'_> {
     fn skip(&self, rel: &[u8], reason: &str) {
         let mut nc = self.not_covered.lock().unwrap_or_else(|p| p.into_inner());
-        nc.skipped.push(SkippedEntry {
-            path: lossy(rel),
-            reason: reason.to_owned(),
-        });
+        nc.skipped.push(SkippedEntry { path: lossy(rel), reason: reason.to_owned() });
     }
 
     fn ignored(&self, rel: &[u8]) {
@@ -184,17 +174,17 @@ impl Walk<'_> {
         }
         names.sort_by(|a, b| a.0.cmp(&b.0));
         let mut matchers = parents.to_vec();
-        if !self.no_ignore && !in_git
-            && let Some(m) = self.matcher(abs)? {
-                matchers.push(m);
-            }
+        if !self.no_ignore
+            && !in_git
+            && let Some(m) = self.matcher(abs)?
+        {
+            matchers.push(m);
+        }
         let nodes: Vec<Option<Node>> = names
             .into_par_iter()
             .map(|(name, entry)| self.entry(abs, rel, name, &entry, &matchers, in_git))
             .collect::<Result<_>>()?;
-        let tree = Tree {
-            nodes: nodes.into_iter().flatten().collect(),
-        };
+        let tree = Tree { nodes: nodes.into_iter().flatten().collect() };
         tree::write(self.writer, &tree)
     }
 
@@ -216,12 +206,10 @@ impl Walk<'_> {
         if !any {
             return Ok(None);
         }
-        builder.build().map(Some).map_err(|e| {
-            Error::invalid(format!(
-                "the ignore rules in {} are invalid: {e}",
-                dir.display()
-            ))
-        })
+        builder
+            .build()
+            .map(Some)
+            .map_err(|e| Error::invalid(format!("the ignore rules in {} are invalid: {e}", dir.display())))
     }
 
     fn is_ignored(matchers: &[Gitignore], path: &Path, is_dir: bool) -> bool {
@@ -279,9 +267,7 @@ impl Walk<'_> {
         } else if ft.is_symlink() {
             let target = std::fs::read_link(&abs).at("read the link", &abs)?;
             self.counters.symlinks.fetch_add(1, Ordering::Relaxed);
-            NodeKind::Symlink {
-                target: target.as_os_str().as_bytes().to_vec(),
-            }
+            NodeKind::Symlink { target: target.as_os_str().as_bytes().to_vec() }
         } else if ft.is_file() {
             match self.file(&abs, &rel, &meta)? {
                 Some(kind) => kind,
@@ -304,23 +290,15 @@ impl Walk<'_> {
     fn file(&self, abs: &Path, rel: &[u8], meta: &std::fs::Metadata) -> Result<Option<NodeKind>> {
         let stamp = Stamp::of(meta);
         self.counters.files.fetch_add(1, Ordering::Relaxed);
-        self.counters
-            .bytes
-            .fetch_add(meta.size(), Ordering::Relaxed);
+        self.counters.bytes.fetch_add(meta.size(), Ordering::Relaxed);
         if meta.nlink() > 1 {
             let mut links = self.hardlinks.lock().unwrap_or_else(|p| p.into_inner());
-            links
-                .entry((meta.dev(), meta.ino()))
-                .or_default()
-                .push(rel.to_vec());
+            links.entry((meta.dev(), meta.ino())).or_default().push(rel.to_vec());
         }
         let content = match self.old_cache.lookup(rel, &stamp) {
             Some(content) => content.to_vec(),
             None => {
-                let file = std::fs::OpenOptions::new()
-                    .read(true)
-                    .custom_flags(libc::O_NOFOLLOW)
-                    .open(abs);
+                let file = std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NOFOLLOW).open(abs);
                 let mut file = match file {
                     Ok(f) => f,
                     Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {
@@ -334,40 +312,24 @@ impl Walk<'_> {
                     Err(e) => return Err(Error::io("open", abs, e)),
                 };
                 let content = self.read_content(&mut file, abs, meta.size())?;
-                self.counters
-                    .read_bytes
-                    .fetch_add(meta.size(), Ordering::Relaxed);
+                self.counters.read_bytes.fetch_add(meta.size(), Ordering::Relaxed);
                 // A file that changed while it was read is captured as read, but not cached:
                 // the next save reads it again.
                 let after = file.metadata().map(|m| Stamp::of(&m)).ok();
                 if after.as_ref() != Some(&stamp) {
-                    return Ok(Some(NodeKind::File {
-                        size: meta.size(),
-                        content,
-                    }));
+                    return Ok(Some(NodeKind::File { size: meta.size(), content }));
                 }
                 content
             }
         };
-        self.cache.lock().unwrap_or_else(|p| p.into_inner()).push((
-            rel.to_vec(),
-            CacheEntry {
-                stamp,
-                content: content.clone(),
-            },
-        ));
-        Ok(Some(NodeKind::File {
-            size: meta.size(),
-            content,
-        }))
+        self.cache
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push((rel.to_vec(), CacheEntry { stamp, content: content.clone() }));
+        Ok(Some(NodeKind::File { size: meta.size(), content }))
     }
 
-    fn read_content(
-        &self,
-        file: &mut std::fs::File,
-        abs: &Path,
-        size: u64,
-    ) -> Result<Vec<ObjectId>> {
+    fn read_content(&self, file: &mut std::fs::File, abs: &Path, size: u64) -> Result<Vec<ObjectId>> {
         if size <= WHOLE_FILE_LIMIT {
             let mut data = Vec::with_capacity(size as usize);
             file.read_to_end(&mut data).at("read", abs)?;

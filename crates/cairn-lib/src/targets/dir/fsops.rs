@@ -32,12 +32,8 @@ fn dir_flags() -> OFlags {
 impl DirHandle {
     /// Opens `path` itself as the root of a restore (it must be a real directory, not a link).
     pub(crate) fn open_root(path: &Path) -> Result<Self> {
-        let fd =
-            rustix::fs::open(path, dir_flags(), Mode::empty()).at("open the directory", path)?;
-        Ok(Self {
-            fd,
-            path: path.to_path_buf(),
-        })
+        let fd = rustix::fs::open(path, dir_flags(), Mode::empty()).at("open the directory", path)?;
+        Ok(Self { fd, path: path.to_path_buf() })
     }
 
     /// The path of `name` inside this directory, for messages.
@@ -55,10 +51,7 @@ impl DirHandle {
 
     /// Opens the directory at `rel` (a `/`-separated path) below this one, component by component.
     pub(crate) fn open_rel(&self, rel: &[u8]) -> Result<Self> {
-        let mut current = Self {
-            fd: self.fd.try_clone().at("open", &self.path)?,
-            path: self.path.clone(),
-        };
+        let mut current = Self { fd: self.fd.try_clone().at("open", &self.path)?, path: self.path.clone() };
         for part in rel.split(|b| *b == b'/').filter(|p| !p.is_empty()) {
             current = current.open_dir(part)?;
         }
@@ -78,10 +71,9 @@ impl DirHandle {
         mut chunks: impl FnMut(&mut dyn FnMut(&[u8]) -> Result<()>) -> Result<()>,
     ) -> Result<std::fs::File> {
         let path = self.child_path(name);
-        let flags =
-            OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC;
-        let fd = rustix::fs::openat(&self.fd, os(name), flags, Mode::from_raw_mode(0o600))
-            .at("create", &path)?;
+        let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+        let fd =
+            rustix::fs::openat(&self.fd, os(name), flags, Mode::from_raw_mode(0o600)).at("create", &path)?;
         let mut file = std::fs::File::from(fd);
         chunks(&mut |data| file.write_all(data).at("write", &path))?;
         Ok(file)
@@ -89,8 +81,7 @@ impl DirHandle {
 
     /// Creates a symlink `name` pointing at `target`.
     pub(crate) fn symlink(&self, name: &[u8], target: &[u8]) -> Result<()> {
-        rustix::fs::symlinkat(os(target), &self.fd, os(name))
-            .at("create the link", &self.child_path(name))
+        rustix::fs::symlinkat(os(target), &self.fd, os(name)).at("create the link", &self.child_path(name))
     }
 
     /// Makes `name` a hard link of `existing` (both relative to their directories).
@@ -101,8 +92,7 @@ impl DirHandle {
 
     /// Renames `from` to `to` inside this directory, replacing `to`.
     pub(crate) fn rename(&self, from: &[u8], to: &[u8]) -> Result<()> {
-        rustix::fs::renameat(&self.fd, os(from), &self.fd, os(to))
-            .at("replace", &self.child_path(to))
+        rustix::fs::renameat(&self.fd, os(from), &self.fd, os(to)).at("replace", &self.child_path(to))
     }
 
     /// Stats `name` without following a link.
@@ -117,30 +107,16 @@ impl DirHandle {
         if rustix::process::geteuid().is_root() {
             let owner = rustix::fs::Uid::from_raw(meta.uid);
             let group = rustix::fs::Gid::from_raw(meta.gid);
-            rustix::fs::chownat(
-                &self.fd,
-                os(name),
-                Some(owner),
-                Some(group),
-                AtFlags::SYMLINK_NOFOLLOW,
-            )
-            .at("set the owner of", &path)?;
+            rustix::fs::chownat(&self.fd, os(name), Some(owner), Some(group), AtFlags::SYMLINK_NOFOLLOW)
+                .at("set the owner of", &path)?;
         }
         if !is_link {
-            rustix::fs::chmodat(
-                &self.fd,
-                os(name),
-                Mode::from_raw_mode(meta.mode),
-                AtFlags::empty(),
-            )
-            .at("set the mode of", &path)?;
+            rustix::fs::chmodat(&self.fd, os(name), Mode::from_raw_mode(meta.mode), AtFlags::empty())
+                .at("set the mode of", &path)?;
         }
         if let Some(mtime) = meta.mtime_ns {
             let ts = timespec(mtime);
-            let times = Timestamps {
-                last_access: ts,
-                last_modification: ts,
-            };
+            let times = Timestamps { last_access: ts, last_modification: ts };
             rustix::fs::utimensat(&self.fd, os(name), &times, AtFlags::SYMLINK_NOFOLLOW)
                 .at("set the time of", &path)?;
         }
@@ -171,8 +147,7 @@ impl DirHandle {
 
     /// The names in this directory, without `.` and `..`.
     pub(crate) fn entries(&self) -> Result<Vec<Vec<u8>>> {
-        let fd =
-            rustix::fs::openat(&self.fd, ".", dir_flags(), Mode::empty()).at("list", &self.path)?;
+        let fd = rustix::fs::openat(&self.fd, ".", dir_flags(), Mode::empty()).at("list", &self.path)?;
         let dir = rustix::fs::Dir::read_from(fd.as_fd()).at("list", &self.path)?;
         let mut names = Vec::new();
         for entry in dir {
@@ -196,10 +171,7 @@ pub(crate) struct Meta {
 }
 
 fn timespec(ns: i64) -> Timespec {
-    Timespec {
-        tv_sec: ns.div_euclid(1_000_000_000),
-        tv_nsec: ns.rem_euclid(1_000_000_000) as _,
-    }
+    Timespec { tv_sec: ns.div_euclid(1_000_000_000), tv_nsec: ns.rem_euclid(1_000_000_000) as _ }
 }
 
 /// A [`Stamp`] from a raw stat, to record restored files in the stat cache.

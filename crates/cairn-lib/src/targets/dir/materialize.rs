@@ -27,11 +27,7 @@ pub(crate) struct Materializer<'a> {
 }
 
 fn join(prefix: &[u8], name: &[u8]) -> Vec<u8> {
-    if prefix.is_empty() {
-        name.to_vec()
-    } else {
-        [prefix, b"/", name].concat()
-    }
+    if prefix.is_empty() { name.to_vec() } else { [prefix, b"/", name].concat() }
 }
 
 impl<'a> Materializer<'a> {
@@ -69,7 +65,8 @@ impl<'a> Materializer<'a> {
                 if self.link_later.contains(rel) {
                     return Ok(());
                 }
-                self.write_file(dir, &node.name, rel, content, node)
+                self.write_file(dir, &node.name, content, node)?;
+                self.record(dir, &node.name, rel, content)
             }
             NodeKind::Symlink { target } => {
                 dir.symlink(&node.name, target)?;
@@ -81,20 +78,11 @@ impl<'a> Materializer<'a> {
     /// Creates every entry of tree `tree` inside `dir`, in parallel.
     pub(crate) fn fill(&self, dir: &DirHandle, rel: &[u8], tree: &ObjectId) -> Result<()> {
         let tree = tree::read_tree(self.store, tree)?;
-        tree.nodes
-            .par_iter()
-            .try_for_each(|node| self.create(dir, &join(rel, &node.name), node))
+        tree.nodes.par_iter().try_for_each(|node| self.create(dir, &join(rel, &node.name), node))
     }
 
     /// Writes file `name` with `content` (it must not exist), then sets its metadata.
-    pub(crate) fn write_file(
-        &self,
-        dir: &DirHandle,
-        name: &[u8],
-        rel: &[u8],
-        content: &[ObjectId],
-        node: &Node,
-    ) -> Result<()> {
+    fn write_file(&self, dir: &DirHandle, name: &[u8], content: &[ObjectId], node: &Node) -> Result<()> {
         let file = dir.create_file(name, |sink| {
             for id in content {
                 sink(&self.store.read_blob(id)?)?;
@@ -102,8 +90,7 @@ impl<'a> Materializer<'a> {
             Ok(())
         })?;
         drop(file);
-        dir.set_meta(name, &self.meta(node, false), false)?;
-        self.record(dir, name, rel, content)
+        dir.set_meta(name, &self.meta(node, false), false)
     }
 
     /// Rewrites an existing file by writing a temp file beside it and renaming it over.
@@ -115,38 +102,48 @@ impl<'a> Materializer<'a> {
         content: &[ObjectId],
     ) -> Result<()> {
         let tmp = format!(".cairn-tmp-{}", uuid::Uuid::now_v7().simple()).into_bytes();
-        let result = self
-            .write_file(dir, &tmp, rel, content, node)
-            .and_then(|_| dir.rename(&tmp, &node.name));
+        let result = self.write_file(dir, &tmp, content, node).and_then(|_| dir.rename(&tmp, &node.name));
         if result.is_err() {
             let _ = dir.remove(&tmp);
         }
-        result
+        result?;
+        // Stat after the rename: a rename moves the file's ctime, and the cache must match it.
+        self.record(dir, &node.name, rel, content)
     }
 
     fn record(&self, dir: &DirHandle, name: &[u8], rel: &[u8], content: &[ObjectId]) -> Result<()> {
         use std::sync::atomic::Ordering;
         let st = dir.stat(name)?;
         self.files_written.fetch_add(1, Ordering::Relaxed);
-        self.bytes_written
-            .fetch_add(st.st_size as u64, Ordering::Relaxed);
-        let entry = CacheEntry {
-            stamp: stamp_of(&st),
-            content: content.to_vec(),
-        };
-        self.written
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .push((rel.to_vec(), entry));
+        self.bytes_written.fetch_add(st.st_size as u64, Ordering::Relaxed);
+        self.remember(rel, &st, content);
         Ok(())
     }
 
-    /// Links every later path of each hard-link group to the group's first path.
+    /// Records the current stat of an entry whose content was already right (only its
+    /// metadata was set), so the next save does not read it.
+    pub(crate) fn refresh(
+        &self,
+        dir: &DirHandle,
+        name: &[u8],
+        rel: &[u8],
+        content: &[ObjectId],
+    ) -> Result<()> {
+        let st = dir.stat(name)?;
+        self.remember(rel, &st, content);
+        Ok(())
+    }
+
+    fn remember(&self, rel: &[u8], st: &rustix::fs::Stat, content: &[ObjectId]) {
+        let entry = CacheEntry { stamp: stamp_of(st), content: content.to_vec() };
+        self.written.lock().unwrap_or_else(|p| p.into_inner()).push((rel.to_vec(), entry));
+    }
+
+    /// Links every later path of each hard-link group to the group's first path, then records
+    /// every path of the group again: a new link moves the shared inode's ctime.
     pub(crate) fn link_groups(&self, root: &DirHandle, groups: &[Vec<Vec<u8>>]) -> Result<()> {
         for group in groups {
-            let Some((first, rest)) = group.split_first() else {
-                continue;
-            };
+            let Some((first, rest)) = group.split_first() else { continue };
             let (first_dir, first_name) = split(first);
             let from = root.open_rel(first_dir)?;
             for path in rest {
@@ -154,6 +151,17 @@ impl<'a> Materializer<'a> {
                 let to = root.open_rel(dir)?;
                 to.remove(name)?;
                 to.hardlink(name, &from, first_name)?;
+            }
+            let content = {
+                let written = self.written.lock().unwrap_or_else(|p| p.into_inner());
+                written.iter().rev().find(|(p, _)| p == first).map(|(_, e)| e.content.clone())
+            };
+            if let Some(content) = content {
+                for path in group {
+                    let (dir, name) = split(path);
+                    let st = root.open_rel(dir)?.stat(name)?;
+                    self.remember(path, &st, &content);
+                }
             }
         }
         Ok(())

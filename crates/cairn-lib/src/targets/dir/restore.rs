@@ -35,25 +35,29 @@ pub(crate) struct Plan {
 
 impl Plan {
     /// Computes the plan from the live root to the snapshot root.
-    pub(crate) fn between(source: &dyn TreeSource, live: &DirRoot, want: &DirRoot) -> Result<Self> {
-        let (NodeKind::Dir { tree: a }, NodeKind::Dir { tree: b }) =
-            (&live.top.kind, &want.top.kind)
-        else {
-            return Ok(Self {
-                changes: Vec::new(),
-                top_changed: false,
-                relink: false,
-            });
+    /// Computes the plan from the live root to the snapshot root. Unless `with_mtimes`, an
+    /// entry that differs only in its mtime is left alone: files a restore rewrites carry the
+    /// time they were written, so their mtimes differ from the snapshot's by design.
+    pub(crate) fn between(
+        source: &dyn TreeSource,
+        live: &DirRoot,
+        want: &DirRoot,
+        with_mtimes: bool,
+    ) -> Result<Self> {
+        let (NodeKind::Dir { tree: a }, NodeKind::Dir { tree: b }) = (&live.top.kind, &want.top.kind) else {
+            return Ok(Self { changes: Vec::new(), top_changed: false, relink: false });
         };
         let mut changes = Vec::new();
         TreeDiff::new(source, false).trees(b"", a, b, &mut changes)?;
-        let top_changed = (live.top.mode, live.top.uid, live.top.gid)
-            != (want.top.mode, want.top.uid, want.top.gid);
-        Ok(Self {
-            changes,
-            top_changed,
-            relink: live.hardlinks != want.hardlinks,
-        })
+        if !with_mtimes {
+            changes.retain(|c| match (&c.old, &c.new) {
+                (Some(o), Some(n)) => o.kind != n.kind || (o.mode, o.uid, o.gid) != (n.mode, n.uid, n.gid),
+                _ => true,
+            });
+        }
+        let top_changed =
+            (live.top.mode, live.top.uid, live.top.gid) != (want.top.mode, want.top.uid, want.top.gid);
+        Ok(Self { changes, top_changed, relink: live.hardlinks != want.hardlinks })
     }
 
     /// The plan as entries for people and agents.
@@ -64,12 +68,8 @@ impl Plan {
                 let (action, kind) = match (&c.old, &c.new) {
                     (None, Some(n)) => ("create", n.kind.label()),
                     (Some(o), None) => ("remove", o.kind.label()),
-                    (Some(o), Some(n)) if o.kind.label() != n.kind.label() => {
-                        ("replace", n.kind.label())
-                    }
-                    (Some(_), Some(n)) if matches!(n.kind, NodeKind::Dir { .. }) => {
-                        ("chmod", "dir")
-                    }
+                    (Some(o), Some(n)) if o.kind.label() != n.kind.label() => ("replace", n.kind.label()),
+                    (Some(_), Some(n)) if matches!(n.kind, NodeKind::Dir { .. }) => ("chmod", "dir"),
                     (Some(o), Some(n)) if o.kind == n.kind => ("chmod", n.kind.label()),
                     (_, Some(n)) => ("rewrite", n.kind.label()),
                     (None, None) => ("none", "file"),
@@ -84,12 +84,7 @@ impl Plan {
     }
 
     /// Applies the plan under `root`.
-    pub(crate) fn apply(
-        &self,
-        m: &Materializer<'_>,
-        root: &DirHandle,
-        want: &DirRoot,
-    ) -> Result<()> {
+    pub(crate) fn apply(&self, m: &Materializer<'_>, root: &DirHandle, want: &DirRoot) -> Result<()> {
         for change in &self.changes {
             let (parent_rel, name) = split(&change.path);
             let parent = root.open_rel(parent_rel)?;
@@ -101,29 +96,17 @@ impl Plan {
                 }
                 (Some(old), Some(node)) => match (&old.kind, &node.kind) {
                     (NodeKind::Dir { .. }, NodeKind::Dir { .. }) => {
-                        let meta = Meta {
-                            mode: node.mode,
-                            uid: node.uid,
-                            gid: node.gid,
-                            mtime_ns: None,
-                        };
+                        let meta = Meta { mode: node.mode, uid: node.uid, gid: node.gid, mtime_ns: None };
                         parent.set_meta(name, &meta, false)?;
                     }
-                    (NodeKind::File { content: a, .. }, NodeKind::File { content: b, .. })
-                        if a == b =>
-                    {
+                    (NodeKind::File { content: a, .. }, NodeKind::File { content: b, .. }) if a == b => {
                         // Same content: only metadata moved; keep the file, set mode and owner.
-                        let meta = Meta {
-                            mode: node.mode,
-                            uid: node.uid,
-                            gid: node.gid,
-                            mtime_ns: m.keep_mtime.then_some(node.mtime_ns),
-                        };
+                        let mtime_ns = m.keep_mtime.then_some(node.mtime_ns);
+                        let meta = Meta { mode: node.mode, uid: node.uid, gid: node.gid, mtime_ns };
                         parent.set_meta(name, &meta, false)?;
+                        m.refresh(&parent, name, &change.path, b)?;
                     }
-                    (_, NodeKind::File { content, .. })
-                        if !matches!(old.kind, NodeKind::Dir { .. }) =>
-                    {
+                    (_, NodeKind::File { content, .. }) if !matches!(old.kind, NodeKind::Dir { .. }) => {
                         if !m.link_later.contains(&change.path) {
                             m.replace_file(&parent, &change.path, node, content)?;
                         }
@@ -137,16 +120,13 @@ impl Plan {
             }
         }
         if self.top_changed {
-            let meta = Meta {
-                mode: want.top.mode,
-                uid: want.top.uid,
-                gid: want.top.gid,
-                mtime_ns: None,
-            };
+            let meta = Meta { mode: want.top.mode, uid: want.top.uid, gid: want.top.gid, mtime_ns: None };
             rustix::fs::fchmod(&root.fd, rustix::fs::Mode::from_raw_mode(meta.mode))
                 .map_err(|e| crate::error::Error::io("set the mode of", &root.path, e.into()))?;
         }
-        if self.relink || self.changes.iter().any(|c| m.link_later.contains(&c.path)) {
+        // A rewritten member of a hard-link group is a new inode: link the group again.
+        let linked: HashSet<&[u8]> = want.hardlinks.iter().flatten().map(Vec::as_slice).collect();
+        if self.relink || self.changes.iter().any(|c| linked.contains(c.path.as_slice())) {
             m.link_groups(root, &want.hardlinks)?;
         }
         Ok(())
@@ -155,10 +135,7 @@ impl Plan {
 
 /// The later paths of every hard-link group (they are linked, not written).
 pub(crate) fn later_links(root: &DirRoot) -> HashSet<Vec<u8>> {
-    root.hardlinks
-        .iter()
-        .flat_map(|g| g.iter().skip(1).cloned())
-        .collect()
+    root.hardlinks.iter().flat_map(|g| g.iter().skip(1).cloned()).collect()
 }
 
 /// Files and bytes a fresh restore wrote, and the stat-cache entries of what it wrote.
@@ -166,11 +143,7 @@ pub(crate) type Restored = (u64, u64, Vec<(Vec<u8>, CacheEntry)>);
 
 /// Restores `root` into the empty directory `dest` (which exists), keeping the snapshot's
 /// times. Returns the files written, for the stat cache of `dest`.
-pub(crate) fn restore_fresh(
-    store: &Store,
-    root: &DirRoot,
-    dest: &Path,
-) -> Result<Restored> {
+pub(crate) fn restore_fresh(store: &Store, root: &DirRoot, dest: &Path) -> Result<Restored> {
     let handle = DirHandle::open_root(dest)?;
     let m = Materializer::new(store, true, later_links(root));
     if let NodeKind::Dir { tree } = &root.top.kind {
@@ -178,10 +151,7 @@ pub(crate) fn restore_fresh(
     }
     m.link_groups(&handle, &root.hardlinks)?;
     let parent = dest.parent().unwrap_or(Path::new("/"));
-    let name = dest
-        .file_name()
-        .map(|n| n.as_encoded_bytes().to_vec())
-        .unwrap_or_default();
+    let name = dest.file_name().map(|n| n.as_encoded_bytes().to_vec()).unwrap_or_default();
     if !name.is_empty() {
         let parent = DirHandle::open_root(parent)?;
         let meta = Meta {
@@ -194,19 +164,11 @@ pub(crate) fn restore_fresh(
     }
     let files = m.files_written.load(std::sync::atomic::Ordering::Relaxed);
     let bytes = m.bytes_written.load(std::sync::atomic::Ordering::Relaxed);
-    Ok((
-        files,
-        bytes,
-        m.written.into_inner().unwrap_or_else(|p| p.into_inner()),
-    ))
+    Ok((files, bytes, m.written.into_inner().unwrap_or_else(|p| p.into_inner())))
 }
 
 /// Ids of every object a directory snapshot refers to, added to `live` (for gc and check).
-pub(crate) fn referenced(
-    store: &Store,
-    root: &ObjectId,
-    live: &mut HashSet<ObjectId>,
-) -> Result<()> {
+pub(crate) fn referenced(store: &Store, root: &ObjectId, live: &mut HashSet<ObjectId>) -> Result<()> {
     if !live.insert(*root) {
         return Ok(());
     }

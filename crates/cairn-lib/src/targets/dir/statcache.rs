@@ -70,23 +70,19 @@ impl StatCache {
         let Some(blob) = store.catalog.stat_cache(target)? else {
             return Ok(Self::default());
         };
-        let decoded: Option<Encoded> = zstd::decode_all(blob.as_slice())
-            .ok()
-            .and_then(|raw| postcard::from_bytes(&raw).ok());
+        let decoded: Option<Encoded> =
+            zstd::decode_all(blob.as_slice()).ok().and_then(|raw| postcard::from_bytes(&raw).ok());
         // A cache that does not decode is only a lost speed-up: the next save reads everything.
         Ok(decoded
-            .map(|e| Self {
-                scan_started_ns: e.scan_started_ns,
-                entries: e.entries.into_iter().collect(),
-            })
+            .map(|e| Self { scan_started_ns: e.scan_started_ns, entries: e.entries.into_iter().collect() })
             .unwrap_or_default())
     }
 
     /// The cached content of `path`, when `stamp` matches and the entry is not racy.
     pub(crate) fn lookup(&self, path: &[u8], stamp: &Stamp) -> Option<&[ObjectId]> {
         let entry = self.entries.get(path)?;
-        let racy = entry.stamp.mtime_ns >= self.scan_started_ns
-            || entry.stamp.ctime_ns >= self.scan_started_ns;
+        let racy =
+            entry.stamp.mtime_ns >= self.scan_started_ns || entry.stamp.ctime_ns >= self.scan_started_ns;
         (entry.stamp == *stamp && !racy).then_some(entry.content.as_slice())
     }
 
@@ -112,11 +108,8 @@ impl StatCache {
         mut entries: Vec<(Vec<u8>, CacheEntry)>,
     ) -> Result<()> {
         entries.sort_by(|a, b| a.0.cmp(&b.0));
-        let raw = postcard::to_allocvec(&Encoded {
-            scan_started_ns,
-            entries,
-        })
-        .map_err(|e| Error::corrupt(format!("could not encode the stat cache: {e}")))?;
+        let raw = postcard::to_allocvec(&Encoded { scan_started_ns, entries })
+            .map_err(|e| Error::corrupt(format!("could not encode the stat cache: {e}")))?;
         let blob = zstd::bulk::compress(&raw, 1)
             .map_err(|e| Error::corrupt(format!("could not compress the stat cache: {e}")))?;
         store.catalog.put_stat_cache(target, &blob)

@@ -1,0 +1,46 @@
+//! `cairn check`.
+
+use cairn_lib::ops::gc::CheckResult;
+use clap::Args;
+
+use crate::commands::GlobalArgs;
+use crate::context::open_store;
+use crate::error::{CommandError, CommandResult};
+use crate::printer::Printer;
+
+/// Arguments of `cairn check`.
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    /// Also read every object back and check its hash.
+    #[arg(long)]
+    read_data: bool,
+}
+
+pub fn run(global: &GlobalArgs, args: CheckArgs, printer: &Printer) -> CommandResult {
+    let store = open_store(global)?;
+    let result = printer.with_progress("checking", || store.check(args.read_data))?;
+    printer.result(&result, human);
+    if result.problems.is_empty() {
+        Ok(())
+    } else {
+        Err(CommandError {
+            message: format!("the store has {} problem(s); see above", result.problems.len()),
+            kind: Some(cairn_lib::ErrorKind::Corrupt),
+            code: None,
+        })
+    }
+}
+
+fn human(r: &CheckResult) -> String {
+    let mut out = format!(
+        "{} snapshot(s), {} object(s) referenced, {} read back\n",
+        r.snapshots, r.objects, r.objects_read
+    );
+    for p in &r.problems {
+        out.push_str(&format!("problem: {p}\n"));
+    }
+    if r.problems.is_empty() {
+        out.push_str("no problems found\n");
+    }
+    out
+}

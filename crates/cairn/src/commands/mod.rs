@@ -1,0 +1,97 @@
+//! The command line: global flags, one enum of commands, and the dispatch. Each command lives
+//! in its own file with its arguments and a `run` function.
+
+mod check;
+mod config;
+mod diff;
+mod gc;
+mod list;
+mod remove;
+mod restore;
+mod save;
+mod session;
+mod show;
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::error::CommandResult;
+use crate::printer::Printer;
+
+/// Checkpoints of everything an AI coding agent touches, put back exactly.
+#[derive(Debug, Parser)]
+#[command(name = "cairn", version, about, propagate_version = true)]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: GlobalArgs,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Flags every command takes.
+#[derive(Debug, Args)]
+pub struct GlobalArgs {
+    /// The store (default: $CAIRN_STORE, else $XDG_DATA_HOME/cairn, else ~/.local/share/cairn).
+    #[arg(long, global = true, value_name = "PATH")]
+    pub store: Option<PathBuf>,
+    /// Print the result as JSON.
+    #[arg(long, global = true)]
+    pub json: bool,
+}
+
+/// The commands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Capture a target (a directory by default: the current one) as a new snapshot.
+    Save(save::SaveArgs),
+    /// List snapshots, newest first.
+    #[command(alias = "ls")]
+    List(list::ListArgs),
+    /// Show one snapshot's record.
+    Show(show::ShowArgs),
+    /// Put a snapshot back, in place or into a new directory.
+    #[command(alias = "rollback")]
+    Restore(restore::RestoreArgs),
+    /// Show what changed between two snapshots, or a snapshot and the live tree.
+    Diff(diff::DiffArgs),
+    /// Delete snapshots by reference, or by retention rules.
+    #[command(alias = "rm")]
+    Remove(remove::RemoveArgs),
+    /// Work with sessions: named lines of snapshots.
+    #[command(subcommand)]
+    Session(session::SessionCommand),
+    /// Reclaim the space of data no snapshot references.
+    Gc(gc::GcArgs),
+    /// Verify that every snapshot's data is in the store.
+    Check(check::CheckArgs),
+    /// Read or change the store's settings.
+    #[command(subcommand)]
+    Config(config::ConfigCommand),
+}
+
+/// Runs the parsed command.
+pub fn run(cli: Cli, printer: &Printer) -> CommandResult {
+    let global = &cli.global;
+    match cli.command {
+        Command::Save(args) => save::run(global, args, printer),
+        Command::List(args) => list::run(global, args, printer),
+        Command::Show(args) => show::run(global, args, printer),
+        Command::Restore(args) => restore::run(global, args, printer),
+        Command::Diff(args) => diff::run(global, args, printer),
+        Command::Remove(args) => remove::run(global, args, printer),
+        Command::Session(cmd) => session::run(global, cmd, printer),
+        Command::Gc(args) => gc::run(global, args, printer),
+        Command::Check(args) => check::run(global, args, printer),
+        Command::Config(cmd) => config::run(global, cmd, printer),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_command_line_is_well_formed() {
+        use clap::CommandFactory;
+        super::Cli::command().debug_assert();
+    }
+}

@@ -1,0 +1,76 @@
+//! `cairn restore REF [--to DIR]` (alias `rollback`).
+
+use std::path::PathBuf;
+
+use cairn_lib::ops::restore::{RestoreOptions, RestoreResult};
+use clap::Args;
+
+use crate::commands::GlobalArgs;
+use crate::context::{open_store, session_choice};
+use crate::error::CommandResult;
+use crate::format;
+use crate::printer::Printer;
+
+/// Arguments of `cairn restore`.
+#[derive(Debug, Args)]
+pub struct RestoreArgs {
+    /// The snapshot: an id, a unique id prefix, a name, or `latest`.
+    reference: String,
+    /// Restore into this new or empty directory instead of in place.
+    #[arg(long, value_name = "DIR")]
+    to: Option<PathBuf>,
+    /// The target the reference is resolved among (for names and `latest`).
+    #[arg(long)]
+    target: Option<String>,
+    /// Print the plan and change nothing.
+    #[arg(long)]
+    dry_run: bool,
+    /// Give rewritten files the snapshot's mtimes instead of the current time.
+    #[arg(long)]
+    preserve_mtime: bool,
+    /// The session (name or id).
+    #[arg(long)]
+    session: Option<String>,
+}
+
+pub fn run(global: &GlobalArgs, args: RestoreArgs, printer: &Printer) -> CommandResult {
+    let store = open_store(global)?;
+    let options = RestoreOptions {
+        reference: args.reference,
+        target: args.target,
+        to: args.to,
+        dry_run: args.dry_run,
+        preserve_mtime: args.preserve_mtime,
+        session: session_choice(args.session.as_deref()),
+    };
+    let result = printer.with_progress("restoring", || store.restore(&options))?;
+    printer.result(&result, human);
+    Ok(())
+}
+
+fn human(r: &RestoreResult) -> String {
+    let mut out = String::new();
+    if r.dry_run {
+        out.push_str(&format!("would restore {} into {}\n", format::label(&r.snapshot), r.destination));
+    } else {
+        out.push_str(&format!(
+            "restored {} into {}: {} files written ({})\n",
+            format::label(&r.snapshot),
+            r.destination,
+            r.files_written,
+            format::bytes(r.bytes_written)
+        ));
+    }
+    if let Some(safety) = &r.safety_snapshot {
+        out.push_str(&format!("safety snapshot of the previous state: {}\n", safety.id));
+    }
+    if r.mode == "in_place" {
+        if r.plan.is_empty() {
+            out.push_str("nothing differed\n");
+        }
+        for entry in &r.plan {
+            out.push_str(&format!("  {:<8} {} ({})\n", entry.action, entry.path, entry.kind));
+        }
+    }
+    out
+}

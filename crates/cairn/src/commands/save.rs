@@ -1,0 +1,70 @@
+//! `cairn save [TARGET]`.
+
+use cairn_lib::ops::save::{SaveOptions, SaveResult};
+use clap::Args;
+
+use crate::commands::GlobalArgs;
+use crate::context::{open_store, session_choice};
+use crate::error::CommandResult;
+use crate::format;
+use crate::printer::Printer;
+
+/// Arguments of `cairn save`.
+#[derive(Debug, Args)]
+pub struct SaveArgs {
+    /// What to capture: a directory (the default is the current one).
+    #[arg(default_value = ".")]
+    target: String,
+    /// A name to refer to the snapshot by (unique per session and target).
+    #[arg(long, short)]
+    name: Option<String>,
+    /// What this snapshot is being taken before.
+    #[arg(long, short)]
+    description: Option<String>,
+    /// Move an existing name to the new snapshot.
+    #[arg(long, short)]
+    force: bool,
+    /// Capture paths that .gitignore and .cairnignore leave out.
+    #[arg(long)]
+    no_ignore: bool,
+    /// The session to save into (name or id).
+    #[arg(long)]
+    session: Option<String>,
+}
+
+pub fn run(global: &GlobalArgs, args: SaveArgs, printer: &Printer) -> CommandResult {
+    let store = open_store(global)?;
+    let options = SaveOptions {
+        target: args.target,
+        name: args.name,
+        description: args.description,
+        force: args.force,
+        no_ignore: args.no_ignore,
+        session: session_choice(args.session.as_deref()),
+    };
+    let result = printer.with_progress("saving", || store.save(&options))?;
+    printer.result(&result, human);
+    Ok(())
+}
+
+fn human(r: &SaveResult) -> String {
+    let s = &r.snapshot;
+    let mut out = format!(
+        "saved {} of {}\n  {} files, {} dirs, {} links, {}; read {}, stored {} new ({} after compression) in {}\n",
+        format::label(s),
+        s.target,
+        s.stats.files,
+        s.stats.dirs,
+        s.stats.symlinks,
+        format::bytes(s.stats.bytes),
+        format::bytes(s.stats.read_bytes),
+        format::bytes(s.stats.new_bytes),
+        format::bytes(s.stats.stored_bytes),
+        format::millis(s.stats.duration_ms),
+    );
+    out.push_str(&format::not_covered(&s.not_covered));
+    for removed in &r.removed_by_policy {
+        out.push_str(&format!("removed by the keep policy: {}\n", format::label(removed)));
+    }
+    out
+}

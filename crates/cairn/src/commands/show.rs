@@ -1,0 +1,68 @@
+//! `cairn show REF`.
+
+use cairn_lib::Snapshot;
+use clap::Args;
+
+use crate::commands::GlobalArgs;
+use crate::context::{open_store, session_choice};
+use crate::error::CommandResult;
+use crate::format;
+use crate::printer::Printer;
+
+/// Arguments of `cairn show`.
+#[derive(Debug, Args)]
+pub struct ShowArgs {
+    /// The snapshot: an id, a unique id prefix, a name, or `latest`.
+    reference: String,
+    /// The target the reference is resolved among.
+    #[arg(long)]
+    target: Option<String>,
+    /// The session (name or id).
+    #[arg(long)]
+    session: Option<String>,
+}
+
+pub fn run(global: &GlobalArgs, args: ShowArgs, printer: &Printer) -> CommandResult {
+    let store = open_store(global)?;
+    let snapshot =
+        store.show(&args.reference, args.target.as_deref(), &session_choice(args.session.as_deref()))?;
+    printer.result(&snapshot, human);
+    Ok(())
+}
+
+pub fn human(s: &Snapshot) -> String {
+    let mut out = String::new();
+    let mut line = |k: &str, v: String| out.push_str(&format!("{k:<12} {v}\n"));
+    line("id", s.id.to_string());
+    line("name", s.name.clone().unwrap_or_else(|| "-".into()));
+    line("target", format!("{} ({})", s.target, s.kind));
+    line("created", s.created_at.clone());
+    if let Some(d) = &s.description {
+        line("description", d.clone());
+    }
+    if s.safety {
+        line("safety", "yes (taken before a restore)".into());
+    }
+    line(
+        "files",
+        format!(
+            "{} ({}), {} dirs, {} links",
+            s.stats.files,
+            format::bytes(s.stats.bytes),
+            s.stats.dirs,
+            s.stats.symlinks
+        ),
+    );
+    line(
+        "stored",
+        format!(
+            "{} new, {} after compression, in {}",
+            format::bytes(s.stats.new_bytes),
+            format::bytes(s.stats.stored_bytes),
+            format::millis(s.stats.duration_ms)
+        ),
+    );
+    let nc = format::not_covered(&s.not_covered);
+    out.push_str(if nc.is_empty() { "not covered: nothing\n" } else { &nc });
+    out
+}

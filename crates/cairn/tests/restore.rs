@@ -1,0 +1,248 @@
+//! Round trips and in-place restores of directory snapshots, through the real binary.
+
+mod common;
+
+use std::os::unix::fs::{PermissionsExt, symlink};
+use std::path::Path;
+
+use common::{TestEnv, describe, write};
+
+/// A tree with every kind of entry a round trip must keep.
+fn rich_tree(root: &Path) {
+    write(root, "src/main.rs", "fn main() {}\n");
+    write(root, "src/lib/deep/nested.txt", "deep\n");
+    write(root, "exec.sh", "#!/bin/sh\necho hi\n");
+    std::fs::set_permissions(root.join("exec.sh"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    write(root, "private.key", "secret\n");
+    std::fs::set_permissions(root.join("private.key"), std::fs::Permissions::from_mode(0o600)).unwrap();
+    write(root, "unicodé 文件 ✓.txt", "unicode\n");
+    write(root, "odd name with spaces\tand tab", "odd\n");
+    write(root, ".hidden/config", "hidden\n");
+    write(root, ".git/HEAD", "ref: refs/heads/main\n");
+    write(root, ".git/objects/ab/cdef", [0u8, 1, 2, 3]);
+    std::fs::create_dir_all(root.join("empty/dir")).unwrap();
+    symlink("src/main.rs", root.join("link-to-main")).unwrap();
+    symlink("/etc/passwd", root.join("absolute-link")).unwrap();
+    symlink("does-not-exist", root.join("dangling")).unwrap();
+    std::fs::hard_link(root.join("src/main.rs"), root.join("hardlink-to-main")).unwrap();
+    std::fs::hard_link(root.join("src/main.rs"), root.join("src/lib/another-link")).unwrap();
+    let big: Vec<u8> = (0..3_000_000u32).map(|i| (i.wrapping_mul(2654435761) >> 13) as u8).collect();
+    write(root, "assets/big.bin", &big);
+}
+
+#[test]
+fn a_round_trip_equals_the_original() {
+    let env = TestEnv::new();
+    rich_tree(&env.work());
+    let saved = env.json(&["save", ".", "--name", "rich"]);
+    assert_eq!(saved["name"], "rich");
+    assert!(saved["stats"]["files"].as_u64().unwrap() >= 9);
+    let dest = env.root().join("copy");
+    env.ok(&["restore", "rich", "--to", dest.to_str().unwrap()]);
+    assert_eq!(describe(&env.work()), describe(&dest));
+}
+
+#[test]
+fn a_200_mb_file_round_trips() {
+    let env = TestEnv::new();
+    let mut data = vec![0u8; 200 * 1024 * 1024];
+    let mut x: u32 = 12345;
+    for chunk in data.chunks_mut(4096) {
+        x = x.wrapping_mul(1_103_515_245).wrapping_add(12345);
+        chunk[0] = (x >> 16) as u8;
+        chunk[100] = (x >> 8) as u8;
+    }
+    write(&env.work(), "huge.bin", &data);
+    env.ok(&["save"]);
+    let dest = env.root().join("copy");
+    env.ok(&["restore", "latest", "--to", dest.to_str().unwrap()]);
+    assert_eq!(describe(&env.work()), describe(&dest));
+}
+
+#[test]
+fn in_place_restore_undoes_edits_deletions_additions_and_type_changes() {
+    let env = TestEnv::new();
+    let w = env.work();
+    rich_tree(&w);
+    write(&w, "becomes-dir", "was a file\n");
+    std::fs::create_dir_all(w.join("becomes-file")).unwrap();
+    write(&w, "becomes-file/inner", "inner\n");
+    write(&w, "becomes-link", "was a file\n");
+    symlink("src", w.join("link-becomes-dir")).unwrap();
+    env.ok(&["save", "--name", "before"]);
+    let before = describe(&w);
+
+    write(&w, "src/main.rs", "fn main() { changed() }\n");
+    std::fs::remove_file(w.join("src/lib/deep/nested.txt")).unwrap();
+    std::fs::remove_dir_all(w.join("empty")).unwrap();
+    write(&w, "added/new.txt", "new\n");
+    std::fs::set_permissions(w.join("exec.sh"), std::fs::Permissions::from_mode(0o644)).unwrap();
+    std::fs::remove_file(w.join("becomes-dir")).unwrap();
+    write(&w, "becomes-dir/x", "x\n");
+    std::fs::remove_dir_all(w.join("becomes-file")).unwrap();
+    write(&w, "becomes-file", "now a file\n");
+    std::fs::remove_file(w.join("becomes-link")).unwrap();
+    symlink("/tmp", w.join("becomes-link")).unwrap();
+    std::fs::remove_file(w.join("link-becomes-dir")).unwrap();
+    write(&w, "link-becomes-dir/y", "y\n");
+
+    let result = env.json(&["restore", "before", "--preserve-mtime"]);
+    assert!(result["safety_snapshot"]["id"].is_string());
+    assert_eq!(describe(&w), before);
+
+    // The restored files' stats are in the stat cache: the next save reads nothing.
+    let next = env.json(&["save"]);
+    assert_eq!(next["stats"]["read_bytes"], 0, "{next}");
+}
+
+#[test]
+fn rewritten_files_get_the_current_time_unless_preserved() {
+    let env = TestEnv::new();
+    let w = env.work();
+    write(&w, "a.txt", "one\n");
+    let old = std::time::SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1_000_000_000);
+    std::fs::File::options().write(true).open(w.join("a.txt")).unwrap().set_modified(old).unwrap();
+    env.ok(&["save", "--name", "one"]);
+    write(&w, "a.txt", "two\n");
+    env.ok(&["restore", "one"]);
+    let mtime = std::fs::metadata(w.join("a.txt")).unwrap().modified().unwrap();
+    assert!(mtime > old + std::time::Duration::from_secs(86400 * 365), "mtime was not refreshed");
+    assert_eq!(std::fs::read_to_string(w.join("a.txt")).unwrap(), "one\n");
+}
+
+#[test]
+fn a_planted_symlink_in_the_destination_is_not_followed() {
+    let env = TestEnv::new();
+    let w = env.work();
+    write(&w, "dir/file.txt", "inside\n");
+    env.ok(&["save", "--name", "s"]);
+    // Replace the directory by a link to a directory outside the tree.
+    let outside = env.root().join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::remove_dir_all(w.join("dir")).unwrap();
+    symlink(&outside, w.join("dir")).unwrap();
+    env.ok(&["restore", "s"]);
+    assert!(std::fs::read_dir(&outside).unwrap().next().is_none(), "wrote outside the destination");
+    assert!(std::fs::symlink_metadata(w.join("dir")).unwrap().is_dir());
+    assert_eq!(std::fs::read_to_string(w.join("dir/file.txt")).unwrap(), "inside\n");
+}
+
+#[test]
+fn ignored_paths_are_not_captured_and_never_touched() {
+    let env = TestEnv::new();
+    let w = env.work();
+    write(&w, ".gitignore", "target/\n*.log\n");
+    write(&w, ".cairnignore", "secrets.env\n");
+    write(&w, "src/a.rs", "a\n");
+    write(&w, "target/debug/out", "build output\n");
+    write(&w, "run.log", "log\n");
+    write(&w, "secrets.env", "TOKEN=1\n");
+    let saved = env.json(&["save", "--name", "s"]);
+    assert_eq!(saved["not_covered"]["ignored"], 3, "{saved}");
+    write(&w, "target/debug/out", "newer build output\n");
+    write(&w, "src/a.rs", "changed\n");
+    env.ok(&["restore", "s"]);
+    assert_eq!(std::fs::read_to_string(w.join("target/debug/out")).unwrap(), "newer build output\n");
+    assert_eq!(std::fs::read_to_string(w.join("src/a.rs")).unwrap(), "a\n");
+    assert!(w.join("secrets.env").exists() && w.join("run.log").exists());
+
+    let all = env.json(&["save", "--no-ignore"]);
+    assert_eq!(all["not_covered"]["ignored"], 0);
+    assert_eq!(all["stats"]["files"], 6);
+}
+
+#[test]
+fn special_files_are_skipped_and_listed() {
+    let env = TestEnv::new();
+    let w = env.work();
+    write(&w, "a.txt", "a\n");
+    let status = std::process::Command::new("mkfifo").arg(w.join("pipe")).status().unwrap();
+    assert!(status.success());
+    let saved = env.json(&["save"]);
+    assert_eq!(saved["not_covered"]["skipped"][0]["path"], "pipe");
+    assert_eq!(saved["not_covered"]["skipped"][0]["reason"], "fifo");
+}
+
+#[test]
+fn a_restore_that_fails_halfway_puts_the_tree_back() {
+    let env = TestEnv::new();
+    let w = env.work();
+    write(&w, "a.txt", "A\n");
+    write(&w, "locked/file.txt", "Z\n");
+    env.ok(&["save", "--name", "s"]);
+    write(&w, "a.txt", "A2\n");
+    write(&w, "locked/file.txt", "Z2\n");
+    let before = describe(&w);
+    // An immutable directory refuses the rewrite of its file, after a.txt was rewritten.
+    let lock = |on: bool| {
+        if rustix_is_root() {
+            let flag = if on { "+i" } else { "-i" };
+            assert!(
+                std::process::Command::new("chattr")
+                    .arg(flag)
+                    .arg(w.join("locked"))
+                    .status()
+                    .unwrap()
+                    .success()
+            );
+        } else {
+            let mode = if on { 0o555 } else { 0o755 };
+            std::fs::set_permissions(w.join("locked"), std::fs::Permissions::from_mode(mode)).unwrap();
+        }
+    };
+    lock(true);
+    let err = env.fails(&["restore", "s"], 1);
+    lock(false);
+    assert!(err.contains("the live state was put back from safety snapshot"), "{err}");
+    assert_eq!(describe(&w), before);
+}
+
+fn rustix_is_root() -> bool {
+    std::process::Command::new("id")
+        .arg("-u")
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
+        .unwrap_or(false)
+}
+
+#[test]
+fn restore_to_a_non_empty_directory_is_refused() {
+    let env = TestEnv::new();
+    write(&env.work(), "a.txt", "a\n");
+    env.ok(&["save", "--name", "s"]);
+    let dest = env.root().join("full");
+    write(&dest, "existing", "x");
+    let err = env.fails(&["restore", "s", "--to", dest.to_str().unwrap()], 1);
+    assert!(err.contains("is not empty"), "{err}");
+    assert_eq!(std::fs::read_to_string(dest.join("existing")).unwrap(), "x");
+}
+
+#[test]
+fn dry_run_prints_the_plan_and_changes_nothing() {
+    let env = TestEnv::new();
+    let w = env.work();
+    write(&w, "a.txt", "a\n");
+    write(&w, "b.txt", "b\n");
+    env.ok(&["save", "--name", "s"]);
+    write(&w, "a.txt", "changed\n");
+    std::fs::remove_file(w.join("b.txt")).unwrap();
+    write(&w, "c.txt", "new\n");
+    let before = describe(&w);
+    let plan = env.json(&["restore", "s", "--dry-run"]);
+    assert_eq!(plan["dry_run"], true);
+    let actions: Vec<(String, String)> = plan["plan"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| (e["path"].as_str().unwrap().to_owned(), e["action"].as_str().unwrap().to_owned()))
+        .collect();
+    assert_eq!(
+        actions,
+        vec![
+            ("a.txt".into(), "rewrite".into()),
+            ("b.txt".into(), "create".into()),
+            ("c.txt".into(), "remove".into())
+        ]
+    );
+    assert_eq!(describe(&w), before);
+}

@@ -1,0 +1,198 @@
+//! Saving directories: change detection, dedup, names, the store's own rules.
+
+mod common;
+
+use std::os::unix::fs::PermissionsExt;
+
+use common::{TestEnv, write};
+
+#[test]
+fn a_save_with_nothing_changed_reads_and_stores_nothing() {
+    let env = TestEnv::new();
+    for i in 0..200 {
+        write(&env.work(), &format!("d{}/f{i}.txt", i % 7), format!("file {i}\n"));
+    }
+    let first = env.json(&["save"]);
+    assert!(first["stats"]["new_bytes"].as_u64().unwrap() > 0);
+    // Let the coarse clock move past the files' times, so none of them is racy.
+    std::thread::sleep(std::time::Duration::from_millis(30));
+    env.json(&["save"]);
+    let third = env.json(&["save"]);
+    assert_eq!(third["stats"]["read_bytes"], 0, "{third}");
+    assert_eq!(third["stats"]["new_bytes"], 0, "{third}");
+    assert_eq!(third["stats"]["files"], 200);
+}
+
+#[test]
+fn a_1_mb_edit_inside_a_500_mb_file_stores_about_1_mb() {
+    let env = TestEnv::new();
+    let mut data = common::noise(500 * 1024 * 1024, 0x9E37_79B9_7F4A_7C15);
+    write(&env.work(), "big.bin", &data);
+    env.json(&["save"]);
+    for b in &mut data[250 * 1024 * 1024..251 * 1024 * 1024] {
+        *b = b.wrapping_add(1);
+    }
+    write(&env.work(), "big.bin", &data);
+    drop(data);
+    let second = env.json(&["save"]);
+    let new = second["stats"]["new_bytes"].as_u64().unwrap();
+    assert!((1024 * 1024..=3 * 1024 * 1024).contains(&new), "stored {new} bytes for a 1 MiB edit");
+}
+
+#[test]
+fn names_follow_the_rule_and_are_unique_unless_forced() {
+    let env = TestEnv::new();
+    write(&env.work(), "a.txt", "a\n");
+    for bad in ["../x", "a b", "-x", "", "x-", "a/b"] {
+        let err = env.fails(&["save", &format!("--name={bad}")], 2);
+        assert!(err.contains("letters, digits"), "{bad}: {err}");
+    }
+    let first = env.json(&["save", "--name", "base"]);
+    let err = env.fails(&["save", "--name", "base"], 1);
+    assert!(err.contains("already exists") && err.contains("--force"), "{err}");
+    let second = env.json(&["save", "--name", "base", "--force"]);
+    assert_eq!(env.json(&["show", "base"])["id"], second["id"]);
+    // The old snapshot stays, by id, without its name.
+    let old = env.json(&["show", first["id"].as_str().unwrap()]);
+    assert!(old["name"].is_null());
+}
+
+#[test]
+fn references_resolve_by_id_prefix_name_and_latest() {
+    let env = TestEnv::new();
+    write(&env.work(), "a.txt", "a\n");
+    let a = env.json(&["save", "--name", "first"]);
+    let b = env.json(&["save"]);
+    assert_eq!(env.json(&["show", "latest"])["id"], b["id"]);
+    assert_eq!(env.json(&["show", "first"])["id"], a["id"]);
+    let id = b["id"].as_str().unwrap();
+    assert_eq!(env.json(&["show", &id[..20]])["id"], b["id"]);
+    let err = env.fails(&["show", "nope"], 1);
+    assert!(err.contains("no snapshot \"nope\""), "{err}");
+}
+
+#[test]
+fn list_is_newest_first_wrapped_and_refuses_other_sorts() {
+    let env = TestEnv::new();
+    let empty = env.json(&["list"]);
+    assert_eq!(empty, serde_json::json!({ "snapshots": [] }));
+    write(&env.work(), "a.txt", "a\n");
+    let a = env.json(&["save"]);
+    let b = env.json(&["save"]);
+    let list = env.json(&["list"]);
+    assert_eq!(list["snapshots"][0]["id"], b["id"]);
+    assert_eq!(list["snapshots"][1]["id"], a["id"]);
+    let asc = env.json(&["list", "--sort", "asc"]);
+    assert_eq!(asc["snapshots"][0]["id"], a["id"]);
+    let err = env.fails(&["list", "--sort", "sideways"], 2);
+    assert!(err.contains("use desc"), "{err}");
+}
+
+#[test]
+fn the_store_is_private_and_never_inside_the_tree() {
+    let env = TestEnv::new();
+    write(&env.work(), "a.txt", "a\n");
+    env.ok(&["save"]);
+    let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&env.store()), 0o700);
+    assert_eq!(mode(&env.store().join("catalog.db")), 0o600);
+    assert_eq!(mode(&env.store().join("FORMAT")), 0o600);
+    let inner = env.work().join(".cairn-store");
+    let out = env.cairn(&["save"]).arg("--store").arg(&inner).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("must never live inside the tree"));
+}
+
+#[test]
+fn a_store_of_another_format_version_is_refused_clearly() {
+    let env = TestEnv::new();
+    write(&env.work(), "a.txt", "a\n");
+    env.ok(&["save"]);
+    std::fs::write(env.store().join("FORMAT"), "cairn-store-format 99\n").unwrap();
+    let err = env.fails(&["list"], 1);
+    assert!(err.contains("format version 99") && err.contains("reads version 1"), "{err}");
+}
+
+#[test]
+fn the_default_store_follows_the_environment() {
+    let env = TestEnv::new();
+    write(&env.work(), "a.txt", "a\n");
+    let mut cmd = assert_cmd::Command::cargo_bin("cairn").unwrap();
+    let out = cmd
+        .env_clear()
+        .env("HOME", env.home())
+        .current_dir(env.work())
+        .args(["save", "--json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(env.home().join(".local/share/cairn/FORMAT").exists());
+    let xdg = env.root().join("xdg");
+    let out = assert_cmd::Command::cargo_bin("cairn")
+        .unwrap()
+        .env_clear()
+        .env("HOME", env.home())
+        .env("XDG_DATA_HOME", &xdg)
+        .current_dir(env.work())
+        .arg("save")
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert!(xdg.join("cairn/FORMAT").exists());
+}
+
+#[test]
+fn kill_9_during_a_save_leaves_a_usable_store() {
+    let env = TestEnv::new();
+    for i in 0..3000 {
+        write(&env.work(), &format!("d{}/f{i}.txt", i % 50), format!("{i} {}\n", "x".repeat(i % 4000)));
+    }
+    env.ok(&["save", "--name", "good"]);
+    for i in 0..3000 {
+        write(
+            &env.work(),
+            &format!("d{}/f{i}.txt", i % 50),
+            format!("changed {i} {}\n", "y".repeat(i % 5000)),
+        );
+    }
+    for delay_ms in [5u64, 20, 60, 150] {
+        let mut child = env.process(&["save"]).spawn().unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(delay_ms));
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+    env.ok(&["check", "--read-data"]);
+    env.ok(&["save", "--name", "after"]);
+    let dest = env.root().join("copy");
+    env.ok(&["restore", "good", "--to", dest.to_str().unwrap()]);
+    assert!(dest.join("d0/f0.txt").exists());
+    env.ok(&["check", "--read-data"]);
+    // Nothing half-written is left behind.
+    assert_eq!(std::fs::read_dir(env.store().join("tmp")).unwrap().count(), 0);
+}
+
+#[test]
+fn remove_then_gc_reclaims_the_data() {
+    let env = TestEnv::new();
+    let blob = common::noise(2_000_000, 7);
+    write(&env.work(), "blob.bin", &blob);
+    let a = env.json(&["save"]);
+    std::fs::remove_file(env.work().join("blob.bin")).unwrap();
+    write(&env.work(), "small.txt", "small\n");
+    env.json(&["save"]);
+    env.ok(&["config", "set", "gc.grace", "0s"]);
+    let removed = env.json(&["remove", a["id"].as_str().unwrap()]);
+    assert_eq!(removed["removed"].as_array().unwrap().len(), 1);
+    let gc = env.json(&["gc"]);
+    assert!(gc["bytes_freed"].as_u64().unwrap() >= 1_900_000, "{gc}");
+    env.ok(&["check", "--read-data"]);
+    let err = env.fails(&["show", a["id"].as_str().unwrap()], 1);
+    assert!(err.contains("no snapshot"), "{err}");
+}
+
+#[test]
+fn a_missing_target_is_one_clear_line() {
+    let env = TestEnv::new();
+    let err = env.fails(&["save", "/does/not/exist"], 1);
+    assert_eq!(err, "error: /does/not/exist does not exist; pass an existing directory\n");
+}
