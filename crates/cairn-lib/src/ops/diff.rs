@@ -97,6 +97,10 @@ pub struct DiffResult {
     pub entries: Vec<DiffEntry>,
     /// Trees read to compute the diff (unchanged subtrees are never read).
     pub trees_read: u64,
+    /// For transcript snapshots: the conversation entries added and removed on the path.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<serde_json::Value>")]
+    pub transcript: Option<cairn_transcript::TranscriptDiff>,
 }
 
 /// Where to read a side's file contents from.
@@ -112,6 +116,9 @@ impl Store {
         let target =
             options.target.as_deref().map(crate::targets::Target::parse).transpose()?.map(|t| t.key());
         let from = self.resolve_snapshot(&session, &options.from, target.as_deref())?;
+        if from.kind == super::transcript::KIND {
+            return self.diff_transcript_generic(&session, from, options.to.as_deref());
+        }
         let to = options
             .to
             .as_deref()
@@ -174,6 +181,7 @@ impl Store {
             summary,
             entries,
             trees_read: differ.trees_read.load(Ordering::Relaxed),
+            transcript: None,
         })
     }
 

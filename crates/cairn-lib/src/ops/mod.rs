@@ -1,6 +1,9 @@
 //! Operations: one module per command family. Each takes the open [`Store`](crate::Store) and an
 //! options struct, and returns a serialisable result; the CLI and the MCP server only format it.
 
+pub mod agent;
+pub mod codecalc;
+pub mod compose;
 pub mod diff;
 pub mod document;
 pub mod gc;
@@ -11,3 +14,4 @@ pub mod restore;
 pub mod retention;
 pub mod save;
 pub mod session;
+pub mod transcript;

@@ -54,6 +54,20 @@ impl Store {
     /// Captures `options.target` as a new snapshot.
     pub fn save(&self, options: &SaveOptions) -> Result<SaveResult> {
         let target = Target::parse(&options.target)?;
+        if let Target::Transcript(file) = &target {
+            return self.save_transcript_target(file, options);
+        }
+        if let Target::Compose(project) = &target {
+            let saved = self.compose_save(&super::compose::ComposeSaveOptions {
+                project: project.clone(),
+                name: options.name.clone(),
+                description: options.description.clone(),
+                force: options.force,
+                session: options.session.clone(),
+                ..Default::default()
+            })?;
+            return Ok(SaveResult { snapshot: saved.snapshot, removed_by_policy: saved.removed_snapshots });
+        }
         let Target::Dir(path) = &target else {
             return Err(Error::invalid(format!(
                 "cairn cannot save {} targets with this command yet; pass a directory",
@@ -135,7 +149,9 @@ impl Store {
             root: Some(captured.root),
         };
         self.commit_snapshot(&snapshot, options.force)?;
-        StatCache::store(self, key, captured.scan_started_ns, captured.cache)?;
+        if !captured.cache_unchanged {
+            StatCache::store(self, key, captured.scan_started_ns, captured.cache)?;
+        }
         Ok(snapshot)
     }
 

@@ -3,6 +3,7 @@
 //! A target is written `dir:<path>` or as a bare path, `compose:<project>`, `transcript:<file>`
 //! or `debug:<id>`. Its key (how the catalog names it) is the canonical form.
 
+pub(crate) mod compose;
 pub(crate) mod dir;
 
 use std::path::{Path, PathBuf};
@@ -68,6 +69,7 @@ pub(crate) fn referenced_objects(
 ) -> Result<()> {
     match kind {
         "dir" => dir::restore::referenced(store, root, live),
+        "compose" => compose::referenced(store, root, live),
         // Other kinds store one self-contained document as their root.
         _ => {
             live.insert(*root);

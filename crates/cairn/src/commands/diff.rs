@@ -48,6 +48,10 @@ fn human(r: &DiffResult, patch: bool, stat: bool) -> String {
     let mut out = String::new();
     let to = r.to.as_ref().map(|s| s.id.to_string()).unwrap_or_else(|| "the live tree".into());
     out.push_str(&format!("diff {} → {} of {}\n", r.from.id, to, r.target));
+    if let Some(transcript) = &r.transcript {
+        out.push_str(&super::transcript::human_diff(transcript));
+        return out;
+    }
     let width = r.entries.iter().map(|e| e.path.chars().count()).max().unwrap_or(0);
     for e in &r.entries {
         let mark = match e.change.as_str() {

@@ -1,16 +1,20 @@
 //! The command line: global flags, one enum of commands, and the dispatch. Each command lives
 //! in its own file with its arguments and a `run` function.
 
+mod agent;
 mod check;
+mod compose;
 mod config;
 mod diff;
 mod gc;
 mod list;
+mod mcp;
 mod remove;
 mod restore;
 mod save;
 mod session;
 mod show;
+mod transcript;
 
 use std::path::PathBuf;
 
@@ -68,6 +72,17 @@ pub enum Command {
     /// Read or change the store's settings.
     #[command(subcommand)]
     Config(config::ConfigCommand),
+    /// Savepoints and rollback of a running Docker Compose project.
+    #[command(subcommand)]
+    Compose(compose::ComposeCommand),
+    /// Snapshots of agent conversations: Pi sessions and Claude Code transcripts.
+    #[command(subcommand)]
+    Transcript(transcript::TranscriptCommand),
+    /// Decide what MCP agents may do: save, restore, remove.
+    #[command(subcommand)]
+    Agent(agent::AgentCommand),
+    /// Run the MCP server agents use (stdio by default, or --http ADDR).
+    Mcp(mcp::McpArgs),
 }
 
 /// Runs the parsed command.
@@ -84,6 +99,10 @@ pub fn run(cli: Cli, printer: &Printer) -> CommandResult {
         Command::Gc(args) => gc::run(global, args, printer),
         Command::Check(args) => check::run(global, args, printer),
         Command::Config(cmd) => config::run(global, cmd, printer),
+        Command::Agent(cmd) => agent::run(global, cmd, printer),
+        Command::Mcp(args) => mcp::run(global, args, printer),
+        Command::Compose(cmd) => compose::run(global, cmd, printer),
+        Command::Transcript(cmd) => transcript::run(global, cmd, printer),
     }
 }
 

@@ -41,6 +41,8 @@ pub(crate) struct Captured {
     pub not_covered: NotCovered,
     /// The new stat cache entries, and when the scan started.
     pub cache: Vec<(Vec<u8>, CacheEntry)>,
+    /// True when the new cache would equal the old one, so it need not be written again.
+    pub cache_unchanged: bool,
     pub scan_started_ns: i64,
 }
 
@@ -51,6 +53,8 @@ struct Counters {
     symlinks: AtomicU64,
     bytes: AtomicU64,
     read_bytes: AtomicU64,
+    /// Files the stat cache could not vouch for (read again).
+    cache_misses: AtomicU64,
 }
 
 struct Walk<'a> {
@@ -106,6 +110,7 @@ pub(crate) fn capture(
     let top = node_of(Vec::new(), NodeKind::Dir { tree }, &meta);
     let root_id = tree::write(writer, &DirRoot { top, hardlinks })?;
     let c = &walk.counters;
+    let cache = walk.cache.into_inner().unwrap_or_else(|p| p.into_inner());
     let mut not_covered = walk.not_covered.into_inner().unwrap_or_else(|p| p.into_inner());
     not_covered.skipped.sort_by(|a, b| a.path.cmp(&b.path));
     not_covered.ignored_paths.sort();
@@ -120,7 +125,8 @@ pub(crate) fn capture(
             ..SnapshotStats::default()
         },
         not_covered,
-        cache: walk.cache.into_inner().unwrap_or_else(|p| p.into_inner()),
+        cache_unchanged: c.cache_misses.load(Ordering::Relaxed) == 0 && cache.len() == old_cache.len(),
+        cache,
         scan_started_ns,
     })
 }
@@ -298,6 +304,7 @@ impl Walk<'_> {
         let content = match self.old_cache.lookup(rel, &stamp) {
             Some(content) => content.to_vec(),
             None => {
+                self.counters.cache_misses.fetch_add(1, Ordering::Relaxed);
                 let file = std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NOFOLLOW).open(abs);
                 let mut file = match file {
                     Ok(f) => f,

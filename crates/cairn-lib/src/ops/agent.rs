@@ -1,0 +1,287 @@
+//! `cairn agent …`: what MCP agents may do to the user's world.
+//!
+//! Agents may read and save by default; restoring (which overwrites live files) and removing
+//! (which destroys snapshots and sessions) wait for the user's say-so, as do the pi profile's
+//! transcript capabilities. The answer lives in the
+//! store's config (`agent.save`, `agent.restore`, `agent.remove`) so it outlives any one server,
+//! and a server may add capabilities for its own lifetime (`cairn mcp --allow`). The check
+//! reloads the config on every call, so `cairn agent allow` takes effect on a running server.
+
+use std::fmt;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::config::Config;
+use crate::error::{Error, ErrorKind, Result};
+use crate::store::Store;
+
+/// The code attached to a refusal caused by an unreadable or invalid config file, so a front
+/// end can also warn the user (the refusal itself is what fails closed).
+pub const INVALID_CONFIG_CODE: &str = "AGENT_CONFIG_INVALID";
+
+/// Something an agent may be allowed to do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Capability {
+    /// Save snapshots (allowed unless the user denied it).
+    Save,
+    /// Restore snapshots, overwriting live state (denied unless the user allowed it).
+    Restore,
+    /// Remove snapshots and delete sessions (denied unless the user allowed it).
+    Remove,
+    /// Save transcript snapshots through the pi profile (denied unless the user allowed it).
+    #[serde(rename = "transcript-save")]
+    TranscriptSave,
+    /// Load transcript snapshots as new sessions through the pi profile (denied unless the
+    /// user allowed it).
+    #[serde(rename = "transcript-restore")]
+    TranscriptRestore,
+}
+
+impl Capability {
+    /// Every capability, in the order status lists them.
+    pub const ALL: [Capability; 5] = [
+        Capability::Save,
+        Capability::Restore,
+        Capability::Remove,
+        Capability::TranscriptSave,
+        Capability::TranscriptRestore,
+    ];
+
+    /// The word used on the command line: `save`, `restore` or `remove`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Capability::Save => "save",
+            Capability::Restore => "restore",
+            Capability::Remove => "remove",
+            Capability::TranscriptSave => "transcript-save",
+            Capability::TranscriptRestore => "transcript-restore",
+        }
+    }
+
+    /// The config key holding the user's answer.
+    pub fn key(self) -> &'static str {
+        match self {
+            Capability::Save => "agent.save",
+            Capability::Restore => "agent.restore",
+            Capability::Remove => "agent.remove",
+            Capability::TranscriptSave => "agent.transcript-save",
+            Capability::TranscriptRestore => "agent.transcript-restore",
+        }
+    }
+
+    fn doing(self) -> &'static str {
+        match self {
+            Capability::Save => "saving snapshots",
+            Capability::Restore => "restoring snapshots",
+            Capability::Remove => "removing snapshots and deleting sessions",
+            Capability::TranscriptSave => "saving transcript snapshots",
+            Capability::TranscriptRestore => "restoring transcript snapshots",
+        }
+    }
+}
+
+impl fmt::Display for Capability {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Parses capability words (`save`, `restore`, `remove`, or `all`), each possibly a
+/// comma-separated list as `--allow restore,remove` takes them. Duplicates are dropped.
+pub fn parse_capabilities<S: AsRef<str>>(words: &[S]) -> Result<Vec<Capability>> {
+    let mut out: Vec<Capability> = Vec::new();
+    for word in words.iter().flat_map(|w| w.as_ref().split(',')) {
+        let word = word.trim();
+        let found: Vec<Capability> = match word {
+            "all" => Capability::ALL.to_vec(),
+            "save" => vec![Capability::Save],
+            "restore" => vec![Capability::Restore],
+            "remove" => vec![Capability::Remove],
+            "transcript-save" => vec![Capability::TranscriptSave],
+            "transcript-restore" => vec![Capability::TranscriptRestore],
+            other => {
+                return Err(Error::invalid(format!(
+                    "unknown agent capability {other:?}: use save, restore, remove or all, or transcript-save / transcript-restore for the pi profile"
+                )));
+            }
+        };
+        for c in found {
+            if !out.contains(&c) {
+                out.push(c);
+            }
+        }
+    }
+    if out.is_empty() {
+        return Err(Error::invalid("name at least one agent capability: save, restore, remove or all"));
+    }
+    Ok(out)
+}
+
+/// One capability's effective answer.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct CapabilityStatus {
+    /// The capability.
+    pub capability: Capability,
+    /// True when agents may do it.
+    pub allowed: bool,
+    /// True when the user set it in the config; false when the default applies.
+    pub set: bool,
+    /// The config key holding it.
+    pub key: String,
+}
+
+/// What agents may do, as `cairn agent status` shows it.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct AgentStatus {
+    /// Every capability with its effective answer.
+    pub capabilities: Vec<CapabilityStatus>,
+}
+
+fn status_of(config: &Config) -> Result<AgentStatus> {
+    let settings = config.all();
+    let capabilities = Capability::ALL
+        .iter()
+        .map(|&c| {
+            let set = settings.iter().any(|s| s.key == c.key() && s.set);
+            Ok(CapabilityStatus {
+                capability: c,
+                allowed: config.get(c.key())? == "true",
+                set,
+                key: c.key().to_owned(),
+            })
+        })
+        .collect::<Result<_>>()?;
+    Ok(AgentStatus { capabilities })
+}
+
+impl Store {
+    /// What agents may do, read fresh from the config file.
+    pub fn agent_status(&self) -> Result<AgentStatus> {
+        status_of(&self.reload_config()?)
+    }
+
+    /// Lets agents do `capabilities` from now on (every server, running or not).
+    pub fn agent_allow(&mut self, capabilities: &[Capability]) -> Result<AgentStatus> {
+        self.agent_update(capabilities, |config, key| config.set(key, "true"))
+    }
+
+    /// Refuses `capabilities` to agents from now on.
+    pub fn agent_deny(&mut self, capabilities: &[Capability]) -> Result<AgentStatus> {
+        self.agent_update(capabilities, |config, key| config.set(key, "false"))
+    }
+
+    /// Puts `capabilities` back to their defaults (save allowed; restore and remove refused).
+    pub fn agent_reset(&mut self, capabilities: &[Capability]) -> Result<AgentStatus> {
+        self.agent_update(capabilities, |config, key| config.unset(key))
+    }
+
+    fn agent_update(
+        &mut self,
+        capabilities: &[Capability],
+        change: impl Fn(&mut Config, &str) -> Result<()>,
+    ) -> Result<AgentStatus> {
+        // Start from the file, not the copy loaded at open: another command may have changed it.
+        let mut config = self.reload_config()?;
+        for c in capabilities {
+            change(&mut config, c.key())?;
+        }
+        let status = status_of(&config)?;
+        self.save_config(config)?;
+        Ok(status)
+    }
+}
+
+/// Refuses `capability` unless the user allowed it in the store's config, or the server was
+/// started with it in `server_allow`. The config is read again on each call. An unreadable or
+/// invalid config refuses everything (fails closed) with [`INVALID_CONFIG_CODE`] attached.
+pub fn check_agent_permission(
+    store: &Store,
+    capability: Capability,
+    server_allow: &[Capability],
+) -> Result<()> {
+    if server_allow.contains(&capability) {
+        return Ok(());
+    }
+    let config = store.reload_config().map_err(|e| {
+        Error::new(
+            ErrorKind::PermissionDenied,
+            format!(
+                "{} is refused because the store's settings cannot be read ({}); ask the user to fix them, then retry",
+                capability.doing(),
+                e.message()
+            ),
+        )
+        .with_code(INVALID_CONFIG_CODE)
+    })?;
+    if config.get(capability.key())? == "true" {
+        return Ok(());
+    }
+    Err(Error::new(
+        ErrorKind::PermissionDenied,
+        format!(
+            "{} is not allowed for agents; ask the user to run `{}` (or to start the server with `cairn mcp --allow {}`), then retry",
+            capability.doing(),
+            allow_command(store.root(), capability),
+            capability
+        ),
+    )
+    .with_code("AGENT_NOT_ALLOWED"))
+}
+
+/// The exact command that allows `capability` on the store at `root`.
+pub fn allow_command(root: &Path, capability: Capability) -> String {
+    format!("cairn --store {} agent allow {capability}", shell_word(&root.to_string_lossy()))
+}
+
+/// Quotes `text` for a POSIX shell when it holds anything but plain path characters.
+fn shell_word(text: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "/._-+:@%=,".contains(c);
+    if !text.is_empty() && text.chars().all(plain) {
+        text.to_owned()
+    } else {
+        format!("'{}'", text.replace('\'', r"'\''"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_words_lists_and_all() {
+        assert_eq!(
+            parse_capabilities(&["restore,remove"]).unwrap(),
+            vec![Capability::Restore, Capability::Remove]
+        );
+        assert_eq!(parse_capabilities(&["all"]).unwrap(), Capability::ALL.to_vec());
+        let err = parse_capabilities(&["delete"]).unwrap_err();
+        assert!(err.to_string().contains("use save, restore, remove or all"), "{err}");
+    }
+
+    #[test]
+    fn defaults_refuse_restore_and_name_the_command_then_allow_after_allow() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::open(&dir.path().join("my store")).unwrap();
+        check_agent_permission(&store, Capability::Save, &[]).unwrap();
+        let err = check_agent_permission(&store, Capability::Restore, &[]).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::PermissionDenied);
+        let expected = format!("`cairn --store '{}' agent allow restore`", store.root().display());
+        assert!(err.message().contains(&expected), "{err}");
+        check_agent_permission(&store, Capability::Restore, &[Capability::Restore]).unwrap();
+        store.agent_allow(&[Capability::Restore]).unwrap();
+        check_agent_permission(&store, Capability::Restore, &[]).unwrap();
+        store.agent_reset(&Capability::ALL).unwrap();
+        assert!(check_agent_permission(&store, Capability::Restore, &[]).is_err());
+    }
+
+    #[test]
+    fn an_invalid_config_refuses_even_saving() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        std::fs::write(store.root().join("config.toml"), "[agent]\nsave = \"maybe\"\n").unwrap();
+        let err = check_agent_permission(&store, Capability::Save, &[]).unwrap_err();
+        assert_eq!(err.code(), Some(INVALID_CONFIG_CODE));
+    }
+}

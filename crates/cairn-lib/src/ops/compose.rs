@@ -1,0 +1,352 @@
+//! `cairn compose save|rollback|list`: savepoints of a running Docker Compose project.
+//!
+//! Save: lock the project → discover it → capture images and compose files while it runs →
+//! stop (or pause) it → capture volumes, bind mounts and writable layers incrementally →
+//! commit → start it again and wait until it is ready. Rollback: stop → safety snapshot of the
+//! live state → put every volume, bind mount and layer back in place (only what differs is
+//! written) → start → wait; if any of that fails, the safety snapshot is put back and both
+//! failures are reported. A project with no containers is recreated from the savepoint.
+
+use std::time::Duration;
+
+use cairn_docker::Project;
+use serde::{Deserialize, Serialize};
+
+use super::resolve::SessionChoice;
+use crate::error::{Error, ErrorKind, Result};
+use crate::name::validate_name;
+use crate::snapshot::Snapshot;
+use crate::store::Store;
+use crate::store::catalog::SnapshotFilter;
+use crate::targets::compose::docker::{Docker, project_wait_bound};
+use crate::targets::compose::recreate::{Leftover, recreate};
+use crate::targets::compose::snapshot::{Take, take};
+use crate::targets::compose::{apply, read_root};
+
+pub use crate::targets::compose::apply::{RestoredLayer, RestoredMount};
+pub use crate::targets::compose::record::{
+    ComposeNotCovered, ComposeSavepoint, ImageRecord, LayerRecord, MountStats, ReplicaGap, SkippedMount,
+    SpecFile, SpecRecord,
+};
+
+/// How long a container gets to exit after its stop signal (compose's own default).
+const STOP_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// What to capture.
+#[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
+pub struct ComposeSaveOptions {
+    /// The compose project, as `docker compose ls` names it.
+    pub project: String,
+    /// A name for the savepoint, unique per session and project.
+    pub name: Option<String>,
+    /// What the savepoint is being taken before.
+    pub description: Option<String>,
+    /// Move an existing name to the new savepoint instead of refusing.
+    #[serde(default)]
+    pub force: bool,
+    /// How long to wait for the services to be ready again (`2m`, `90s`); default: the
+    /// project's own bound, from its healthchecks.
+    pub wait_timeout: Option<String>,
+    /// `stop` (the default), `pause` (cgroup freezer: crash-consistent, no restart) or `none`
+    /// (a live copy).
+    pub consistency: Option<String>,
+    /// Also store the images themselves, so a rollback works after they are deleted.
+    #[serde(default)]
+    pub with_images: bool,
+    /// The session to save into.
+    #[serde(default)]
+    pub session: SessionChoice,
+}
+
+/// A new compose savepoint.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct ComposeSaveResult {
+    /// The savepoint record.
+    #[serde(flatten)]
+    pub savepoint: ComposeSavepoint,
+    /// Savepoints the store's keep policy removed after this one.
+    pub removed_by_policy: Vec<ComposeSavepoint>,
+    /// The catalog record, for callers that list snapshots of every kind.
+    #[serde(skip)]
+    pub snapshot: Snapshot,
+    /// The same removals as catalog records.
+    #[serde(skip)]
+    pub removed_snapshots: Vec<Snapshot>,
+}
+
+/// What to roll back to.
+#[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
+pub struct ComposeRollbackOptions {
+    /// The compose project.
+    pub project: String,
+    /// The savepoint: an id, a unique id prefix, a name, or `latest`.
+    pub reference: String,
+    /// How long to wait for the services to be ready (`2m`, `90s`).
+    pub wait_timeout: Option<String>,
+    /// The session to resolve the reference in.
+    #[serde(default)]
+    pub session: SessionChoice,
+}
+
+/// What a rollback did.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct ComposeRollbackResult {
+    /// The savepoint the project now holds.
+    pub rolled_back_to: ComposeSavepoint,
+    /// Each volume and bind mount written.
+    pub restored: Vec<RestoredMount>,
+    /// Each container layer put back; omitted when the savepoint held none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub writable_layers: Vec<RestoredLayer>,
+    /// The snapshot of the live state taken first (absent when the project was recreated).
+    pub safety_snapshot: Option<String>,
+    /// True when the project had no containers and was created again from the savepoint.
+    pub recreated: bool,
+    /// What else was done (images loaded, tags moved back, compose files written back).
+    pub notes: Vec<String>,
+}
+
+/// Compose savepoints, wrapped in an object.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct ComposeSavepointList {
+    /// Newest first unless asked otherwise.
+    pub savepoints: Vec<ComposeSavepoint>,
+}
+
+/// Refuses what compose itself would refuse as a project name.
+fn project_key(project: &str) -> Result<String> {
+    let ok = project.chars().next().is_some_and(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
+        && project.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_');
+    if !ok {
+        return Err(Error::invalid(format!(
+            "invalid compose project name {project:?}: use lowercase letters, digits, '-' and '_', starting with a letter or digit, as `docker compose ls` shows it"
+        )));
+    }
+    Ok(format!("compose:{project}"))
+}
+
+fn wait_timeout(text: Option<&str>) -> Result<Option<Duration>> {
+    text.map(|t| crate::duration::parse_duration("wait_timeout", t)).transpose()
+}
+
+/// The project with only the containers named in `names`.
+fn only(project: &Project, names: &[String]) -> Project {
+    let mut p = project.clone();
+    p.containers.retain(|c| names.contains(&c.name));
+    p
+}
+
+impl Store {
+    /// Captures a compose project as a new savepoint.
+    pub fn compose_save(&self, o: &ComposeSaveOptions) -> Result<ComposeSaveResult> {
+        let key = project_key(&o.project)?;
+        let consistency = o.consistency.as_deref().unwrap_or("stop");
+        if !matches!(consistency, "stop" | "pause" | "none") {
+            return Err(Error::invalid(format!(
+                "invalid consistency {consistency:?}: use stop (the default), pause or none"
+            )));
+        }
+        if let Some(name) = &o.name {
+            validate_name("savepoint", name)?;
+        }
+        let wait = wait_timeout(o.wait_timeout.as_deref())?;
+        let session = self.resolve_session(&o.session)?;
+        if let (Some(name), false) = (&o.name, o.force)
+            && self.resolve_snapshot(&session, name, Some(&key)).is_ok()
+        {
+            return Err(Error::conflict(format!(
+                "a savepoint named {name:?} already exists for project {}; pick another name, or pass --force to move the name",
+                o.project
+            )));
+        }
+        let _lock = self.lock_target(&key, "cairn compose save")?;
+        let docker = Docker::connect()?;
+        let project = docker.run(docker.engine.discover(&o.project))?;
+        let wait = wait.unwrap_or_else(|| project_wait_bound(&project));
+        let mut held: Vec<String> = Vec::new();
+        let spec = Take {
+            key: &key,
+            session: session.id,
+            name: o.name.clone(),
+            description: o.description.clone(),
+            force_name: o.force,
+            safety: false,
+            consistency,
+            store_images: o.with_images,
+        };
+        let taken = take(self, &docker, &project, &spec, || match consistency {
+            "stop" => {
+                let report = docker.run(docker.engine.stop_project(&project, STOP_TIMEOUT))?;
+                held = report.stopped;
+                Ok(report.killed)
+            }
+            "pause" => {
+                held = docker.run(docker.engine.pause_project(&project))?.containers;
+                Ok(Vec::new())
+            }
+            _ => Ok(Vec::new()),
+        });
+        let resumed = resume(&docker, &only(&project, &held), consistency, wait);
+        let taken = match (taken, resumed) {
+            (Err(e), Ok(())) => return Err(e),
+            (Err(e), Err(r)) => {
+                return Err(e.context(format!("the services failed to start again too ({r})")));
+            }
+            (Ok(t), Err(r)) => {
+                return Err(Error::new(
+                    r.kind(),
+                    format!("savepoint {} committed; services failed to start: {r}", t.snapshot.id),
+                ));
+            }
+            (Ok(t), Ok(())) => t,
+        };
+        let removed = self.apply_keep_policy(&session, &key)?;
+        Ok(ComposeSaveResult {
+            savepoint: ComposeSavepoint::from_snapshot(&taken.snapshot),
+            removed_by_policy: removed.iter().map(ComposeSavepoint::from_snapshot).collect(),
+            snapshot: taken.snapshot,
+            removed_snapshots: removed,
+        })
+    }
+
+    /// Lists a project's savepoints (`sort`: `desc`, the default, or `asc`).
+    pub fn compose_list(
+        &self,
+        project: &str,
+        include_safety_snapshots: bool,
+        sort: Option<&str>,
+        session: &SessionChoice,
+    ) -> Result<ComposeSavepointList> {
+        let key = project_key(project)?;
+        let newest_first = super::list::parse_sort(sort)?;
+        let session = self.resolve_session(session)?;
+        let filter = SnapshotFilter { target: Some(key), include_safety: include_safety_snapshots };
+        let mut all = self.catalog.list_snapshots(session.id, &filter)?;
+        if newest_first {
+            all.reverse();
+        }
+        Ok(ComposeSavepointList { savepoints: all.iter().map(ComposeSavepoint::from_snapshot).collect() })
+    }
+
+    /// Returns a compose project to a savepoint.
+    pub fn compose_rollback(&self, o: &ComposeRollbackOptions) -> Result<ComposeRollbackResult> {
+        let key = project_key(&o.project)?;
+        let wait = wait_timeout(o.wait_timeout.as_deref())?;
+        let session = self.resolve_session(&o.session)?;
+        let snapshot = self.resolve_snapshot(&session, &o.reference, Some(&key))?;
+        if snapshot.kind != "compose" || snapshot.target != key {
+            return Err(Error::invalid(format!(
+                "snapshot {} is not a savepoint of compose project {}; `cairn compose list {}` shows its savepoints",
+                snapshot.id, o.project, o.project
+            )));
+        }
+        let root_id =
+            snapshot.root.ok_or_else(|| Error::corrupt(format!("savepoint {} has no root", snapshot.id)))?;
+        let _lock = self.lock_target(&key, "cairn compose rollback")?;
+        let want = read_root(self, &root_id)?;
+        let docker = Docker::connect()?;
+        let mut result = ComposeRollbackResult {
+            rolled_back_to: ComposeSavepoint::from_snapshot(&snapshot),
+            restored: Vec::new(),
+            writable_layers: Vec::new(),
+            safety_snapshot: None,
+            recreated: false,
+            notes: Vec::new(),
+        };
+        let live = match docker.run(docker.engine.discover(&o.project)) {
+            Ok(live) => live,
+            Err(e) if e.kind() == ErrorKind::NotFound => {
+                let leftover = Leftover::from_setting(&self.config().get("rollback.leftover_volumes")?);
+                let (applied, notes) = recreate(self, &docker, &key, &want, leftover)?;
+                let live = docker.run(docker.engine.discover(&o.project))?;
+                let wait = wait.unwrap_or_else(|| project_wait_bound(&live));
+                docker.run(docker.engine.wait_ready(&live, wait)).map_err(|e| {
+                    Error::new(
+                        e.kind(),
+                        format!("project {} was recreated from savepoint {} but its services failed to start: {e}", o.project, snapshot.id),
+                    )
+                })?;
+                (result.restored, result.writable_layers, result.notes) =
+                    (applied.mounts, applied.layers, notes);
+                result.recreated = true;
+                return Ok(result);
+            }
+            Err(e) => return Err(e),
+        };
+        let wait = wait.unwrap_or_else(|| project_wait_bound(&live));
+        let stop = docker.run(docker.engine.stop_project(&live, STOP_TIMEOUT))?;
+        let spec = Take {
+            key: &key,
+            session: session.id,
+            name: None,
+            description: Some(format!("live state before rolling back to {}", snapshot.id)),
+            force_name: false,
+            safety: true,
+            consistency: "stop",
+            store_images: false,
+        };
+        let startable = only(
+            &live,
+            &live.containers.iter().filter(|c| !c.oneoff).map(|c| c.name.clone()).collect::<Vec<_>>(),
+        );
+        let safety = match take(self, &docker, &live, &spec, || Ok(stop.killed.clone())) {
+            Ok(s) => s,
+            Err(e) => {
+                let restarted = resume(&docker, &only(&live, &stop.stopped), "stop", wait);
+                return Err(match restarted {
+                    Ok(()) => e.context("the safety snapshot failed, nothing was changed"),
+                    Err(r) => e.context(format!("the safety snapshot failed, nothing was changed, and the services failed to start again ({r})")),
+                });
+            }
+        };
+        result.safety_snapshot = Some(safety.snapshot.id.to_string());
+        let attempt = apply::apply(self, &docker, &key, &live, &want, Some(&safety.root))
+            .and_then(|a| resume(&docker, &startable, "stop", wait).map(|()| a));
+        match attempt {
+            Ok(applied) => {
+                (result.restored, result.writable_layers) = (applied.mounts, applied.layers);
+                self.expire_safety(&session, &key)?;
+                Ok(result)
+            }
+            Err(first) => {
+                let replay = docker
+                    .run(docker.engine.stop_project(&live, STOP_TIMEOUT))
+                    .and_then(|_| apply::apply(self, &docker, &key, &live, &safety.root, None))
+                    // The state being put back ran before: give it the project's own bound.
+                    .and_then(|_| {
+                        let patient = wait.max(project_wait_bound(&live));
+                        resume(&docker, &only(&live, &stop.stopped), "stop", patient)
+                    });
+                let id = &safety.snapshot.id;
+                Err(Error::new(
+                    first.kind(),
+                    match replay {
+                        Ok(()) => format!(
+                            "the rollback to {} failed ({first}); the live state was put back from safety snapshot {id}",
+                            snapshot.id
+                        ),
+                        Err(second) => format!(
+                            "the rollback to {} failed ({first}), and putting back safety snapshot {id} failed too ({second}); roll back to it with `cairn compose rollback {} {id}`",
+                            snapshot.id, o.project
+                        ),
+                    },
+                ))
+            }
+        }
+    }
+}
+
+/// Starts (or thaws) the containers a capture held, then waits until they are ready.
+fn resume(docker: &Docker, held: &Project, consistency: &str, wait: Duration) -> Result<()> {
+    match consistency {
+        "stop" => {
+            docker.run(docker.engine.start_project(held))?;
+            docker.run(docker.engine.wait_ready(held, wait))?;
+        }
+        "pause" => {
+            docker.run(docker.engine.unpause_project(held))?;
+        }
+        _ => {}
+    }
+    Ok(())
+}

@@ -1,0 +1,184 @@
+//! `cairn transcript …`: snapshots of agent conversations (Pi sessions, Claude Code transcripts).
+//!
+//! A transcript snapshot is a document snapshot (kind `transcript`, target
+//! `transcript:<absolute file>`) whose document is the active root-to-leaf path of the session,
+//! line for line as the agent wrote it. Reading, checking and writing the formats is
+//! `cairn-transcript`'s job; this module puts those paths in the store and takes them out.
+//!
+//! Names: `cairn transcript load NAME` takes only a name, so transcript snapshot names form one
+//! namespace per cairn session across every transcript file (as the Pi extension keeps one
+//! directory of snapshots). Saving a name that another transcript snapshot holds is refused
+//! unless forced; a forced save replaces that snapshot.
+
+mod diff;
+mod load;
+mod manage;
+mod save;
+
+use std::path::PathBuf;
+
+use cairn_transcript::{ActivePath, AgentDirs, Transcript, TranscriptError};
+pub use cairn_transcript::{Format, TranscriptDiff, TranscriptSummary};
+use serde::{Deserialize, Serialize};
+
+pub use diff::{TranscriptDiffOptions, TranscriptDiffResult};
+pub use load::{TranscriptExportOptions, TranscriptLoadOptions, TranscriptWritten};
+pub use manage::{TranscriptDeleteOptions, TranscriptDeleteResult, TranscriptList, TranscriptListEntry};
+pub use save::{TranscriptSaveOptions, TranscriptSaveResult};
+
+use super::resolve::SessionChoice;
+use crate::error::{Error, ErrorKind, Result};
+use crate::session::Session;
+use crate::snapshot::Snapshot;
+use crate::store::Store;
+
+/// The snapshot kind of transcript snapshots.
+pub const KIND: &str = "transcript";
+
+/// The lock that serialises changes to the transcript name namespace (saves and deletes), so
+/// two saves of one name to different files cannot both succeed.
+const NAMES_LOCK: &str = "transcript-names";
+
+/// Where the agents keep their sessions, and the directory the caller works in. The engine
+/// reads no environment: front ends resolve these (from `HOME` and flags) and pass them in.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct AgentPlaces {
+    /// Pi's sessions directory (by default `~/.pi/agent/sessions`).
+    pub pi_dir: PathBuf,
+    /// Claude Code's projects directory (by default `~/.claude/projects`).
+    pub claude_dir: PathBuf,
+    /// The working directory: it picks the newest session to save and the directory a loaded
+    /// session is written to.
+    pub cwd: String,
+}
+
+impl AgentPlaces {
+    /// The agents' default directories under `home`, for working directory `cwd`.
+    pub fn from_home(home: &std::path::Path, cwd: impl Into<String>) -> Self {
+        let dirs = AgentDirs::from_home(home);
+        Self { pi_dir: dirs.pi_sessions, claude_dir: dirs.claude_projects, cwd: cwd.into() }
+    }
+
+    /// Resolves the agents' directories the way the agents themselves do, from values the
+    /// front end read: Pi's agent directory (`PI_CODING_AGENT_DIR`, holding `sessions/`) and
+    /// Claude Code's config directory (`CLAUDE_CONFIG_DIR`, holding `projects/`) when set,
+    /// otherwise their defaults under `home`. Fails when neither an override nor a home
+    /// directory says where one of them is.
+    pub fn resolve(
+        home: Option<&std::path::Path>,
+        pi_agent_dir: Option<&std::path::Path>,
+        claude_config_dir: Option<&std::path::Path>,
+        cwd: impl Into<String>,
+    ) -> Result<Self> {
+        let missing = |what: &str| {
+            Error::invalid(format!(
+                "cannot tell where {what} keeps its sessions: HOME is not set; set HOME or pass the directory"
+            ))
+        };
+        let pi_dir = match (pi_agent_dir, home) {
+            (Some(dir), _) => dir.join("sessions"),
+            (None, Some(home)) => AgentDirs::from_home(home).pi_sessions,
+            (None, None) => return Err(missing("Pi")),
+        };
+        let claude_dir = match (claude_config_dir, home) {
+            (Some(dir), _) => dir.join("projects"),
+            (None, Some(home)) => AgentDirs::from_home(home).claude_projects,
+            (None, None) => return Err(missing("Claude Code")),
+        };
+        Ok(Self { pi_dir, claude_dir, cwd: cwd.into() })
+    }
+
+    fn dirs(&self) -> AgentDirs {
+        AgentDirs { pi_sessions: self.pi_dir.clone(), claude_projects: self.claude_dir.clone() }
+    }
+}
+
+/// What a transcript snapshot records about its path beside the document (its `details`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct Details {
+    /// The session file the path was read from.
+    source: String,
+    /// The Pi session format version of the source; absent for Claude Code.
+    #[serde(default)]
+    pi_version: Option<u32>,
+    /// What a listing shows.
+    #[serde(flatten)]
+    summary: TranscriptSummary,
+}
+
+/// Converts an error of the transcript crate into an engine error of the matching kind.
+pub(crate) fn transcript_error(err: TranscriptError) -> Error {
+    let kind = match &err {
+        TranscriptError::Io { .. } => ErrorKind::Io,
+        TranscriptError::Exists { .. } => ErrorKind::Conflict,
+        TranscriptError::WouldBeInvalid { .. } => ErrorKind::Corrupt,
+        _ => ErrorKind::InvalidInput,
+    };
+    Error::new(kind, err.to_string())
+}
+
+/// The summary a snapshot's details hold, when they hold one.
+pub(crate) fn summary_of(snapshot: &Snapshot) -> Option<TranscriptSummary> {
+    serde_json::from_value::<Details>(snapshot.details.clone()).ok().map(|d| d.summary)
+}
+
+impl Store {
+    /// The transcript snapshot `reference` names in `session`: a name (looked up across every
+    /// transcript file), an id or a unique id prefix.
+    pub(crate) fn find_transcript(&self, session: &Session, reference: &str) -> Result<Snapshot> {
+        let reference = reference.trim();
+        if reference.is_empty() {
+            return Err(Error::invalid("the transcript snapshot name is empty; pass a name"));
+        }
+        if let Some(found) = self.transcript_named(session, reference)? {
+            return Ok(found);
+        }
+        match self.resolve_snapshot(session, reference, None) {
+            Ok(found) if found.kind == KIND => Ok(found),
+            Ok(other) => Err(Error::invalid(format!(
+                "{reference:?} is a {} snapshot, not a transcript snapshot; `cairn transcript list` shows the transcript snapshots",
+                other.kind
+            ))),
+            Err(e) if e.kind() == ErrorKind::NotFound => Err(Error::not_found(format!(
+                "no transcript snapshot {reference:?} in session {:?}; `cairn transcript list` shows them",
+                session.name
+            ))
+            .with_code("SNAPSHOT_NOT_FOUND")),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// The transcript snapshot holding `name` in `session`, newest first should two ever hold
+    /// it (a forced save interrupted between its two steps).
+    pub(crate) fn transcript_named(&self, session: &Session, name: &str) -> Result<Option<Snapshot>> {
+        let choice = SessionChoice::call(Some(session.id.to_string()));
+        Ok(self.list_kind(KIND, &choice)?.into_iter().rev().find(|s| s.name.as_deref() == Some(name)))
+    }
+
+    /// The saved path of a transcript snapshot, with the file it was read from as its source.
+    pub(crate) fn transcript_path(&self, snapshot: &Snapshot) -> Result<ActivePath> {
+        if snapshot.kind != KIND {
+            return Err(Error::invalid(format!(
+                "snapshot {} is a {} snapshot, not a transcript snapshot",
+                snapshot.id, snapshot.kind
+            )));
+        }
+        let bytes = self.read_document(snapshot)?;
+        let text = String::from_utf8(bytes).map_err(|_| {
+            Error::corrupt(format!(
+                "transcript snapshot {} is not UTF-8 text; run `cairn check`",
+                snapshot.id
+            ))
+        })?;
+        let source = serde_json::from_value::<Details>(snapshot.details.clone())
+            .map(|d| d.source)
+            .unwrap_or_else(|_| snapshot.target.trim_start_matches("transcript:").to_owned());
+        let parsed = Transcript::parse(&source, &text).map_err(|e| {
+            Error::corrupt(format!(
+                "transcript snapshot {} no longer parses ({e}); run `cairn check`",
+                snapshot.id
+            ))
+        })?;
+        Ok(parsed.active_path())
+    }
+}

@@ -1,0 +1,162 @@
+//! `cairn transcript save [FILE] [NAME]`: the active path of a session, into the store.
+
+use std::path::{Path, PathBuf};
+
+use cairn_transcript::{Transcript, TranscriptSummary, newest_session};
+use serde::{Deserialize, Serialize};
+
+use super::{AgentPlaces, Details, KIND, NAMES_LOCK, transcript_error};
+use crate::error::{Error, Result};
+use crate::name::validate_name;
+use crate::ops::document::DocumentSave;
+use crate::ops::resolve::SessionChoice;
+use crate::ops::save::{SaveOptions, SaveResult};
+use crate::snapshot::{Snapshot, SnapshotStats};
+use crate::store::Store;
+
+/// What to save.
+#[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
+pub struct TranscriptSaveOptions {
+    /// The session file; `None` takes the newest session of either agent for `places.cwd`.
+    pub file: Option<PathBuf>,
+    /// The snapshot's name, unique among the transcript snapshots of the cairn session.
+    pub name: Option<String>,
+    /// What the snapshot is being taken before.
+    pub description: Option<String>,
+    /// Replace the transcript snapshot that holds the name instead of refusing.
+    #[serde(default)]
+    pub force: bool,
+    /// Where the agents keep their sessions (used when `file` is `None`).
+    #[serde(default)]
+    pub places: AgentPlaces,
+    /// The cairn session to save into.
+    #[serde(default)]
+    pub session: SessionChoice,
+}
+
+/// The new snapshot, what it holds, and the snapshot it replaced.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct TranscriptSaveResult {
+    /// The snapshot record.
+    #[serde(flatten)]
+    pub snapshot: Snapshot,
+    /// The session file that was saved.
+    pub file: PathBuf,
+    /// What the saved path holds.
+    #[schemars(with = "serde_json::Value")]
+    pub summary: TranscriptSummary,
+    /// The snapshot that held the name before a forced save, now removed from the session.
+    pub replaced: Option<Snapshot>,
+}
+
+impl Store {
+    /// Saves the active root-to-leaf path of a session file as a transcript snapshot.
+    ///
+    /// The file is read and checked completely before anything is written: a malformed line,
+    /// a missing parent or a cycle fails with the line named, and the store is unchanged.
+    pub fn transcript_save(&self, options: &TranscriptSaveOptions) -> Result<TranscriptSaveResult> {
+        if let Some(name) = &options.name {
+            validate_name("snapshot", name)?;
+        }
+        let session = self.resolve_session(&options.session)?;
+        let file = match &options.file {
+            Some(file) => canonical_file(file)?,
+            None => newest_for(&options.places)?,
+        };
+        let source = file.to_string_lossy().into_owned();
+        let transcript = Transcript::read(&file).map_err(transcript_error)?;
+        let path = transcript.active_path();
+        let summary = path.summary();
+        let details =
+            Details { source: source.clone(), pi_version: path.pi_version, summary: summary.clone() };
+        let details = serde_json::to_value(&details)
+            .map_err(|e| Error::corrupt(format!("could not encode the transcript details: {e}")))?;
+
+        let _names = self.lock_target(NAMES_LOCK, "cairn transcript save")?;
+        let holder = match &options.name {
+            Some(name) => self.transcript_named(&session, name)?,
+            None => None,
+        };
+        if let (Some(holder), false) = (&holder, options.force) {
+            return Err(Error::conflict(format!(
+                "a transcript snapshot named {:?} already exists ({}, saved from {}); pick another name, or pass --force to replace it",
+                holder.name.as_deref().unwrap_or_default(),
+                holder.id,
+                holder.target.trim_start_matches("transcript:")
+            )));
+        }
+        let save = DocumentSave {
+            target: format!("{KIND}:{source}"),
+            kind: KIND.to_owned(),
+            name: options.name.clone(),
+            description: options.description.clone(),
+            force: options.force,
+            details,
+            stats: SnapshotStats { files: 1, ..SnapshotStats::default() },
+            not_covered: Default::default(),
+            session: SessionChoice::call(Some(session.id.to_string())),
+        };
+        let snapshot = self.save_document(&save, path.document().as_bytes())?;
+        // The new snapshot holds the name now; the one it replaces leaves the session (its data
+        // is reclaimed by gc like any removed snapshot's).
+        if let Some(old) = &holder {
+            self.catalog.remove_membership(session.id, old.id)?;
+        }
+        Ok(TranscriptSaveResult { snapshot, file, summary, replaced: holder })
+    }
+
+    /// `Store::save` of a `transcript:FILE` target: the same save, with the generic options.
+    pub(crate) fn save_transcript_target(&self, file: &Path, options: &SaveOptions) -> Result<SaveResult> {
+        let saved = self.transcript_save(&TranscriptSaveOptions {
+            file: Some(file.to_path_buf()),
+            name: options.name.clone(),
+            description: options.description.clone(),
+            force: options.force,
+            places: AgentPlaces::default(),
+            session: options.session.clone(),
+        })?;
+        // The keep policy does not apply to transcript snapshots: each is a deliberate, named
+        // checkpoint of a conversation.
+        Ok(SaveResult { snapshot: saved.snapshot, removed_by_policy: Vec::new() })
+    }
+}
+
+/// The canonical path of an existing regular file, with a clear error otherwise.
+fn canonical_file(file: &Path) -> Result<PathBuf> {
+    let canonical = std::fs::canonicalize(file).map_err(|e| {
+        if e.kind() == std::io::ErrorKind::NotFound {
+            Error::not_found(format!(
+                "{} does not exist; pass a Pi session file or a Claude Code transcript",
+                file.display()
+            ))
+        } else {
+            Error::io("resolve", file, e)
+        }
+    })?;
+    if !canonical.is_file() {
+        return Err(Error::invalid(format!(
+            "{} is not a file; pass a Pi session file or a Claude Code transcript",
+            file.display()
+        )));
+    }
+    Ok(canonical)
+}
+
+/// The newest session of either agent for the working directory.
+fn newest_for(places: &AgentPlaces) -> Result<PathBuf> {
+    if places.cwd.is_empty() {
+        return Err(Error::invalid(
+            "no session file given and no working directory to find one for; pass the file",
+        ));
+    }
+    let dirs = places.dirs();
+    match newest_session(&dirs, &places.cwd).map_err(transcript_error)? {
+        Some(found) => canonical_file(&found.path),
+        None => Err(Error::not_found(format!(
+            "no Pi or Claude Code session of {} in {} or {}; pass the session file, or point --pi-dir / --claude-dir at the agents' directories",
+            places.cwd,
+            dirs.pi_dir_for(&places.cwd).display(),
+            dirs.claude_dir_for(&places.cwd).display()
+        ))),
+    }
+}

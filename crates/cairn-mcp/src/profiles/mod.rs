@@ -1,0 +1,67 @@
+//! Profiles: which tools (and resources) one server offers. The default is cairn's own tool
+//! set; the others serve exactly the tool names, arguments and result shapes of an existing
+//! system, so agents prompted for that system work unchanged. A new profile is one module
+//! here plus one entry in [`PROFILES`].
+
+pub mod arcave;
+pub mod cairn;
+pub mod codecalc;
+pub mod pi;
+
+use crate::error::ServeError;
+use crate::registry::ToolSpec;
+
+/// One profile: its name, its tools, and whether it serves the snapshot resources.
+#[derive(Debug, Clone, Copy)]
+pub struct Profile {
+    /// The name `--profile` takes.
+    pub name: &'static str,
+    /// One line on what the profile is for (shown in `cairn mcp --help` and errors).
+    pub about: &'static str,
+    /// Builds the profile's tools.
+    pub tools: fn() -> Result<Vec<ToolSpec>, ServeError>,
+    /// True when the profile serves `cairn://snapshots` and its template.
+    pub resources: bool,
+    /// What the server tells an agent when it connects.
+    pub instructions: &'static str,
+}
+
+/// Every profile; the first is the default.
+pub const PROFILES: &[Profile] = &[
+    Profile {
+        name: "cairn",
+        about: "cairn's own tools: snapshots and sessions",
+        tools: cairn::tools,
+        resources: true,
+        instructions: cairn::INSTRUCTIONS,
+    },
+    Profile {
+        name: "codecalc",
+        about: "codecalc's session_snapshot tool over workspace folders",
+        tools: codecalc::tools,
+        resources: false,
+        instructions: codecalc::INSTRUCTIONS,
+    },
+    Profile {
+        name: "arcave",
+        about: "arcave's savepoint and session tools over Docker Compose projects",
+        tools: arcave::tools,
+        resources: false,
+        instructions: arcave::INSTRUCTIONS,
+    },
+    Profile {
+        name: "pi",
+        about: "the Pi session snapshot extension's snapshot_save and snapshot_restore over transcripts",
+        tools: pi::tools,
+        resources: false,
+        instructions: pi::INSTRUCTIONS,
+    },
+];
+
+/// The profile named `name`, or an error listing the profiles.
+pub fn find(name: &str) -> Result<&'static Profile, ServeError> {
+    PROFILES.iter().find(|p| p.name == name).ok_or_else(|| ServeError::UnknownProfile {
+        name: name.to_owned(),
+        known: PROFILES.iter().map(|p| p.name).collect::<Vec<_>>().join(", "),
+    })
+}

@@ -1,0 +1,86 @@
+//! The snapshot resources: `cairn://snapshots` (every snapshot of the session the server works
+//! in) and the template `cairn://snapshots/{id}` (one snapshot's record).
+
+use cairn_lib::ops::list::ListOptions;
+use cairn_lib::{NotCovered, Snapshot, SnapshotStats};
+use rmcp::model::{Resource, ResourceContents, ResourceTemplate};
+use serde::Serialize;
+
+use crate::error::ToolError;
+use crate::state::ServerState;
+
+/// The URI of the list of snapshots.
+pub const SNAPSHOTS_URI: &str = "cairn://snapshots";
+/// The prefix of one snapshot's URI.
+const ONE_PREFIX: &str = "cairn://snapshots/";
+
+/// One snapshot in the list resource.
+#[derive(Debug, Serialize)]
+struct Entry {
+    id: String,
+    name: Option<String>,
+    target: String,
+    created_at: String,
+    kind: String,
+    stats: SnapshotStats,
+}
+
+/// One snapshot's resource: its record, `not_covered` named on its own so it is not missed.
+#[derive(Debug, Serialize)]
+struct One {
+    snapshot: Snapshot,
+    not_covered: NotCovered,
+}
+
+/// The fixed resources.
+pub fn list() -> Vec<Resource> {
+    vec![
+        Resource::new(SNAPSHOTS_URI, "snapshots")
+            .with_title("Snapshots of the current session")
+            .with_description("Every snapshot of the session this server works in (the pinned session, else the current one): id, name, target, created_at, kind and stats.")
+            .with_mime_type("application/json"),
+    ]
+}
+
+/// The resource templates.
+pub fn templates() -> Vec<ResourceTemplate> {
+    vec![
+        ResourceTemplate::new("cairn://snapshots/{id}", "snapshot")
+            .with_title("One snapshot")
+            .with_description("One snapshot's record, with not_covered: what it does not hold.")
+            .with_mime_type("application/json"),
+    ]
+}
+
+/// Whether `uri` is one this server serves (so a read of anything else is a protocol error).
+pub fn serves(uri: &str) -> bool {
+    uri == SNAPSHOTS_URI || uri.strip_prefix(ONE_PREFIX).is_some_and(|id| !id.is_empty())
+}
+
+/// Reads `uri` (blocking: it queries the catalog).
+pub fn read(state: &ServerState, uri: &str) -> Result<ResourceContents, ToolError> {
+    let json = if uri == SNAPSHOTS_URI {
+        let list =
+            state.store.list(&ListOptions { session: state.choice(None), ..ListOptions::default() })?;
+        let snapshots: Vec<Entry> = list
+            .snapshots
+            .into_iter()
+            .map(|s| Entry {
+                id: s.id.to_string(),
+                name: s.name,
+                target: s.target,
+                created_at: s.created_at,
+                kind: s.kind,
+                stats: s.stats,
+            })
+            .collect();
+        serde_json::to_string_pretty(&serde_json::json!({ "snapshots": snapshots }))
+    } else {
+        let id = uri.strip_prefix(ONE_PREFIX).unwrap_or(uri);
+        let snapshot = state.store.show(id, None, &state.choice(None))?;
+        let not_covered = snapshot.not_covered.clone();
+        serde_json::to_string_pretty(&One { snapshot, not_covered })
+    }
+    .map_err(|e| ToolError::internal(format!("could not encode {uri} ({e}); report this as a cairn bug")))?;
+    Ok(ResourceContents::text(json, uri).with_mime_type("application/json"))
+}

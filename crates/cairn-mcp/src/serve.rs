@@ -1,0 +1,140 @@
+//! Starting a server: resolve the options into a handler, then run it over stdio or
+//! streamable HTTP until the client leaves (stdio) or the process is interrupted (HTTP).
+
+use std::io::Write;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use cairn_lib::Store;
+use cairn_lib::ops::agent::parse_capabilities;
+use rmcp::ServiceExt;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
+
+use crate::error::ServeError;
+use crate::profiles;
+use crate::server::CairnServer;
+use crate::state::ServerState;
+
+/// How the server talks to its client.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Transport {
+    /// JSON-RPC lines on stdin and stdout (the default; what MCP clients spawn).
+    Stdio,
+    /// Streamable HTTP at `http://ADDR/mcp`.
+    Http {
+        /// Where to listen; loopback unless a token is given.
+        addr: SocketAddr,
+        /// A bearer secret every request must carry (`Authorization: Bearer …`).
+        token: Option<String>,
+    },
+}
+
+/// Everything `cairn mcp` resolved from its flags and environment.
+#[derive(Debug, Clone)]
+pub struct ServeOptions {
+    /// The store directory.
+    pub store: PathBuf,
+    /// Stdio or HTTP.
+    pub transport: Transport,
+    /// The profile's name (`cairn` by default).
+    pub profile: String,
+    /// The session the server is pinned to (`--session` / `CAIRN_SESSION`).
+    pub pinned_session: Option<String>,
+    /// Capabilities allowed for this server's lifetime (`--allow restore,remove`).
+    pub allow: Vec<String>,
+    /// The folder holding codecalc session workspaces (`--workspace-root`).
+    pub workspace_root: Option<PathBuf>,
+}
+
+impl CairnServer {
+    /// Opens the store and builds the handler `options` describe, refusing unknown profiles,
+    /// capabilities and pinned sessions before any client connects.
+    pub fn from_options(options: &ServeOptions) -> Result<Self, ServeError> {
+        let profile = profiles::find(&options.profile)?;
+        let allow = if options.allow.is_empty() { Vec::new() } else { parse_capabilities(&options.allow)? };
+        if profile.name == "codecalc" {
+            match &options.workspace_root {
+                Some(root) if root.is_dir() => {}
+                Some(root) => {
+                    return Err(ServeError::Usage(format!(
+                        "--workspace-root {} is not a directory; pass the folder holding the session workspaces",
+                        root.display()
+                    )));
+                }
+                None => {
+                    return Err(ServeError::Usage(
+                        "the codecalc profile needs --workspace-root DIR, the folder holding the session workspaces".into(),
+                    ));
+                }
+            }
+        }
+        let store = Store::open(&options.store)?;
+        if let Some(pinned) = &options.pinned_session {
+            store.find_session(pinned)?;
+        }
+        let state = ServerState {
+            store: Arc::new(store),
+            pinned_session: options.pinned_session.clone(),
+            allow,
+            workspace_root: options.workspace_root.clone(),
+        };
+        CairnServer::new(state, profile)
+    }
+}
+
+/// Runs the server `options` describe until its client goes away (stdio) or the process is
+/// interrupted (HTTP).
+pub async fn serve(options: ServeOptions) -> Result<(), ServeError> {
+    let server = CairnServer::from_options(&options)?;
+    match options.transport {
+        Transport::Stdio => {
+            let running = server
+                .serve(rmcp::transport::stdio())
+                .await
+                .map_err(|e| ServeError::Transport(e.to_string()))?;
+            running.waiting().await.map_err(|e| ServeError::Transport(e.to_string()))?;
+            Ok(())
+        }
+        Transport::Http { addr, token } => serve_http(server, addr, token).await,
+    }
+}
+
+async fn serve_http(server: CairnServer, addr: SocketAddr, token: Option<String>) -> Result<(), ServeError> {
+    if !addr.ip().is_loopback() && token.is_none() {
+        return Err(ServeError::Usage(format!(
+            "{addr} is reachable from other machines; listen on 127.0.0.1, or pass --token SECRET so only clients holding it get in"
+        )));
+    }
+    // The Host header must name this server, which defeats DNS rebinding from a browser.
+    let mut hosts = vec!["localhost".to_owned(), "127.0.0.1".to_owned(), "::1".to_owned()];
+    if !addr.ip().is_unspecified() {
+        hosts.push(addr.ip().to_string());
+    }
+    let config = StreamableHttpServerConfig::default().with_allowed_hosts(hosts);
+    let factory = server.clone();
+    let service = StreamableHttpService::new(
+        move || Ok(factory.connection()),
+        Arc::new(LocalSessionManager::default()),
+        config,
+    );
+    let mut router = axum::Router::new().nest_service("/mcp", service);
+    if let Some(token) = token {
+        let expected: Arc<str> = Arc::from(format!("Bearer {token}"));
+        router = router.layer(axum::middleware::from_fn(move |req, next| {
+            crate::http_auth::require_bearer(expected.clone(), req, next)
+        }));
+    }
+    let listener =
+        tokio::net::TcpListener::bind(addr).await.map_err(|source| ServeError::Bind { addr, source })?;
+    let bound = listener.local_addr().map_err(|source| ServeError::Bind { addr, source })?;
+    // Announce the address on stderr: with port 0 this is how a caller learns the port.
+    let _ = writeln!(std::io::stderr(), "cairn mcp: listening on http://{bound}/mcp");
+    axum::serve(listener, router)
+        .with_graceful_shutdown(async {
+            let _ = tokio::signal::ctrl_c().await;
+        })
+        .await
+        .map_err(|e| ServeError::Transport(e.to_string()))
+}

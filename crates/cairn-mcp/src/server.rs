@@ -1,0 +1,200 @@
+//! The MCP request handler: lists and dispatches tools through the profile's registry, serves
+//! the snapshot resources, and tells the client when this server changed snapshots.
+
+use std::collections::BTreeSet;
+use std::sync::{Arc, Mutex};
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
+    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, ResourceUpdatedNotificationParam,
+    ServerCapabilities, ServerConfig, SubscribeRequestParams, UnsubscribeRequestParams,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
+
+use crate::error::{ServeError, ToolError};
+use crate::profiles::Profile;
+use crate::registry::{ToolOutput, ToolSpec};
+use crate::resources;
+use crate::state::ServerState;
+
+/// One MCP connection's handler. Clones share the store and tools; [`CairnServer::connection`]
+/// makes one with its own resource subscriptions for each new HTTP session.
+#[derive(Debug, Clone)]
+pub struct CairnServer {
+    state: Arc<ServerState>,
+    profile: &'static Profile,
+    tools: Arc<Vec<ToolSpec>>,
+    subscriptions: Arc<Mutex<BTreeSet<String>>>,
+}
+
+impl CairnServer {
+    /// A handler serving `profile` over `state`.
+    pub fn new(state: ServerState, profile: &'static Profile) -> Result<Self, ServeError> {
+        Ok(Self {
+            state: Arc::new(state),
+            profile,
+            tools: Arc::new((profile.tools)()?),
+            subscriptions: Arc::default(),
+        })
+    }
+
+    /// A handler for a new connection: same store and tools, no subscriptions yet.
+    pub fn connection(&self) -> Self {
+        Self { subscriptions: Arc::default(), ..self.clone() }
+    }
+
+    async fn run(
+        &self,
+        name: &str,
+        arguments: rmcp::model::JsonObject,
+    ) -> Result<(Result<ToolOutput, ToolError>, bool), McpError> {
+        let spec = self.tools.iter().find(|t| t.name() == name).ok_or_else(|| {
+            let known: Vec<&str> = self.tools.iter().map(ToolSpec::name).collect();
+            McpError::invalid_params(
+                format!("unknown tool {name:?}; this server's tools are: {}", known.join(", ")),
+                None,
+            )
+        })?;
+        Ok((spec.call(self.state.clone(), arguments).await, spec.changes_snapshots))
+    }
+
+    /// Tells the client its view of the snapshots is stale: the list changed, and each
+    /// subscribed snapshot resource may have too. A client that has gone away is not an error.
+    async fn announce_change(&self, context: &RequestContext<RoleServer>) {
+        if !self.profile.resources {
+            return;
+        }
+        let _ = context.peer.notify_resource_list_changed().await;
+        let subscribed: Vec<String> =
+            self.subscriptions.lock().map(|s| s.iter().cloned().collect()).unwrap_or_default();
+        for uri in subscribed {
+            let _ = context.peer.notify_resource_updated(ResourceUpdatedNotificationParam::new(uri)).await;
+        }
+    }
+}
+
+/// A failed call as the agent sees it: `isError` with the one-sentence message as text.
+fn failure(err: &ToolError) -> CallToolResult {
+    CallToolResult::error(vec![ContentBlock::text(err.message().to_owned())])
+}
+
+impl ServerHandler for CairnServer {
+    fn get_info(&self) -> ServerConfig {
+        let mut capabilities = ServerCapabilities::builder().enable_tools().build();
+        if self.profile.resources {
+            capabilities = ServerCapabilities::builder()
+                .enable_tools()
+                .enable_resources()
+                .enable_resources_list_changed()
+                .enable_resources_subscribe()
+                .build();
+        }
+        ServerConfig::new(capabilities)
+            .with_server_info(Implementation::new("cairn", env!("CARGO_PKG_VERSION")))
+            .with_instructions(self.profile.instructions)
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, McpError> {
+        Ok(ListToolsResult::with_all_items(self.tools.iter().map(|t| t.tool.clone()).collect()))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        let arguments = request.arguments.unwrap_or_default();
+        let result = match self.run(&request.name, arguments).await? {
+            (Ok(map), changed) => {
+                if changed {
+                    self.announce_change(&context).await;
+                }
+                CallToolResult::structured(serde_json::Value::Object(map))
+            }
+            // An invalid agent setting was already reported on stderr by the permission check.
+            (Err(err), _) => failure(&err),
+        };
+        Ok(result.into())
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, McpError> {
+        let items = if self.profile.resources { resources::list() } else { Vec::new() };
+        Ok(ListResourcesResult::with_all_items(items))
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, McpError> {
+        let items = if self.profile.resources { resources::templates() } else { Vec::new() };
+        Ok(ListResourceTemplatesResult::with_all_items(items))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, McpError> {
+        let uri = request.uri;
+        if !self.profile.resources || !resources::serves(&uri) {
+            return Err(McpError::resource_not_found(
+                format!(
+                    "no resource {uri:?}; this server serves {} and cairn://snapshots/{{id}}",
+                    resources::SNAPSHOTS_URI
+                ),
+                None,
+            ));
+        }
+        let state = self.state.clone();
+        let read_uri = uri.clone();
+        let read =
+            tokio::task::spawn_blocking(move || resources::read(&state, &read_uri)).await.map_err(|e| {
+                McpError::internal_error(format!("reading {uri} stopped unexpectedly ({e})"), None)
+            })?;
+        match read {
+            Ok(contents) => Ok(ReadResourceResult::new(vec![contents]).into()),
+            Err(err) => Err(McpError::resource_not_found(err.message().to_owned(), None)),
+        }
+    }
+
+    #[allow(deprecated)]
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        if !self.profile.resources || !resources::serves(&request.uri) {
+            return Err(McpError::resource_not_found(
+                format!("no resource {:?} to subscribe to", request.uri),
+                None,
+            ));
+        }
+        if let Ok(mut s) = self.subscriptions.lock() {
+            s.insert(request.uri);
+        }
+        Ok(())
+    }
+
+    #[allow(deprecated)]
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        if let Ok(mut s) = self.subscriptions.lock() {
+            s.remove(&request.uri);
+        }
+        Ok(())
+    }
+}

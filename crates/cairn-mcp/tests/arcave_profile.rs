@@ -1,0 +1,151 @@
+//! The arcave profile through an MCP client: every tool and every refusal wording, against a
+//! real compose project on the machine's Docker engine.
+
+mod common;
+
+use std::process::Command;
+
+use common::Harness;
+use serde_json::json;
+
+const COMPOSE: &str = "version: \"3.7\"\nservices:\n  app:\n    image: cairn-test/busybox:1\n    command: [\"sh\", \"-c\", \"trap 'exit 0' TERM; while true; do sleep 1; done\"]\n    volumes:\n      - data:/data\nvolumes:\n  data:\n";
+
+/// A one-service project, taken down with its volumes on drop.
+struct Project {
+    name: String,
+    dir: tempfile::TempDir,
+}
+
+fn compose() -> Command {
+    let plugin = Command::new("docker").args(["compose", "version"]).output();
+    if plugin.is_ok_and(|o| o.status.success()) {
+        let mut c = Command::new("docker");
+        c.arg("compose");
+        c
+    } else {
+        Command::new("docker-compose")
+    }
+}
+
+impl Project {
+    fn up() -> Self {
+        let docker = Command::new("docker").arg("version").output();
+        assert!(
+            docker.is_ok_and(|o| o.status.success()),
+            "these tests need a running Docker engine, and none answers"
+        );
+        let name = format!("cairnarcave{}", std::process::id());
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("docker-compose.yml"), COMPOSE).unwrap();
+        let out = compose().args(["-p", &name, "up", "-d"]).current_dir(dir.path()).output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        Self { name, dir }
+    }
+}
+
+impl Drop for Project {
+    fn drop(&mut self) {
+        let _ =
+            compose().args(["-p", &self.name, "down", "-v", "-t", "1"]).current_dir(self.dir.path()).output();
+    }
+}
+
+async fn arcave(pinned: Option<&str>) -> Harness {
+    Harness::start_with(|o| {
+        o.profile = "arcave".into();
+        o.pinned_session = pinned.map(str::to_owned);
+        o.allow = ["save", "restore", "remove"].map(String::from).to_vec();
+    })
+    .await
+}
+
+#[tokio::test]
+async fn every_arcave_tool_works_with_its_shapes_and_refusals() {
+    let p = Project::up();
+    let h = arcave(None).await;
+    let tools = h.client.list_all_tools().await.unwrap();
+    let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+    assert_eq!(
+        names,
+        [
+            "savepoint_create",
+            "savepoint_list",
+            "savepoint_remove",
+            "rollback",
+            "session_list",
+            "session_create",
+            "session_delete",
+            "session_current",
+            "session_set",
+            "session_unset"
+        ]
+    );
+
+    let bare = h.err("savepoint_create", json!({"project": p.name, "wait_timeout": "120"})).await;
+    assert!(bare.contains("wait_timeout \"120\": want a unit-bearing value like 2m, 90s or 1h30m"), "{bare}");
+
+    let sp = h.ok("savepoint_create", json!({"project": p.name, "name": "sp1", "wait_timeout": "1m"})).await;
+    for key in ["id", "name", "created_at", "stats", "writable_layers", "images", "spec", "not_covered"] {
+        assert!(sp.get(key).is_some(), "{key} missing from {sp}");
+    }
+    assert_eq!(sp["spec"]["format"], "compose-yaml");
+    let id = sp["id"].as_str().unwrap().to_owned();
+
+    let list = h.ok("savepoint_list", json!({"project": p.name})).await;
+    assert_eq!(list["savepoints"][0]["id"], id.as_str());
+    let bad_sort = h.err("savepoint_list", json!({"project": p.name, "sort": "up"})).await;
+    assert!(bad_sort.contains("invalid sort"), "{bad_sort}");
+
+    let back = h.ok("rollback", json!({"project": p.name, "ref": "sp1"})).await;
+    assert_eq!(back["rolled_back_to"]["id"], id.as_str());
+    assert_eq!(back["restored"][0]["object_id"], format!("volume-named-{}_data", p.name));
+
+    let both = h.err("savepoint_remove", json!({"project": p.name, "ids": [id], "retain_recent": 1})).await;
+    assert!(
+        both.contains("cannot combine savepoint ids with retain-recent/retain-for/before-date"),
+        "{both}"
+    );
+    let neither = h.err("savepoint_remove", json!({"project": p.name})).await;
+    assert!(
+        neither
+            .contains("specify savepoint ids, or at least one of retain-recent, retain-for or before-date")
+    );
+    let bad_date = h.err("savepoint_remove", json!({"project": p.name, "before_date": "2026-06-01"})).await;
+    assert!(bad_date.contains("invalid --before-date \"2026-06-01\""), "{bad_date}");
+    let dry = h.ok("savepoint_remove", json!({"project": p.name, "ids": [id], "dry_run": true})).await;
+    assert_eq!(dry["dry_run"], true);
+    assert_eq!(dry["removed"][0]["id"], id.as_str());
+
+    // Sessions: a fork holds the savepoint, the pointer moves, and delete reports what it freed.
+    let fork = h.ok("session_create", json!({"name": "agent-work", "from": "baseline"})).await;
+    assert_eq!(fork["from"]["session"], "00000000-0000-0000-0000-000000000001");
+    h.ok("session_set", json!({"session": "agent-work"})).await;
+    assert_eq!(h.ok("session_current", json!({})).await["name"], "agent-work");
+    let in_fork = h.ok("savepoint_list", json!({"project": p.name})).await;
+    assert_eq!(in_fork["savepoints"][0]["id"], id.as_str());
+    let sessions = h.ok("session_list", json!({})).await;
+    let work =
+        sessions["sessions"].as_array().unwrap().iter().find(|s| s["name"] == "agent-work").unwrap().clone();
+    assert_eq!(work["current"], true);
+    assert_eq!(work["savepoint_count"], 1);
+    assert_eq!(work["compose_projects"], json!([p.name]));
+    assert_eq!(h.ok("session_unset", json!({})).await["name"], "baseline");
+    let deleted = h.ok("session_delete", json!({"session": "agent-work"})).await;
+    assert_eq!(deleted["deleted"], true);
+    assert!(deleted["freed_bytes"].is_u64(), "{deleted}");
+    let removed = h.ok("savepoint_remove", json!({"project": p.name, "retain_recent": 0})).await;
+    assert_eq!(removed["removed"].as_array().unwrap().len(), 1);
+}
+
+#[tokio::test]
+async fn a_pinned_server_refuses_to_move_the_current_session_in_arcave_words() {
+    let h = arcave(Some("baseline")).await;
+    for tool in ["session_set", "session_unset"] {
+        let args = if tool == "session_set" { json!({"session": "baseline"}) } else { json!({}) };
+        let err = h.err(tool, args).await;
+        assert!(
+            err.contains("this server is pinned to session \"00000000-0000-0000-0000-000000000001\" by --session or ARCAVE_SESSION, which outranks the current session: pass session on each call, or restart the server without the pin"),
+            "{err}"
+        );
+    }
+}

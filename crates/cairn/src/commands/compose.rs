@@ -1,0 +1,236 @@
+//! `cairn compose save|rollback|list`: savepoints of a running Docker Compose project.
+
+use cairn_lib::ops::compose::{
+    ComposeRollbackOptions, ComposeRollbackResult, ComposeSaveOptions, ComposeSaveResult, ComposeSavepoint,
+    ComposeSavepointList,
+};
+use clap::{Args, Subcommand};
+
+use crate::commands::GlobalArgs;
+use crate::context::{open_store, session_choice};
+use crate::error::CommandResult;
+use crate::format;
+use crate::printer::Printer;
+
+/// The `compose` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum ComposeCommand {
+    /// Capture a running compose project: volumes, bind mounts, container layers, images, setup.
+    Save(SaveArgs),
+    /// Return a compose project to a savepoint (a safety snapshot of the live state is taken first).
+    Rollback(RollbackArgs),
+    /// List a project's savepoints, newest first.
+    #[command(alias = "ls")]
+    List(ListArgs),
+}
+
+/// Arguments of `cairn compose save`.
+#[derive(Debug, Args)]
+pub struct SaveArgs {
+    /// The compose project, as `docker compose ls` names it.
+    project: String,
+    /// A name to refer to the savepoint by.
+    #[arg(long, short)]
+    name: Option<String>,
+    /// What this savepoint is being taken before.
+    #[arg(long, short)]
+    description: Option<String>,
+    /// Move an existing name to the new savepoint.
+    #[arg(long, short)]
+    force: bool,
+    /// How long to wait for the services to be ready again, e.g. 2m or 90s (default: the
+    /// project's own bound, from its healthchecks).
+    #[arg(long, value_name = "DURATION")]
+    wait_timeout: Option<String>,
+    /// stop (default), pause (freeze without a restart; crash-consistent) or none (live copy).
+    #[arg(long, value_name = "MODE")]
+    consistency: Option<String>,
+    /// Also store the images, so a rollback works after they are deleted.
+    #[arg(long)]
+    with_images: bool,
+    /// The session to save into (name or id).
+    #[arg(long)]
+    session: Option<String>,
+}
+
+/// Arguments of `cairn compose rollback`.
+#[derive(Debug, Args)]
+pub struct RollbackArgs {
+    /// The compose project.
+    project: String,
+    /// The savepoint: an id, a unique id prefix, a name, or `latest`.
+    reference: String,
+    /// How long to wait for the services to be ready, e.g. 2m or 90s.
+    #[arg(long, value_name = "DURATION")]
+    wait_timeout: Option<String>,
+    /// The session (name or id).
+    #[arg(long)]
+    session: Option<String>,
+}
+
+/// Arguments of `cairn compose list`.
+#[derive(Debug, Args)]
+pub struct ListArgs {
+    /// The compose project.
+    project: String,
+    /// Also list the safety snapshots rollbacks took.
+    #[arg(long)]
+    include_safety_snapshots: bool,
+    /// desc (newest first, the default) or asc.
+    #[arg(long)]
+    sort: Option<String>,
+    /// The session (name or id).
+    #[arg(long)]
+    session: Option<String>,
+}
+
+pub fn run(global: &GlobalArgs, cmd: ComposeCommand, printer: &Printer) -> CommandResult {
+    let store = open_store(global)?;
+    match cmd {
+        ComposeCommand::Save(a) => {
+            let options = ComposeSaveOptions {
+                project: a.project,
+                name: a.name,
+                description: a.description,
+                force: a.force,
+                wait_timeout: a.wait_timeout,
+                consistency: a.consistency,
+                with_images: a.with_images,
+                session: session_choice(a.session.as_deref()),
+            };
+            let result = printer.with_progress("saving", || store.compose_save(&options))?;
+            printer.result(&result, human_save);
+        }
+        ComposeCommand::Rollback(a) => {
+            let options = ComposeRollbackOptions {
+                project: a.project,
+                reference: a.reference,
+                wait_timeout: a.wait_timeout,
+                session: session_choice(a.session.as_deref()),
+            };
+            let result = printer.with_progress("rolling back", || store.compose_rollback(&options))?;
+            printer.result(&result, human_rollback);
+        }
+        ComposeCommand::List(a) => {
+            let choice = session_choice(a.session.as_deref());
+            let result =
+                store.compose_list(&a.project, a.include_safety_snapshots, a.sort.as_deref(), &choice)?;
+            printer.result(&result, human_list);
+        }
+    }
+    Ok(())
+}
+
+fn label(s: &ComposeSavepoint) -> String {
+    match &s.name {
+        Some(n) => format!("{} ({n})", s.id),
+        None => s.id.clone(),
+    }
+}
+
+fn human_save(r: &ComposeSaveResult) -> String {
+    let s = &r.savepoint;
+    let t = &s.totals;
+    let mut out = format!(
+        "saved {} of compose project {}\n  {} volume(s) and bind mount(s): {} files, {}; read {}, stored {} new in {}\n",
+        label(s),
+        s.project,
+        s.stats.len(),
+        t.files,
+        format::bytes(t.bytes),
+        format::bytes(t.read_bytes),
+        format::bytes(t.new_bytes),
+        format::millis(t.duration_ms),
+    );
+    for l in &s.writable_layers {
+        out.push_str(&format!(
+            "  layer of {}: {} change(s), {}\n",
+            l.container_name,
+            l.changes,
+            format::bytes(l.bytes)
+        ));
+    }
+    for i in &s.images {
+        out.push_str(&format!(
+            "  image {} {}{}\n",
+            i.id,
+            i.tags.join(", "),
+            if i.stored { " (stored)" } else { "" }
+        ));
+    }
+    let nc = &s.not_covered;
+    for m in &nc.skipped_mounts {
+        out.push_str(&format!("not covered: {} in {} ({})\n", m.source, m.container, m.reason));
+    }
+    for svc in &nc.services_without_volumes {
+        out.push_str(&format!(
+            "not covered: service {svc} has no volume (only its container layer is held)\n"
+        ));
+    }
+    for c in &nc.killed_at_stop_deadline {
+        out.push_str(&format!("not covered: {c} was killed at the stop deadline\n"));
+    }
+    for g in &nc.replica_gaps {
+        out.push_str(&format!("not covered: service {} is missing replica(s) {:?}\n", g.service, g.missing));
+    }
+    for i in &nc.unresolvable_images {
+        out.push_str(&format!("not covered: image {i} is gone from the engine\n"));
+    }
+    for e in &nc.skipped_entries {
+        out.push_str(&format!("not covered: {} ({})\n", e.path, e.reason));
+    }
+    for removed in &r.removed_by_policy {
+        out.push_str(&format!("removed by the keep policy: {}\n", label(removed)));
+    }
+    out
+}
+
+fn human_rollback(r: &ComposeRollbackResult) -> String {
+    let s = &r.rolled_back_to;
+    let how = if r.recreated { "recreated from" } else { "rolled back to" };
+    let mut out = format!("{} {how} {}\n", s.project, label(s));
+    if let Some(safety) = &r.safety_snapshot {
+        out.push_str(&format!("safety snapshot of the previous state: {safety}\n"));
+    }
+    for m in &r.restored {
+        out.push_str(&format!(
+            "  {:<8} {} ({} change(s), {} written)\n",
+            m.action,
+            m.object_id,
+            m.changes,
+            format::bytes(m.bytes_written)
+        ));
+    }
+    for l in &r.writable_layers {
+        out.push_str(&format!(
+            "  layer    {} ({} reverted, {} deleted)\n",
+            l.container_name,
+            l.reverted.len(),
+            l.deleted.len()
+        ));
+    }
+    for n in &r.notes {
+        out.push_str(&format!("  {n}\n"));
+    }
+    out
+}
+
+fn human_list(r: &ComposeSavepointList) -> String {
+    if r.savepoints.is_empty() {
+        return "no savepoints\n".into();
+    }
+    let rows: Vec<Vec<String>> = r
+        .savepoints
+        .iter()
+        .map(|s| {
+            vec![
+                s.id.clone(),
+                s.name.clone().unwrap_or_default(),
+                s.created_at.clone(),
+                format::bytes(s.totals.bytes),
+                if s.safety { "safety".into() } else { s.description.clone().unwrap_or_default() },
+            ]
+        })
+        .collect();
+    format::table(&["ID", "NAME", "CREATED", "SIZE", "DESCRIPTION"], &rows)
+}

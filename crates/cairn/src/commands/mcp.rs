@@ -1,0 +1,59 @@
+//! `cairn mcp`: run the MCP server agents use, on stdio or streamable HTTP.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use clap::Args;
+
+use crate::commands::GlobalArgs;
+use crate::context::store_path;
+use crate::error::{CommandError, CommandResult};
+use crate::printer::Printer;
+
+/// Flags of `cairn mcp`.
+#[derive(Debug, Args)]
+pub struct McpArgs {
+    /// Serve streamable HTTP at http://ADDR/mcp instead of stdio, e.g. 127.0.0.1:8765.
+    #[arg(long, value_name = "ADDR")]
+    pub http: Option<SocketAddr>,
+    /// A secret HTTP clients must send as `Authorization: Bearer SECRET`.
+    #[arg(long, requires = "http", value_name = "SECRET")]
+    pub token: Option<String>,
+    /// The tool set: cairn (the default) or codecalc.
+    #[arg(long, default_value = "cairn", value_name = "NAME")]
+    pub profile: String,
+    /// Pin the server to this session; session_set and session_unset are then refused.
+    #[arg(long, env = "CAIRN_SESSION", value_name = "SESSION")]
+    pub session: Option<String>,
+    /// Allow these to agents for this server's lifetime: save, restore, remove or all.
+    #[arg(long, value_delimiter = ',', value_name = "CAPABILITY")]
+    pub allow: Vec<String>,
+    /// The folder holding codecalc session workspaces (codecalc profile).
+    #[arg(long, value_name = "DIR")]
+    pub workspace_root: Option<PathBuf>,
+}
+
+/// Runs the server until its client leaves (stdio) or the process is interrupted (HTTP).
+pub fn run(global: &GlobalArgs, args: McpArgs, _printer: &Printer) -> CommandResult {
+    let options = cairn_mcp::ServeOptions {
+        store: store_path(global)?,
+        transport: match args.http {
+            Some(addr) => cairn_mcp::Transport::Http { addr, token: args.token },
+            None => cairn_mcp::Transport::Stdio,
+        },
+        profile: args.profile,
+        pinned_session: args.session.filter(|s| !s.is_empty()),
+        allow: args.allow,
+        workspace_root: args.workspace_root,
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().map_err(|e| {
+        CommandError { message: format!("could not start the async runtime: {e}"), kind: None, code: None }
+    })?;
+    runtime.block_on(cairn_mcp::serve(options)).map_err(|err| match err {
+        cairn_mcp::ServeError::Store(e) => CommandError::from(e),
+        e @ (cairn_mcp::ServeError::UnknownProfile { .. } | cairn_mcp::ServeError::Usage(_)) => {
+            CommandError::usage(e.to_string())
+        }
+        e => CommandError { message: e.to_string(), kind: None, code: None },
+    })
+}

@@ -1,0 +1,330 @@
+//! `cairn transcript save|load|export|list|delete`: snapshots of agent conversations.
+//!
+//! `HOME`, the current directory and whether stdin is a terminal are read here and passed to
+//! the engine, which reads no environment.
+
+use std::io::{BufRead, IsTerminal, Write};
+use std::path::{Path, PathBuf};
+
+use cairn_lib::ops::transcript::{
+    AgentPlaces, TranscriptDeleteOptions, TranscriptDeleteResult, TranscriptDiff, TranscriptExportOptions,
+    TranscriptList, TranscriptLoadOptions, TranscriptSaveOptions, TranscriptSaveResult, TranscriptWritten,
+};
+use clap::{Args, Subcommand};
+
+use crate::commands::GlobalArgs;
+use crate::context::{open_store, session_choice};
+use crate::error::{CommandError, CommandResult};
+use crate::format;
+use crate::printer::Printer;
+
+/// The `transcript` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum TranscriptCommand {
+    /// Save the active path of a Pi or Claude Code session (default: the newest session of the
+    /// current directory).
+    Save(SaveArgs),
+    /// Write a saved conversation as a new session in the agent's directory for the current
+    /// directory, and print the command that resumes it.
+    Load(LoadArgs),
+    /// Write a saved conversation to a file (for Pi, one that `pi --fork FILE` opens).
+    Export(ExportArgs),
+    /// Show where transcript snapshots are stored, and the saved ones.
+    #[command(alias = "ls")]
+    List(ListArgs),
+    /// Delete a transcript snapshot (needs --force when stdin is not a terminal).
+    #[command(alias = "rm")]
+    Delete(DeleteArgs),
+}
+
+/// Where the agents keep their sessions.
+#[derive(Debug, Args)]
+pub struct PlaceArgs {
+    /// Pi's sessions directory (default: ~/.pi/agent/sessions).
+    #[arg(long, value_name = "DIR")]
+    pi_dir: Option<PathBuf>,
+    /// Claude Code's projects directory (default: ~/.claude/projects).
+    #[arg(long, value_name = "DIR")]
+    claude_dir: Option<PathBuf>,
+}
+
+/// Arguments of `cairn transcript save`.
+#[derive(Debug, Args)]
+pub struct SaveArgs {
+    /// The session file, then the name. With one argument, it is the file when it names an
+    /// existing file, contains a `/` or ends in `.jsonl`, and the name otherwise.
+    #[arg(value_name = "FILE|NAME", num_args = 0..=2)]
+    args: Vec<String>,
+    /// Replace the transcript snapshot that already holds the name.
+    #[arg(long, short)]
+    force: bool,
+    /// What this snapshot is being taken before.
+    #[arg(long, short)]
+    description: Option<String>,
+    #[command(flatten)]
+    places: PlaceArgs,
+    /// The session to save into (name or id).
+    #[arg(long)]
+    session: Option<String>,
+}
+
+/// Arguments of `cairn transcript load`.
+#[derive(Debug, Args)]
+pub struct LoadArgs {
+    /// The transcript snapshot: a name, an id or a unique id prefix.
+    name: String,
+    /// A message to deliver once in the new session (kept next to it as `<session>.prompt`).
+    #[arg(long)]
+    prompt: Option<String>,
+    #[command(flatten)]
+    places: PlaceArgs,
+    /// The session to look the snapshot up in (name or id).
+    #[arg(long)]
+    session: Option<String>,
+}
+
+/// Arguments of `cairn transcript export`.
+#[derive(Debug, Args)]
+pub struct ExportArgs {
+    /// The transcript snapshot: a name, an id or a unique id prefix.
+    name: String,
+    /// The file to write.
+    #[arg(long, short, value_name = "FILE")]
+    output: PathBuf,
+    /// Replace the file when it exists.
+    #[arg(long, short)]
+    force: bool,
+    /// The session to look the snapshot up in (name or id).
+    #[arg(long)]
+    session: Option<String>,
+}
+
+/// Arguments of `cairn transcript list`.
+#[derive(Debug, Args)]
+pub struct ListArgs {
+    /// The session to list (name or id).
+    #[arg(long)]
+    session: Option<String>,
+}
+
+/// Arguments of `cairn transcript delete`.
+#[derive(Debug, Args)]
+pub struct DeleteArgs {
+    /// The transcript snapshot: a name, an id or a unique id prefix.
+    name: String,
+    /// Delete without asking (required when stdin is not a terminal).
+    #[arg(long, short)]
+    force: bool,
+    /// The session to delete it from (name or id).
+    #[arg(long)]
+    session: Option<String>,
+}
+
+/// Runs a `transcript` subcommand.
+pub fn run(global: &GlobalArgs, command: TranscriptCommand, printer: &Printer) -> CommandResult {
+    let store = open_store(global)?;
+    match command {
+        TranscriptCommand::Save(args) => {
+            let (file, name) = split_file_and_name(args.args)?;
+            let result = store.transcript_save(&TranscriptSaveOptions {
+                file,
+                name,
+                description: args.description,
+                force: args.force,
+                places: places(&args.places)?,
+                session: session_choice(args.session.as_deref()),
+            })?;
+            printer.result(&result, human_save);
+        }
+        TranscriptCommand::Load(args) => {
+            let result = store.transcript_load(&TranscriptLoadOptions {
+                name: args.name,
+                places: places(&args.places)?,
+                prompt: args.prompt,
+                session: session_choice(args.session.as_deref()),
+            })?;
+            printer.result(&result, |r| human_written("loaded", r));
+        }
+        TranscriptCommand::Export(args) => {
+            let result = store.transcript_export(&TranscriptExportOptions {
+                name: args.name,
+                // Absolute, so the printed fork command works from any directory.
+                output: std::path::absolute(&args.output).unwrap_or(args.output),
+                force: args.force,
+                session: session_choice(args.session.as_deref()),
+            })?;
+            printer.result(&result, |r| human_written("exported", r));
+        }
+        TranscriptCommand::List(args) => {
+            let result = store.transcript_list(&session_choice(args.session.as_deref()))?;
+            printer.result(&result, human_list);
+        }
+        TranscriptCommand::Delete(args) => {
+            if !args.force && !confirm(&args.name)? {
+                return Err(CommandError::usage(format!(
+                    "not deleting transcript snapshot {:?}; pass --force to delete without asking",
+                    args.name
+                )));
+            }
+            let result = store.transcript_delete(&TranscriptDeleteOptions {
+                name: args.name,
+                session: session_choice(args.session.as_deref()),
+            })?;
+            printer.result(&result, human_delete);
+        }
+    }
+    Ok(())
+}
+
+/// The agents' directories and the current directory: `--pi-dir` / `--claude-dir`, else the
+/// agents' own `PI_CODING_AGENT_DIR` / `CLAUDE_CONFIG_DIR`, else their defaults under `HOME`.
+fn places(args: &PlaceArgs) -> CommandResult<AgentPlaces> {
+    let cwd = std::env::current_dir()
+        .map_err(|e| CommandError::usage(format!("cannot read the current directory: {e}")))?;
+    let cwd = cwd.to_string_lossy().into_owned();
+    let env = |key: &str| std::env::var_os(key).filter(|v| !v.is_empty()).map(PathBuf::from);
+    let mut places = match (&args.pi_dir, &args.claude_dir) {
+        (Some(pi_dir), Some(claude_dir)) => {
+            AgentPlaces { pi_dir: pi_dir.clone(), claude_dir: claude_dir.clone(), cwd }
+        }
+        _ => AgentPlaces::resolve(
+            env("HOME").as_deref(),
+            env("PI_CODING_AGENT_DIR").as_deref(),
+            env("CLAUDE_CONFIG_DIR").as_deref(),
+            cwd,
+        )?,
+    };
+    if let Some(dir) = &args.pi_dir {
+        places.pi_dir = dir.clone();
+    }
+    if let Some(dir) = &args.claude_dir {
+        places.claude_dir = dir.clone();
+    }
+    Ok(places)
+}
+
+/// `save [FILE] [NAME]`: two arguments are file then name; one is told apart by its shape.
+fn split_file_and_name(mut args: Vec<String>) -> CommandResult<(Option<PathBuf>, Option<String>)> {
+    match args.len() {
+        0 => Ok((None, None)),
+        1 => {
+            let only = args.remove(0);
+            let is_file = Path::new(&only).is_file() || only.contains('/') || only.ends_with(".jsonl");
+            if is_file { Ok((Some(PathBuf::from(only)), None)) } else { Ok((None, Some(only))) }
+        }
+        _ => {
+            let name = args.remove(1);
+            Ok((Some(PathBuf::from(args.remove(0))), Some(name)))
+        }
+    }
+}
+
+/// Asks on the terminal whether to delete; refuses outright when stdin is not a terminal.
+/// The question goes to stderr so that stdout keeps only the result.
+fn confirm(name: &str) -> CommandResult<bool> {
+    let stdin = std::io::stdin();
+    if !stdin.is_terminal() {
+        return Err(CommandError::usage(format!(
+            "deleting transcript snapshot {name:?} needs --force when not run interactively"
+        )));
+    }
+    let mut err = std::io::stderr().lock();
+    let _ = write!(err, "delete transcript snapshot {name:?}? [y/N] ");
+    let _ = err.flush();
+    let mut answer = String::new();
+    stdin
+        .lock()
+        .read_line(&mut answer)
+        .map_err(|e| CommandError::usage(format!("cannot read the answer: {e}")))?;
+    Ok(matches!(answer.trim(), "y" | "Y" | "yes"))
+}
+
+fn human_save(r: &TranscriptSaveResult) -> String {
+    let s = &r.snapshot;
+    let mut out = format!(
+        "saved {} of {}\n  {} session, {} entries on the active path, {}\n",
+        format::label(s),
+        r.file.display(),
+        r.summary.format,
+        r.summary.entry_count,
+        format::bytes(s.stats.bytes),
+    );
+    if let Some(first) = &r.summary.first_user_message {
+        out.push_str(&format!("  first message: {first}\n"));
+    }
+    if let Some(old) = &r.replaced {
+        out.push_str(&format!("replaced {}\n", format::label(old)));
+    }
+    out
+}
+
+fn human_written(verb: &str, r: &TranscriptWritten) -> String {
+    let mut out = format!(
+        "{verb} {} as a {} session\n  file: {}\n  session id: {}\n",
+        format::label(&r.snapshot),
+        r.format,
+        r.file.display(),
+        r.session_id
+    );
+    if let Some(cmd) = &r.resume_command {
+        out.push_str(&format!("resume with: {cmd}\n"));
+    }
+    if let Some(cmd) = &r.fork_command {
+        out.push_str(&format!("or start a new session from it: {cmd}\n"));
+    }
+    if let Some(file) = &r.prompt_file {
+        out.push_str(&format!("the message to send first is in {}\n", file.display()));
+    }
+    out
+}
+
+fn human_list(r: &TranscriptList) -> String {
+    let mut out = format!("transcript snapshots in {} (session {})\n", r.store.display(), r.session);
+    if r.snapshots.is_empty() {
+        out.push_str("none yet; save one with `cairn transcript save [FILE] NAME`\n");
+        return out;
+    }
+    let rows: Vec<Vec<String>> = r
+        .snapshots
+        .iter()
+        .map(|e| {
+            let s = &e.snapshot;
+            let (agent, entries, first) = match &e.summary {
+                Some(sum) => (
+                    sum.format.to_string(),
+                    sum.entry_count.to_string(),
+                    sum.first_user_message.clone().unwrap_or_default(),
+                ),
+                None => (String::new(), String::new(), String::new()),
+            };
+            vec![s.name.clone().unwrap_or_else(|| "-".into()), s.created_at.clone(), agent, entries, first]
+        })
+        .collect();
+    out.push_str(&format::table(&["NAME", "CREATED", "AGENT", "ENTRIES", "FIRST MESSAGE"], &rows));
+    out
+}
+
+fn human_delete(r: &TranscriptDeleteResult) -> String {
+    format!(
+        "deleted {} of {}\nrun `cairn gc` to reclaim the space its data used\n",
+        format::label(&r.removed),
+        r.removed.target
+    )
+}
+
+/// The entries a transcript diff adds and removes, for `cairn diff`.
+pub fn human_diff(d: &TranscriptDiff) -> String {
+    let mut out = String::new();
+    for (mark, entries) in [("-", &d.removed), ("+", &d.added)] {
+        for e in entries {
+            out.push_str(&format!("{mark} {} {:<12} {}\n", e.id, e.role, e.preview));
+        }
+    }
+    out.push_str(&format!(
+        "{} entries added, {} removed, {} unchanged\n",
+        d.added.len(),
+        d.removed.len(),
+        d.unchanged
+    ));
+    out
+}

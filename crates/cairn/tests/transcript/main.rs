@@ -1,0 +1,109 @@
+//! Transcript snapshots driven through the real binary, with session files written to the real
+//! Pi and Claude Code formats and placed where the agents keep them, in a temporary HOME:
+//! the `cairn transcript` commands (`cli`) and the pi profile of `cairn mcp` (`mcp`).
+
+mod cli;
+mod mcp;
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+use cairn_transcript::{ActivePath, Transcript};
+use serde_json::Value;
+
+/// The format crate's fixtures: a branched Pi v3 tree with a branch summary and a compaction,
+/// a Pi v1 linear file with a compaction, a Pi v2 file, a Claude Code file with sidechains,
+/// and damaged files.
+pub(crate) fn fixture(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../cairn-transcript/tests/fixtures").join(name)
+}
+
+/// One isolated run: a temporary HOME (so the store and the agents' directories are in it),
+/// a project directory to run in, and an otherwise empty environment.
+pub(crate) struct Env {
+    _root: tempfile::TempDir,
+    pub(crate) home: PathBuf,
+    pub(crate) project: PathBuf,
+}
+
+impl Env {
+    pub(crate) fn new() -> Self {
+        let root = tempfile::tempdir().unwrap();
+        let base = root.path().canonicalize().unwrap();
+        let home = base.join("home");
+        let project = base.join("work/proj");
+        std::fs::create_dir_all(&home).unwrap();
+        std::fs::create_dir_all(&project).unwrap();
+        Self { _root: root, home, project }
+    }
+
+    pub(crate) fn cmd(&self, args: &[&str]) -> Command {
+        let mut cmd = Command::cargo_bin("cairn").unwrap();
+        cmd.env_clear().env("HOME", &self.home).current_dir(&self.project).args(args);
+        cmd
+    }
+
+    /// Runs with `--json` and returns the parsed result, asserting success.
+    pub(crate) fn json(&self, args: &[&str]) -> Value {
+        let out = self.cmd(args).arg("--json").assert().success().get_output().stdout.clone();
+        serde_json::from_slice(&out).unwrap()
+    }
+
+    /// Runs expecting failure with `code`; returns stderr.
+    pub(crate) fn fails(&self, args: &[&str], code: i32) -> String {
+        let out = self.cmd(args).assert().code(code).get_output().stderr.clone();
+        String::from_utf8(out).unwrap()
+    }
+
+    pub(crate) fn cwd(&self) -> String {
+        self.project.to_string_lossy().into_owned()
+    }
+
+    pub(crate) fn pi_dir(&self) -> PathBuf {
+        self.home.join(".pi/agent/sessions").join(cairn_transcript::pi_dir_name(&self.cwd()))
+    }
+
+    pub(crate) fn claude_dir(&self) -> PathBuf {
+        self.home.join(".claude/projects").join(cairn_transcript::claude_dir_name(&self.cwd()))
+    }
+
+    /// Copies a fixture into the agent's directory for the project, as the agent would keep it.
+    pub(crate) fn place(&self, fixture_name: &str, file_name: &str) -> PathBuf {
+        let dir = if fixture_name.starts_with("claude") { self.claude_dir() } else { self.pi_dir() };
+        std::fs::create_dir_all(&dir).unwrap();
+        let dest = dir.join(file_name);
+        std::fs::copy(fixture(fixture_name), &dest).unwrap();
+        dest
+    }
+
+    pub(crate) fn listed(&self) -> Vec<Value> {
+        self.json(&["transcript", "list"])["snapshots"].as_array().unwrap().clone()
+    }
+}
+
+pub(crate) fn active(file: &Path) -> ActivePath {
+    Transcript::read(file).unwrap().active_path()
+}
+
+pub(crate) fn ids(path: &ActivePath) -> Vec<Option<String>> {
+    path.entries.iter().map(|e| e.id.clone()).collect()
+}
+
+pub(crate) fn files_under(dir: &Path) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.is_dir() { found.extend(files_under(&path)) } else { found.push(path) }
+    }
+    found
+}
+
+pub(crate) fn mode(path: &Path) -> u32 {
+    std::fs::metadata(path).unwrap().permissions().mode() & 0o777
+}
+
+/// The parent links of a path, walked from the leaf back to the root.
+pub(crate) fn leaf_to_root(path: &ActivePath) -> Vec<(String, Option<String>)> {
+    path.entries.iter().rev().filter_map(|e| Some((e.id.clone()?, e.parent_id.clone()))).collect()
+}
