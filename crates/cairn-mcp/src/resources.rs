@@ -1,5 +1,6 @@
-//! The snapshot resources: `cairn://snapshots` (every snapshot of the session the server works
-//! in) and the template `cairn://snapshots/{id}` (one snapshot's record).
+//! The resources a profile serves: cairn's `cairn://snapshots` (every snapshot of the session the
+//! server works in) with the template `cairn://snapshots/{id}` (one snapshot's record), or the
+//! debug profile's `cairn://debug/snapshots` (the stored debugger captures).
 
 use cairn_lib::ops::list::ListOptions;
 use cairn_lib::{NotCovered, Snapshot, SnapshotStats};
@@ -8,6 +9,79 @@ use serde::Serialize;
 
 use crate::error::ToolError;
 use crate::state::ServerState;
+
+/// Which resources a profile serves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ResourceSet {
+    /// No resources.
+    None,
+    /// `cairn://snapshots` and `cairn://snapshots/{id}`.
+    Snapshots,
+    /// `cairn://debug/snapshots`.
+    DebugSnapshots,
+}
+
+/// The URI of the list of stored debugger captures.
+pub const DEBUG_SNAPSHOTS_URI: &str = "cairn://debug/snapshots";
+
+impl ResourceSet {
+    /// True when the profile serves any resource (and so announces changes).
+    pub fn any(self) -> bool {
+        self != ResourceSet::None
+    }
+
+    /// The fixed resources.
+    pub fn list(self) -> Vec<Resource> {
+        match self {
+            ResourceSet::None => Vec::new(),
+            ResourceSet::Snapshots => list(),
+            ResourceSet::DebugSnapshots => vec![
+                Resource::new(DEBUG_SNAPSHOTS_URI, "debug snapshots")
+                    .with_title("Debugger captures")
+                    .with_description("Every stored capture of a paused program's frame: id, label, createdAt, threadId, frameIndex, functionName, variableCount.")
+                    .with_mime_type("application/json"),
+            ],
+        }
+    }
+
+    /// The resource templates.
+    pub fn templates(self) -> Vec<ResourceTemplate> {
+        match self {
+            ResourceSet::Snapshots => templates(),
+            _ => Vec::new(),
+        }
+    }
+
+    /// Whether `uri` is one this set serves.
+    pub fn serves(self, uri: &str) -> bool {
+        match self {
+            ResourceSet::None => false,
+            ResourceSet::Snapshots => serves(uri),
+            ResourceSet::DebugSnapshots => uri == DEBUG_SNAPSHOTS_URI,
+        }
+    }
+
+    /// Reads `uri` (blocking: it queries the catalog).
+    pub fn read(self, state: &ServerState, uri: &str) -> Result<ResourceContents, ToolError> {
+        if self != ResourceSet::DebugSnapshots {
+            return read(state, uri);
+        }
+        let list = state.store.debug_list(&state.choice(None))?;
+        let json = serde_json::to_string_pretty(&list).map_err(|e| {
+            ToolError::internal(format!("could not encode {uri} ({e}); report this as a cairn bug"))
+        })?;
+        Ok(ResourceContents::text(json, uri).with_mime_type("application/json"))
+    }
+
+    /// The URI named in refusals.
+    pub fn describe(self) -> &'static str {
+        match self {
+            ResourceSet::None => "no resources",
+            ResourceSet::Snapshots => "cairn://snapshots and cairn://snapshots/{id}",
+            ResourceSet::DebugSnapshots => DEBUG_SNAPSHOTS_URI,
+        }
+    }
+}
 
 /// The URI of the list of snapshots.
 pub const SNAPSHOTS_URI: &str = "cairn://snapshots";
@@ -33,7 +107,7 @@ struct One {
 }
 
 /// The fixed resources.
-pub fn list() -> Vec<Resource> {
+fn list() -> Vec<Resource> {
     vec![
         Resource::new(SNAPSHOTS_URI, "snapshots")
             .with_title("Snapshots of the current session")
@@ -43,7 +117,7 @@ pub fn list() -> Vec<Resource> {
 }
 
 /// The resource templates.
-pub fn templates() -> Vec<ResourceTemplate> {
+fn templates() -> Vec<ResourceTemplate> {
     vec![
         ResourceTemplate::new("cairn://snapshots/{id}", "snapshot")
             .with_title("One snapshot")
@@ -53,12 +127,12 @@ pub fn templates() -> Vec<ResourceTemplate> {
 }
 
 /// Whether `uri` is one this server serves (so a read of anything else is a protocol error).
-pub fn serves(uri: &str) -> bool {
+fn serves(uri: &str) -> bool {
     uri == SNAPSHOTS_URI || uri.strip_prefix(ONE_PREFIX).is_some_and(|id| !id.is_empty())
 }
 
 /// Reads `uri` (blocking: it queries the catalog).
-pub fn read(state: &ServerState, uri: &str) -> Result<ResourceContents, ToolError> {
+fn read(state: &ServerState, uri: &str) -> Result<ResourceContents, ToolError> {
     let json = if uri == SNAPSHOTS_URI {
         let list =
             state.store.list(&ListOptions { session: state.choice(None), ..ListOptions::default() })?;

@@ -79,6 +79,7 @@ impl CairnServer {
             pinned_session: options.pinned_session.clone(),
             allow,
             workspace_root: options.workspace_root.clone(),
+            debug: Default::default(),
         };
         CairnServer::new(state, profile)
     }

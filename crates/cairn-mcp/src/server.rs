@@ -16,7 +16,6 @@ use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use crate::error::{ServeError, ToolError};
 use crate::profiles::Profile;
 use crate::registry::{ToolOutput, ToolSpec};
-use crate::resources;
 use crate::state::ServerState;
 
 /// One MCP connection's handler. Clones share the store and tools; [`CairnServer::connection`]
@@ -63,7 +62,7 @@ impl CairnServer {
     /// Tells the client its view of the snapshots is stale: the list changed, and each
     /// subscribed snapshot resource may have too. A client that has gone away is not an error.
     async fn announce_change(&self, context: &RequestContext<RoleServer>) {
-        if !self.profile.resources {
+        if !self.profile.resources.any() {
             return;
         }
         let _ = context.peer.notify_resource_list_changed().await;
@@ -83,7 +82,7 @@ fn failure(err: &ToolError) -> CallToolResult {
 impl ServerHandler for CairnServer {
     fn get_info(&self) -> ServerConfig {
         let mut capabilities = ServerCapabilities::builder().enable_tools().build();
-        if self.profile.resources {
+        if self.profile.resources.any() {
             capabilities = ServerCapabilities::builder()
                 .enable_tools()
                 .enable_resources()
@@ -128,7 +127,7 @@ impl ServerHandler for CairnServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, McpError> {
-        let items = if self.profile.resources { resources::list() } else { Vec::new() };
+        let items = self.profile.resources.list();
         Ok(ListResourcesResult::with_all_items(items))
     }
 
@@ -137,7 +136,7 @@ impl ServerHandler for CairnServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, McpError> {
-        let items = if self.profile.resources { resources::templates() } else { Vec::new() };
+        let items = self.profile.resources.templates();
         Ok(ListResourceTemplatesResult::with_all_items(items))
     }
 
@@ -147,21 +146,18 @@ impl ServerHandler for CairnServer {
         _context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
         let uri = request.uri;
-        if !self.profile.resources || !resources::serves(&uri) {
+        let set = self.profile.resources;
+        if !set.serves(&uri) {
             return Err(McpError::resource_not_found(
-                format!(
-                    "no resource {uri:?}; this server serves {} and cairn://snapshots/{{id}}",
-                    resources::SNAPSHOTS_URI
-                ),
+                format!("no resource {uri:?}; this server serves {}", set.describe()),
                 None,
             ));
         }
         let state = self.state.clone();
         let read_uri = uri.clone();
-        let read =
-            tokio::task::spawn_blocking(move || resources::read(&state, &read_uri)).await.map_err(|e| {
-                McpError::internal_error(format!("reading {uri} stopped unexpectedly ({e})"), None)
-            })?;
+        let read = tokio::task::spawn_blocking(move || set.read(&state, &read_uri)).await.map_err(|e| {
+            McpError::internal_error(format!("reading {uri} stopped unexpectedly ({e})"), None)
+        })?;
         match read {
             Ok(contents) => Ok(ReadResourceResult::new(vec![contents]).into()),
             Err(err) => Err(McpError::resource_not_found(err.message().to_owned(), None)),
@@ -174,7 +170,7 @@ impl ServerHandler for CairnServer {
         request: SubscribeRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
-        if !self.profile.resources || !resources::serves(&request.uri) {
+        if !self.profile.resources.serves(&request.uri) {
             return Err(McpError::resource_not_found(
                 format!("no resource {:?} to subscribe to", request.uri),
                 None,

@@ -22,6 +22,8 @@ pub struct ServerState {
     pub allow: Vec<Capability>,
     /// Where the codecalc profile's workspaces live.
     pub workspace_root: Option<PathBuf>,
+    /// The debug profile's live debug session, one at a time.
+    pub debug: crate::profiles::debug::DebugSlot,
 }
 
 impl ServerState {

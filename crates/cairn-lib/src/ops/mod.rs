@@ -4,6 +4,7 @@
 pub mod agent;
 pub mod codecalc;
 pub mod compose;
+pub mod debug;
 pub mod diff;
 pub mod document;
 pub mod gc;

@@ -6,12 +6,14 @@
 pub mod arcave;
 pub mod cairn;
 pub mod codecalc;
+pub mod debug;
 pub mod pi;
 
 use crate::error::ServeError;
 use crate::registry::ToolSpec;
+use crate::resources::ResourceSet;
 
-/// One profile: its name, its tools, and whether it serves the snapshot resources.
+/// One profile: its name, its tools, and the resources it serves.
 #[derive(Debug, Clone, Copy)]
 pub struct Profile {
     /// The name `--profile` takes.
@@ -21,7 +23,7 @@ pub struct Profile {
     /// Builds the profile's tools.
     pub tools: fn() -> Result<Vec<ToolSpec>, ServeError>,
     /// True when the profile serves `cairn://snapshots` and its template.
-    pub resources: bool,
+    pub resources: ResourceSet,
     /// What the server tells an agent when it connects.
     pub instructions: &'static str,
 }
@@ -32,29 +34,36 @@ pub const PROFILES: &[Profile] = &[
         name: "cairn",
         about: "cairn's own tools: snapshots and sessions",
         tools: cairn::tools,
-        resources: true,
+        resources: ResourceSet::Snapshots,
         instructions: cairn::INSTRUCTIONS,
     },
     Profile {
         name: "codecalc",
         about: "codecalc's session_snapshot tool over workspace folders",
         tools: codecalc::tools,
-        resources: false,
+        resources: ResourceSet::None,
         instructions: codecalc::INSTRUCTIONS,
     },
     Profile {
         name: "arcave",
         about: "arcave's savepoint and session tools over Docker Compose projects",
         tools: arcave::tools,
-        resources: false,
+        resources: ResourceSet::None,
         instructions: arcave::INSTRUCTIONS,
     },
     Profile {
         name: "pi",
         about: "the Pi session snapshot extension's snapshot_save and snapshot_restore over transcripts",
         tools: pi::tools,
-        resources: false,
+        resources: ResourceSet::None,
         instructions: pi::INSTRUCTIONS,
+    },
+    Profile {
+        name: "debug",
+        about: "the debugger snapshot tools (snapshot_create, snapshot_diff, snapshot_delete) and debug session tools",
+        tools: debug::tools,
+        resources: ResourceSet::DebugSnapshots,
+        instructions: debug::INSTRUCTIONS,
     },
 ];
 

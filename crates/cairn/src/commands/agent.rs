@@ -12,9 +12,9 @@ use crate::printer::Printer;
 /// The agent commands.
 #[derive(Debug, Subcommand)]
 pub enum AgentCommand {
-    /// Show what agents may do: save, restore, remove.
+    /// Show what agents may do: save, restore, remove, transcript-save, transcript-restore.
     Status,
-    /// Let agents do these (save, restore, remove, or all), from now on.
+    /// Let agents do these from now on.
     Allow {
         /// Capabilities: save, restore, remove, transcript-save, transcript-restore or all.
         #[arg(required = true, value_name = "CAPABILITY")]
@@ -26,7 +26,7 @@ pub enum AgentCommand {
         #[arg(required = true, value_name = "CAPABILITY")]
         capabilities: Vec<String>,
     },
-    /// Return these to their defaults (save allowed; restore and remove refused).
+    /// Return these to their defaults (save allowed; everything else refused).
     Reset {
         /// Capabilities: save, restore, remove, transcript-save, transcript-restore or all.
         #[arg(required = true, value_name = "CAPABILITY")]
@@ -53,7 +53,7 @@ fn human(status: &AgentStatus) -> String {
         .iter()
         .map(|c| {
             format!(
-                "{:<8} {}{}\n",
+                "{:<18} {}{}\n",
                 c.capability.as_str(),
                 if c.allowed { "allowed" } else { "refused" },
                 if c.set { "" } else { "  (default)" }

@@ -19,7 +19,7 @@ pub struct McpArgs {
     /// A secret HTTP clients must send as `Authorization: Bearer SECRET`.
     #[arg(long, requires = "http", value_name = "SECRET")]
     pub token: Option<String>,
-    /// The tool set: cairn (the default) or codecalc.
+    /// The tool set: cairn (the default), codecalc, arcave, pi or debug.
     #[arg(long, default_value = "cairn", value_name = "NAME")]
     pub profile: String,
     /// Pin the server to this session; session_set and session_unset are then refused.

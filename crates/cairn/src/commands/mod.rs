@@ -5,6 +5,7 @@ mod agent;
 mod check;
 mod compose;
 mod config;
+mod debug;
 mod diff;
 mod gc;
 mod list;
@@ -78,7 +79,10 @@ pub enum Command {
     /// Snapshots of agent conversations: Pi sessions and Claude Code transcripts.
     #[command(subcommand)]
     Transcript(transcript::TranscriptCommand),
-    /// Decide what MCP agents may do: save, restore, remove.
+    /// Capture the variables of a paused program through its debug adapter, and diff captures.
+    #[command(subcommand)]
+    Debug(debug::DebugCommand),
+    /// Decide what MCP agents may do: save, restore, remove, and the transcript tools.
     #[command(subcommand)]
     Agent(agent::AgentCommand),
     /// Run the MCP server agents use (stdio by default, or --http ADDR).
@@ -103,6 +107,7 @@ pub fn run(cli: Cli, printer: &Printer) -> CommandResult {
         Command::Mcp(args) => mcp::run(global, args, printer),
         Command::Compose(cmd) => compose::run(global, cmd, printer),
         Command::Transcript(cmd) => transcript::run(global, cmd, printer),
+        Command::Debug(cmd) => debug::run(global, cmd, printer),
     }
 }
 

@@ -1,0 +1,281 @@
+//! Debugger captures as snapshots of `debug:<id>` targets: store a paused frame's variables,
+//! list, load, diff and delete them.
+//!
+//! The live debug session (an async DAP connection) belongs to the front end that runs it,
+//! `cairn debug run` or the MCP server; the engine only keeps what they capture. Because the
+//! captures are in the store, two of them can be compared across debug sessions and days.
+//! The result shapes use camelCase keys: they are the debugger snapshot tools' contract,
+//! which agents already know.
+
+use cairn_dap::{CaptureDiff, FrameCapture, RefusalCode};
+use serde::{Deserialize, Serialize};
+
+use super::document::DocumentSave;
+use super::resolve::SessionChoice;
+use crate::error::{Error, ErrorKind, Result};
+use crate::snapshot::{NotCovered, SkippedEntry, Snapshot, SnapshotStats};
+use crate::store::Store;
+
+/// The target kind of debugger captures.
+pub const KIND: &str = "debug";
+
+/// The code of a refusal to diff, load or delete a capture that does not exist.
+pub const SNAPSHOT_NOT_FOUND: &str = "SNAPSHOT_NOT_FOUND";
+
+/// A fresh id for a debug session, used as the `<id>` of its `debug:<id>` target.
+pub fn new_debug_session_id() -> String {
+    uuid::Uuid::now_v7().to_string()
+}
+
+/// Converts a debug adapter failure into an engine error, keeping refusal codes such as
+/// `NOT_PAUSED` so front ends can pass them on unchanged.
+pub fn dap_error(err: cairn_dap::Error) -> Error {
+    match err.refusal_code() {
+        Some(code @ (RefusalCode::NotPaused | RefusalCode::SessionEnded)) => {
+            Error::new(ErrorKind::Conflict, err.to_string()).with_code(code.as_str())
+        }
+        Some(code @ RefusalCode::FrameNotFound) => Error::not_found(err.to_string()).with_code(code.as_str()),
+        None => Error::new(ErrorKind::External, err.to_string()),
+    }
+}
+
+/// Where to store a capture.
+#[derive(Debug, Clone, Default)]
+pub struct DebugSaveOptions {
+    /// The debug session's id: the capture becomes a snapshot of `debug:<debug_session>`.
+    pub debug_session: String,
+    /// A label for people; generated from the function and line when absent.
+    pub label: Option<String>,
+    /// The cairn session to save into.
+    pub session: SessionChoice,
+}
+
+/// A stored capture, as `snapshot_create` reports it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct DebugSnapshot {
+    /// The snapshot id (what `snapshot_diff` and `snapshot_delete` take).
+    pub id: String,
+    /// The label given, or the generated one.
+    pub label: String,
+    /// When the variables were read, RFC 3339 UTC.
+    pub timestamp: String,
+    /// The thread the frame belongs to.
+    pub thread_id: i64,
+    /// The frame's position on the stack, 0 = innermost.
+    pub frame_index: usize,
+    /// The frame's function.
+    pub function_name: String,
+    /// How many variables were captured (children included).
+    pub variable_count: usize,
+    /// How many levels of children were expanded.
+    pub depth: u32,
+}
+
+/// One stored capture in a listing (the `cairn://debug/snapshots` resource's entries).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct DebugListEntry {
+    /// The snapshot id.
+    pub id: String,
+    /// Its label.
+    pub label: String,
+    /// When it was stored, RFC 3339 UTC.
+    pub created_at: String,
+    /// The thread the frame belongs to.
+    pub thread_id: i64,
+    /// The frame's position on the stack.
+    pub frame_index: usize,
+    /// The frame's function.
+    pub function_name: String,
+    /// How many variables were captured.
+    pub variable_count: usize,
+    /// How many levels of children were expanded.
+    pub depth: u32,
+    /// The `debug:<id>` target: captures of one debug session share it.
+    pub target: String,
+}
+
+/// The stored captures of a session, oldest first.
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct DebugList {
+    /// The captures.
+    pub snapshots: Vec<DebugListEntry>,
+}
+
+/// Which two captures to compare.
+#[derive(Debug, Clone, Default)]
+pub struct DebugDiffOptions {
+    /// The baseline capture's id.
+    pub snapshot_a: String,
+    /// The capture compared with it.
+    pub snapshot_b: String,
+    /// Compare object addresses and pointer values raw instead of masking them.
+    pub exact: bool,
+    /// The cairn session both are in.
+    pub session: SessionChoice,
+}
+
+/// Which capture to delete: one id, or all of them when `snapshot_id` is absent.
+#[derive(Debug, Clone, Default)]
+pub struct DebugDeleteOptions {
+    /// The capture to delete; every capture of the session when absent.
+    pub snapshot_id: Option<String>,
+    /// The cairn session to delete from.
+    pub session: SessionChoice,
+}
+
+/// What `snapshot_delete` reports.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct DebugDeleteResult {
+    /// The id deleted, or `all`.
+    pub deleted: String,
+    /// How many captures the session still holds.
+    pub remaining: usize,
+}
+
+impl Store {
+    /// Stores `capture` as a new snapshot of `debug:<options.debug_session>`.
+    pub fn debug_save(&self, options: &DebugSaveOptions, capture: &FrameCapture) -> Result<DebugSnapshot> {
+        if options.debug_session.trim().is_empty() {
+            return Err(Error::invalid("the debug session id is empty; start a debug session first"));
+        }
+        let label = match options.label.as_deref().map(str::trim) {
+            Some(label) if !label.is_empty() => label.to_owned(),
+            _ => default_label(capture),
+        };
+        let variable_count = capture.variables.len();
+        let details = serde_json::json!({
+            "label": label,
+            "threadId": capture.thread_id,
+            "frameIndex": capture.frame_index,
+            "functionName": capture.function_name,
+            "variableCount": variable_count,
+            "depth": capture.depth,
+        });
+        let document = serde_json::to_vec(capture)
+            .map_err(|e| Error::invalid(format!("the capture could not be encoded ({e}); capture again")))?;
+        let save = DocumentSave {
+            target: format!("{KIND}:{}", options.debug_session),
+            kind: KIND.to_owned(),
+            name: None,
+            description: Some(label.clone()),
+            force: false,
+            details,
+            stats: SnapshotStats::default(),
+            not_covered: not_covered(capture),
+            session: options.session.clone(),
+        };
+        let snapshot = self.save_document(&save, &document)?;
+        Ok(DebugSnapshot {
+            id: snapshot.id.to_string(),
+            label,
+            timestamp: capture.captured_at.to_string(),
+            thread_id: capture.thread_id,
+            frame_index: capture.frame_index,
+            function_name: capture.function_name.clone(),
+            variable_count,
+            depth: capture.depth,
+        })
+    }
+
+    /// The stored captures of a session, oldest first.
+    pub fn debug_list(&self, session: &SessionChoice) -> Result<DebugList> {
+        let snapshots = self.list_kind(KIND, session)?.iter().map(list_entry).collect();
+        Ok(DebugList { snapshots })
+    }
+
+    /// Loads one stored capture by snapshot id (or unique id prefix); `SNAPSHOT_NOT_FOUND`
+    /// when the session holds no capture by that id.
+    pub fn debug_load(&self, session: &SessionChoice, id: &str) -> Result<(Snapshot, FrameCapture)> {
+        let snapshot = self.find_debug_snapshot(session, id)?;
+        let bytes = self.read_document(&snapshot)?;
+        let capture = serde_json::from_slice(&bytes).map_err(|e| {
+            Error::corrupt(format!(
+                "debug snapshot {} does not hold a capture ({e}); run `cairn check`",
+                snapshot.id
+            ))
+        })?;
+        Ok((snapshot, capture))
+    }
+
+    /// Compares two stored captures; masks run-to-run noise unless `exact`.
+    pub fn debug_diff(&self, options: &DebugDiffOptions) -> Result<CaptureDiff> {
+        let (a, capture_a) = self.debug_load(&options.session, &options.snapshot_a)?;
+        let (b, capture_b) = self.debug_load(&options.session, &options.snapshot_b)?;
+        Ok(cairn_dap::diff_captures(&capture_a, &capture_b, options.exact)
+            .with_snapshot_ids(a.id.to_string(), b.id.to_string()))
+    }
+
+    /// Deletes one capture, or all captures of the session; their data is reclaimed by gc.
+    pub fn debug_delete(&self, options: &DebugDeleteOptions) -> Result<DebugDeleteResult> {
+        let resolved = self.resolve_session(&options.session)?;
+        let (chosen, deleted) = match &options.snapshot_id {
+            Some(id) => {
+                let snapshot = self.find_debug_snapshot(&options.session, id)?;
+                let deleted = snapshot.id.to_string();
+                (vec![snapshot], deleted)
+            }
+            None => (self.list_kind(KIND, &options.session)?, "all".to_owned()),
+        };
+        for snapshot in &chosen {
+            let _lock = self.lock_target(&snapshot.target, "cairn debug delete")?;
+            self.catalog.remove_membership(resolved.id, snapshot.id)?;
+            self.forget_target_if_empty(&snapshot.target)?;
+        }
+        let remaining = self.list_kind(KIND, &options.session)?.len();
+        Ok(DebugDeleteResult { deleted, remaining })
+    }
+
+    fn find_debug_snapshot(&self, session: &SessionChoice, id: &str) -> Result<Snapshot> {
+        let resolved = self.resolve_session(session)?;
+        // The debugger tools' ids carry a `snap-` prefix; accept ids written that way.
+        let reference = id.trim().strip_prefix("snap-").unwrap_or(id.trim());
+        let missing = || {
+            Error::not_found(format!(
+                "no debug snapshot {id:?} in session {:?}; `cairn debug list` shows the captures",
+                resolved.name
+            ))
+            .with_code(SNAPSHOT_NOT_FOUND)
+        };
+        if reference.is_empty() || matches!(reference, "latest") {
+            return Err(missing());
+        }
+        match self.resolve_snapshot(&resolved, reference, None) {
+            Ok(snapshot) if snapshot.kind == KIND => Ok(snapshot),
+            Ok(_) => Err(missing()),
+            Err(e) if e.kind() == ErrorKind::NotFound => Err(missing()),
+            Err(e) => Err(e),
+        }
+    }
+}
+
+fn default_label(capture: &FrameCapture) -> String {
+    format!("{}:{}", capture.function_name, capture.line)
+}
+
+/// Containers whose children were cut short by the capture's size limits.
+fn not_covered(capture: &FrameCapture) -> NotCovered {
+    let mut not_covered = NotCovered::default();
+    for path in &capture.truncated {
+        not_covered.skipped.push(SkippedEntry { path: path.clone(), reason: "truncated".to_owned() });
+    }
+    not_covered
+}
+
+fn list_entry(snapshot: &Snapshot) -> DebugListEntry {
+    let d = &snapshot.details;
+    let text = |key: &str| d.get(key).and_then(|v| v.as_str()).unwrap_or_default().to_owned();
+    let number = |key: &str| d.get(key).and_then(serde_json::Value::as_u64).unwrap_or_default();
+    DebugListEntry {
+        id: snapshot.id.to_string(),
+        label: text("label"),
+        created_at: snapshot.created_at.clone(),
+        thread_id: d.get("threadId").and_then(serde_json::Value::as_i64).unwrap_or_default(),
+        frame_index: usize::try_from(number("frameIndex")).unwrap_or_default(),
+        function_name: text("functionName"),
+        variable_count: usize::try_from(number("variableCount")).unwrap_or_default(),
+        depth: u32::try_from(number("depth")).unwrap_or_default(),
+        target: snapshot.target.clone(),
+    }
+}

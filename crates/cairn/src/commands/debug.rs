@@ -1,0 +1,379 @@
+//! `cairn debug run|list|diff|delete`: debugger captures of a paused program.
+//!
+//! `run` owns the live debug session (an async DAP connection on a tokio runtime): it runs
+//! the program to each breakpoint, has the engine store a capture, and continues. Storing,
+//! listing, diffing and deleting captures are engine calls.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use cairn_dap::{AdapterCommand, CaptureDiff, DebugSession, LaunchOptions, RefusalCode, SourceBreakpoints};
+use cairn_lib::Store;
+use cairn_lib::ops::debug::{
+    DebugDeleteOptions, DebugDeleteResult, DebugDiffOptions, DebugList, DebugSaveOptions, DebugSnapshot,
+    dap_error, new_debug_session_id,
+};
+use cairn_lib::ops::resolve::SessionChoice;
+use clap::{Args, Subcommand};
+use serde::Serialize;
+
+use crate::commands::GlobalArgs;
+use crate::context::{open_store, session_choice};
+use crate::error::{CommandError, CommandResult};
+use crate::format;
+use crate::printer::Printer;
+
+/// The `debug` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum DebugCommand {
+    /// Run a program under its debug adapter (debugpy for `.py`, lldb-dap otherwise), stop at
+    /// each breakpoint, optionally capture its variables, and print what changed between stops.
+    Run(RunArgs),
+    /// List the stored captures.
+    #[command(alias = "ls")]
+    List(ListArgs),
+    /// Show what changed between two stored captures.
+    Diff(DiffArgs),
+    /// Delete one stored capture, or all of them with --all.
+    #[command(alias = "rm")]
+    Delete(DeleteArgs),
+}
+
+/// Arguments of `cairn debug run`.
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// The program: a Python script, or an executable built with debug information.
+    program: PathBuf,
+    /// A line breakpoint, `FILE:LINE`; repeat for more.
+    #[arg(long = "break", value_name = "FILE:LINE", required = true)]
+    breaks: Vec<String>,
+    /// Capture the top frame's variables at each stop and diff consecutive captures.
+    #[arg(long)]
+    capture_each_stop: bool,
+    /// Levels of children to expand in each capture (0 = top-level variables only).
+    #[arg(long, default_value_t = 0)]
+    depth: u32,
+    /// Compare object addresses and pointer values raw instead of masking them.
+    #[arg(long)]
+    exact: bool,
+    /// Stop the program after this many stops.
+    #[arg(long, default_value_t = 100)]
+    max_stops: usize,
+    /// How long to wait for each stop and each capture (`30s`, `2m`).
+    #[arg(long, default_value = "60s")]
+    timeout: String,
+    /// The session to save the captures into (name or id).
+    #[arg(long)]
+    session: Option<String>,
+    /// Arguments passed to the program.
+    #[arg(last = true)]
+    args: Vec<String>,
+}
+
+/// Arguments of `cairn debug list`.
+#[derive(Debug, Args)]
+pub struct ListArgs {
+    /// The session to list (name or id).
+    #[arg(long)]
+    session: Option<String>,
+}
+
+/// Arguments of `cairn debug diff`.
+#[derive(Debug, Args)]
+pub struct DiffArgs {
+    /// The baseline capture's id.
+    a: String,
+    /// The capture to compare with it.
+    b: String,
+    /// Compare object addresses and pointer values raw instead of masking them.
+    #[arg(long)]
+    exact: bool,
+    /// The session holding both (name or id).
+    #[arg(long)]
+    session: Option<String>,
+}
+
+/// Arguments of `cairn debug delete`.
+#[derive(Debug, Args)]
+pub struct DeleteArgs {
+    /// The capture to delete.
+    id: Option<String>,
+    /// Delete every capture of the session.
+    #[arg(long, conflicts_with = "id")]
+    all: bool,
+    /// The session to delete from (name or id).
+    #[arg(long)]
+    session: Option<String>,
+}
+
+/// What `cairn debug run` did.
+#[derive(Debug, Serialize)]
+pub struct RunResult {
+    /// The `debug:<id>` target the captures were stored under.
+    pub target: String,
+    /// The adapter that ran the program.
+    pub adapter: String,
+    /// Each stop, in order.
+    pub stops: Vec<Stop>,
+    /// The diff between each pair of consecutive captures.
+    pub diffs: Vec<CaptureDiff>,
+    /// The program's exit code, when it ran to its end.
+    pub exit_code: Option<i64>,
+    /// True when the program was stopped at `--max-stops` instead of running to its end.
+    pub stopped_early: bool,
+}
+
+/// One stop of the program.
+#[derive(Debug, Serialize)]
+pub struct Stop {
+    /// The function it stopped in.
+    pub function_name: String,
+    /// Its source file, when known.
+    pub path: Option<PathBuf>,
+    /// Its line.
+    pub line: u32,
+    /// The capture stored at this stop, with `--capture-each-stop`.
+    pub snapshot: Option<DebugSnapshot>,
+}
+
+/// Runs a `debug` subcommand.
+pub fn run(global: &GlobalArgs, command: DebugCommand, printer: &Printer) -> CommandResult {
+    let store = open_store(global)?;
+    match command {
+        DebugCommand::Run(args) => {
+            let result = run_program(&store, args)?;
+            printer.result(&result, human_run);
+        }
+        DebugCommand::List(args) => {
+            let result = store.debug_list(&session_choice(args.session.as_deref()))?;
+            printer.result(&result, human_list);
+        }
+        DebugCommand::Diff(args) => {
+            let result = store.debug_diff(&DebugDiffOptions {
+                snapshot_a: args.a,
+                snapshot_b: args.b,
+                exact: args.exact,
+                session: session_choice(args.session.as_deref()),
+            })?;
+            printer.result(&result, |d| human_diff(d, ""));
+        }
+        DebugCommand::Delete(args) => {
+            if args.id.is_none() && !args.all {
+                return Err(CommandError::usage(
+                    "name the capture to delete, or pass --all to delete every one",
+                ));
+            }
+            let result = store.debug_delete(&DebugDeleteOptions {
+                snapshot_id: args.id,
+                session: session_choice(args.session.as_deref()),
+            })?;
+            printer.result(&result, human_delete);
+        }
+    }
+    Ok(())
+}
+
+/// Everything `run` needs once the arguments are checked.
+struct Plan {
+    adapter: AdapterCommand,
+    launch: LaunchOptions,
+    breakpoints: Vec<SourceBreakpoints>,
+    timeout: Duration,
+    capture: bool,
+    depth: u32,
+    exact: bool,
+    max_stops: usize,
+    session: SessionChoice,
+    target_id: String,
+}
+
+fn run_program(store: &Store, args: RunArgs) -> CommandResult<RunResult> {
+    let program = existing_file(&args.program)?;
+    let is_python = program.extension().is_some_and(|e| e == "py");
+    let adapter =
+        if is_python { AdapterCommand::debugpy() } else { AdapterCommand::lldb_dap() }.map_err(dap_error)?;
+    let cwd = std::env::current_dir()
+        .map_err(|e| CommandError::usage(format!("cannot read the current directory: {e}")))?;
+    let plan = Plan {
+        adapter,
+        launch: LaunchOptions { program, args: args.args, cwd: Some(cwd), stop_on_entry: false },
+        breakpoints: parse_breakpoints(&args.breaks)?,
+        timeout: cairn_lib::parse_duration("--timeout", &args.timeout)?,
+        capture: args.capture_each_stop,
+        depth: args.depth,
+        exact: args.exact,
+        max_stops: args.max_stops,
+        session: session_choice(args.session.as_deref()),
+        target_id: new_debug_session_id(),
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| CommandError::usage(format!("cannot start the async runtime: {e}")))?;
+    runtime.block_on(async {
+        let options = cairn_dap::SessionOptions { start_timeout: plan.timeout, ..Default::default() };
+        let session = DebugSession::launch(&plan.adapter, &plan.launch, &plan.breakpoints, options)
+            .await
+            .map_err(dap_error)?;
+        let outcome = drive(store, &session, &plan).await;
+        // Always end the session, so no adapter or debuggee outlives the command.
+        let stopped = session.stop().await.map_err(dap_error);
+        let result = outcome?;
+        stopped?;
+        Ok(result)
+    })
+}
+
+/// Runs the program from stop to stop until it ends or `max_stops` is reached.
+async fn drive(store: &Store, session: &DebugSession, plan: &Plan) -> CommandResult<RunResult> {
+    let mut result = RunResult {
+        target: format!("debug:{}", plan.target_id),
+        adapter: session.adapter_kind().name().to_owned(),
+        stops: Vec::new(),
+        diffs: Vec::new(),
+        exit_code: None,
+        stopped_early: false,
+    };
+    loop {
+        match session.wait_until_stopped(plan.timeout).await {
+            Ok(_) => {}
+            Err(e) if e.refusal_code() == Some(RefusalCode::SessionEnded) => break,
+            Err(e) => return Err(dap_error(e).into()),
+        }
+        let top = session.stack(None, Some(1)).await.map_err(dap_error)?.into_iter().next();
+        let mut stop = Stop {
+            function_name: top.as_ref().map(|f| f.name.clone()).unwrap_or_default(),
+            path: top.as_ref().and_then(|f| f.path.clone()),
+            line: top.as_ref().map_or(0, |f| f.line),
+            snapshot: None,
+        };
+        if plan.capture {
+            let capture =
+                session.capture_frame(None, 0, plan.depth, plan.timeout).await.map_err(dap_error)?;
+            let save = DebugSaveOptions {
+                debug_session: plan.target_id.clone(),
+                label: Some(format!("stop {}", result.stops.len() + 1)),
+                session: plan.session.clone(),
+            };
+            let snapshot = store.debug_save(&save, &capture)?;
+            let previous = result.stops.iter().rev().find_map(|s| s.snapshot.as_ref());
+            if let Some(previous) = previous {
+                result.diffs.push(store.debug_diff(&DebugDiffOptions {
+                    snapshot_a: previous.id.clone(),
+                    snapshot_b: snapshot.id.clone(),
+                    exact: plan.exact,
+                    session: plan.session.clone(),
+                })?);
+            }
+            stop.snapshot = Some(snapshot);
+        }
+        result.stops.push(stop);
+        if result.stops.len() >= plan.max_stops {
+            result.stopped_early = true;
+            break;
+        }
+        match session.resume(None).await {
+            Ok(()) => {}
+            Err(e) if e.refusal_code() == Some(RefusalCode::SessionEnded) => break,
+            Err(e) => return Err(dap_error(e).into()),
+        }
+    }
+    result.exit_code = session.state().exit_code;
+    Ok(result)
+}
+
+/// `FILE:LINE` arguments grouped by file, files made absolute (adapters match them by path).
+fn parse_breakpoints(breaks: &[String]) -> CommandResult<Vec<SourceBreakpoints>> {
+    let mut by_file: BTreeMap<PathBuf, Vec<u32>> = BTreeMap::new();
+    for spec in breaks {
+        let parsed = spec.rsplit_once(':').and_then(|(file, line)| {
+            let line = line.parse::<u32>().ok().filter(|l| *l > 0)?;
+            (!file.is_empty()).then(|| (PathBuf::from(file), line))
+        });
+        let Some((file, line)) = parsed else {
+            return Err(CommandError::usage(format!(
+                "--break {spec:?} is not FILE:LINE; write it like `--break loop.py:12`"
+            )));
+        };
+        by_file.entry(existing_file(&file)?).or_default().push(line);
+    }
+    Ok(by_file.into_iter().map(|(path, lines)| SourceBreakpoints { path, lines }).collect())
+}
+
+fn existing_file(path: &Path) -> CommandResult<PathBuf> {
+    match std::fs::canonicalize(path) {
+        Ok(p) if p.is_file() => Ok(p),
+        _ => Err(CommandError::usage(format!("{} is not a file; pass an existing file", path.display()))),
+    }
+}
+
+fn human_run(r: &RunResult) -> String {
+    let mut out = String::new();
+    let mut diffs = r.diffs.iter();
+    for (i, stop) in r.stops.iter().enumerate() {
+        let file = stop.path.as_deref().and_then(Path::file_name).map(|f| f.to_string_lossy().into_owned());
+        let place = format!("{}:{}", file.unwrap_or_else(|| "?".to_owned()), stop.line);
+        out.push_str(&format!("stop {} in {} at {place}", i + 1, stop.function_name));
+        if let Some(s) = &stop.snapshot {
+            out.push_str(&format!(": captured {} variables as {}", s.variable_count, s.id));
+            if i > 0
+                && let Some(diff) = diffs.next()
+            {
+                out.push('\n');
+                out.push_str(&human_diff(diff, "  "));
+            }
+        }
+        out.push('\n');
+    }
+    let end = match (r.stopped_early, r.exit_code) {
+        (true, _) => "stopped the program at --max-stops".to_owned(),
+        (false, Some(code)) => format!("the program exited with code {code}"),
+        (false, None) => "the program ended".to_owned(),
+    };
+    out.push_str(&format!("{} stops; {end}", r.stops.len()));
+    out
+}
+
+fn human_diff(d: &CaptureDiff, indent: &str) -> String {
+    let s = &d.summary;
+    let mut lines = vec![format!(
+        "{indent}{} modified, {} added, {} removed, {} unchanged",
+        s.modified, s.added, s.removed, s.unchanged
+    )];
+    lines.extend(
+        d.modified.iter().map(|m| format!("{indent}  ~ {}: {} -> {}", m.path, m.old_value, m.new_value)),
+    );
+    lines.extend(d.added.iter().map(|a| format!("{indent}  + {} = {}", a.path, a.value)));
+    lines.extend(d.removed.iter().map(|r| format!("{indent}  - {} = {}", r.path, r.value)));
+    if d.thread_mismatch {
+        lines.push(format!("{indent}  (the captures come from different threads)"));
+    }
+    lines.join("\n")
+}
+
+fn human_list(l: &DebugList) -> String {
+    if l.snapshots.is_empty() {
+        return "no debug captures; take some with `cairn debug run PROGRAM --break FILE:LINE --capture-each-stop`"
+            .to_owned();
+    }
+    let rows: Vec<Vec<String>> = l
+        .snapshots
+        .iter()
+        .map(|s| {
+            vec![
+                s.id.clone(),
+                s.label.clone(),
+                s.function_name.clone(),
+                s.variable_count.to_string(),
+                s.created_at.clone(),
+            ]
+        })
+        .collect();
+    format::table(&["ID", "LABEL", "FUNCTION", "VARIABLES", "CREATED"], &rows)
+}
+
+fn human_delete(r: &DebugDeleteResult) -> String {
+    format!("deleted {}; {} captures remain", r.deleted, r.remaining)
+}
