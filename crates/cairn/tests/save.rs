@@ -196,3 +196,22 @@ fn a_missing_target_is_one_clear_line() {
     let err = env.fails(&["save", "/does/not/exist"], 1);
     assert_eq!(err, "error: /does/not/exist does not exist; pass an existing directory\n");
 }
+
+#[test]
+fn gc_rewrites_a_pack_that_is_partly_dead_and_keeps_the_rest_readable() {
+    let env = TestEnv::new();
+    write(&env.work(), "dead.bin", common::noise(1_500_000, 11));
+    write(&env.work(), "alive.bin", common::noise(1_500_000, 12));
+    let first = env.json(&["save"]);
+    std::fs::remove_file(env.work().join("dead.bin")).unwrap();
+    let second = env.json(&["save"]);
+    env.ok(&["config", "set", "gc.grace", "0s"]);
+    env.ok(&["remove", first["id"].as_str().unwrap()]);
+    let gc = env.json(&["gc"]);
+    assert_eq!(gc["packs_rewritten"], 1, "{gc}");
+    assert!(gc["bytes_freed"].as_u64().unwrap() >= 1_400_000, "{gc}");
+    env.ok(&["check", "--read-data"]);
+    let dest = env.root().join("copy");
+    env.ok(&["restore", second["id"].as_str().unwrap(), "--to", dest.to_str().unwrap()]);
+    assert_eq!(std::fs::read(dest.join("alive.bin")).unwrap(), common::noise(1_500_000, 12));
+}

@@ -60,8 +60,13 @@ impl Catalog {
         Ok(())
     }
 
-    /// Indexes a published pack's blobs and marks it ready, in one transaction.
+    /// Indexes a published pack's blobs and marks it ready, in one transaction. A blob the
+    /// index already holds (another writer stored it too) keeps its first location.
     pub(crate) fn commit_pack(&self, key: &str, size: u64, entries: &[PackEntry]) -> Result<()> {
+        self.index_pack(key, size, entries, "DO NOTHING")
+    }
+
+    fn index_pack(&self, key: &str, size: u64, entries: &[PackEntry], on_conflict: &str) -> Result<()> {
         let mut conn = self.conn();
         let tx = conn.transaction()?;
         let pack_id: i64 = tx.query_row(
@@ -70,10 +75,10 @@ impl Catalog {
             |r| r.get(0),
         )?;
         {
-            let mut stmt = tx.prepare_cached(
-                "INSERT OR IGNORE INTO blobs(id, pack, kind, offset, length, raw_length, compressed)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-            )?;
+            let mut stmt = tx.prepare_cached(&format!(
+                "INSERT INTO blobs(id, pack, kind, offset, length, raw_length, compressed)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT(id) {on_conflict}"
+            ))?;
             for e in entries {
                 stmt.execute(params![
                     &e.id.0[..],
@@ -144,34 +149,13 @@ impl Catalog {
 
     /// Moves blobs to a new pack (after gc repacked them), in one transaction.
     pub(crate) fn reassign_blobs(&self, new_key: &str, size: u64, entries: &[PackEntry]) -> Result<()> {
-        let mut conn = self.conn();
-        let tx = conn.transaction()?;
-        let pack_id: i64 = tx.query_row(
-            "UPDATE packs SET state = 'ready', size = ?2 WHERE key = ?1 RETURNING id",
-            params![new_key, size as i64],
-            |r| r.get(0),
-        )?;
-        {
-            let mut stmt = tx.prepare_cached(
-                "INSERT INTO blobs(id, pack, kind, offset, length, raw_length, compressed)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
-                 ON CONFLICT(id) DO UPDATE SET pack = excluded.pack, offset = excluded.offset,
-                    length = excluded.length, compressed = excluded.compressed",
-            )?;
-            for e in entries {
-                stmt.execute(params![
-                    &e.id.0[..],
-                    pack_id,
-                    e.kind as i64,
-                    e.offset,
-                    e.length,
-                    e.raw_length,
-                    e.compressed
-                ])?;
-            }
-        }
-        tx.commit()?;
-        Ok(())
+        self.index_pack(
+            new_key,
+            size,
+            entries,
+            "DO UPDATE SET pack = excluded.pack, offset = excluded.offset, length = excluded.length,
+                compressed = excluded.compressed",
+        )
     }
 
     /// Total stored bytes of all ready packs.
