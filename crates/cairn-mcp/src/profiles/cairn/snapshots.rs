@@ -19,7 +19,7 @@ use crate::state::ServerState;
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SaveArgs {
-    /// What to capture: an absolute directory path (other target kinds arrive later).
+    /// What to capture: an absolute directory path, compose:PROJECT for a running Compose project, or transcript:FILE for an agent session file.
     pub target: String,
     /// A short name to refer to the snapshot by; letters, digits, '.', '_' and '-'. Unique per session and target.
     pub name: Option<String>,
