@@ -20,7 +20,7 @@ use crate::targets::dir::capture;
 use crate::targets::dir::fsops::DirHandle;
 use crate::targets::dir::materialize::Materializer;
 use crate::targets::dir::restore::{Plan, PlanEntry, later_links, restore_fresh};
-use crate::targets::dir::statcache::{StatCache, coarse_now_ns};
+use crate::targets::dir::statcache::{CacheEntry, StatCache, coarse_now_ns};
 use crate::tree::{self, DirRoot};
 
 /// What to restore, and where.
@@ -139,7 +139,7 @@ impl Store {
         let key = canonical.to_string_lossy().into_owned();
         let _lock = self.lock_target(&key, "cairn restore")?;
         let (files, bytes, written) = restore_fresh(self, root, &canonical)?;
-        StatCache::store(self, &key, settle_clock(), written)?;
+        StatCache::store(self, &key, settle_clock(&written), written)?;
         result.files_written = files;
         result.bytes_written = bytes;
         Ok(result)
@@ -255,8 +255,9 @@ impl Store {
         entries.retain(|p, _| {
             !changed.iter().any(|c| p == c || (p.starts_with(c) && p.get(c.len()) == Some(&b'/')))
         });
+        let settled = settle_clock(&written);
         entries.extend(written);
-        StatCache::store(self, key, settle_clock(), entries.into_iter().collect())?;
+        StatCache::store(self, key, settled, entries.into_iter().collect())?;
         Ok((plan.entries(), files, bytes))
     }
 
@@ -326,10 +327,17 @@ fn read_dry_root(writer: &BlobWriter<'_>, id: &crate::id::ObjectId) -> Result<Di
     tree::decode(id, &writer.read_object(id)?)
 }
 
-/// Waits for the coarse clock (which stamps file times) to tick past the last write, and
-/// returns the new time: files written before it are then trusted by the racy-git rule.
-fn settle_clock() -> i64 {
-    let start = coarse_now_ns();
+/// Waits for the coarse clock (which stamps file times) to tick past the last write and past
+/// every time recorded in `written`, and returns the new time: files written before it are
+/// then trusted by the racy-git rule. The kernel may stamp an inode whose times were just read
+/// with a fine-grained time (multigrain timestamps), up to a tick ahead of the coarse clock, so
+/// one tick after the last write is not always enough.
+fn settle_clock(written: &[(Vec<u8>, CacheEntry)]) -> i64 {
+    // ctime only: the kernel sets it to the time of the change, where mtime may be the
+    // snapshot's (any date). A ctime far ahead (a clock set back meanwhile) is not waited for.
+    let now = coarse_now_ns();
+    let latest = written.iter().map(|(_, e)| e.stamp.ctime_ns).filter(|t| *t < now + 1_000_000_000).max();
+    let start = latest.unwrap_or(now).max(now);
     loop {
         let now = coarse_now_ns();
         if now > start {

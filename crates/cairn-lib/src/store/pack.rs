@@ -3,6 +3,8 @@
 //! Layout: `blob bytes… | header (postcard) | header length (u32 LE) | MAGIC`. The header holds
 //! everything needed to rebuild the catalog's blob index from the packs alone.
 
+use std::cell::RefCell;
+
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
@@ -51,13 +53,34 @@ pub(crate) struct EncodedBlob {
     pub compressed: bool,
 }
 
+thread_local! {
+    // One zstd context per thread, made on first use and reused: creating a context for every
+    // blob cost more than compressing a typical small source file.
+    static COMPRESSOR: RefCell<Option<zstd::bulk::Compressor<'static>>> = const { RefCell::new(None) };
+    static DECOMPRESSOR: RefCell<Option<zstd::bulk::Decompressor<'static>>> = const { RefCell::new(None) };
+}
+
+fn compress(data: &[u8]) -> std::io::Result<Vec<u8>> {
+    COMPRESSOR.with_borrow_mut(|slot| match slot {
+        Some(c) => c.compress(data),
+        None => slot.insert(zstd::bulk::Compressor::new(1)?).compress(data),
+    })
+}
+
+fn decompress(stored: &[u8], capacity: usize) -> std::io::Result<Vec<u8>> {
+    DECOMPRESSOR.with_borrow_mut(|slot| match slot {
+        Some(d) => d.decompress(stored, capacity),
+        None => slot.insert(zstd::bulk::Decompressor::new()?).decompress(stored, capacity),
+    })
+}
+
 /// Compresses `data` with zstd, or keeps it raw when compression saves little (already
 /// compressed media, random data), so reading it back costs nothing.
 pub(crate) fn encode(id: ObjectId, kind: BlobKind, data: &[u8]) -> Result<EncodedBlob> {
     let raw_length = data.len() as u32;
     if data.len() >= 64 {
-        let packed = zstd::bulk::compress(data, 1)
-            .map_err(|e| Error::corrupt(format!("zstd could not compress a blob: {e}")))?;
+        let packed =
+            compress(data).map_err(|e| Error::corrupt(format!("zstd could not compress a blob: {e}")))?;
         if packed.len() < data.len() - data.len() / 32 {
             return Ok(EncodedBlob { id, kind, raw_length, stored: packed, compressed: true });
         }
@@ -68,7 +91,7 @@ pub(crate) fn encode(id: ObjectId, kind: BlobKind, data: &[u8]) -> Result<Encode
 /// Reverses [`encode`] and checks the content address.
 pub(crate) fn decode(id: &ObjectId, stored: &[u8], compressed: bool, raw_length: u32) -> Result<Vec<u8>> {
     let plain = if compressed {
-        zstd::bulk::decompress(stored, raw_length as usize)
+        decompress(stored, raw_length as usize)
             .map_err(|e| Error::corrupt(format!("blob {id} does not decompress: {e}; run `cairn check`")))?
     } else {
         stored.to_vec()

@@ -8,7 +8,7 @@ mod blobs;
 mod sessions;
 mod snapshots;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
 
 use rusqlite::Connection;
@@ -72,7 +72,33 @@ CREATE TABLE IF NOT EXISTS stat_caches(
 
 /// The catalog connection. One per open store, shared by the store's threads.
 pub(crate) struct Catalog {
+    path: PathBuf,
     conn: Mutex<Connection>,
+    /// Idle connections for blob lookups. A capture or restore asks for every blob's location
+    /// from several threads at once; WAL lets separate connections read in parallel, where one
+    /// shared connection made the threads queue behind its lock.
+    readers: Mutex<Vec<Connection>>,
+}
+
+/// A reader taken from the pool; it goes back when dropped.
+pub(crate) struct Reader<'c> {
+    conn: Option<Connection>,
+    pool: &'c Mutex<Vec<Connection>>,
+}
+
+impl std::ops::Deref for Reader<'_> {
+    type Target = Connection;
+    fn deref(&self) -> &Connection {
+        self.conn.as_ref().expect("a reader holds its connection until dropped")
+    }
+}
+
+impl Drop for Reader<'_> {
+    fn drop(&mut self) {
+        if let Some(conn) = self.conn.take() {
+            self.pool.lock().unwrap_or_else(|p| p.into_inner()).push(conn);
+        }
+    }
 }
 
 impl Catalog {
@@ -91,12 +117,28 @@ impl Catalog {
                 crate::store::layout::make_private(&file)?;
             }
         }
-        Ok(Self { conn: Mutex::new(conn) })
+        Ok(Self { path: path.to_path_buf(), conn: Mutex::new(conn), readers: Mutex::new(Vec::new()) })
     }
 
     /// Locks the connection for one operation.
     pub(crate) fn conn(&self) -> MutexGuard<'_, Connection> {
         self.conn.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// A read-only connection of this thread's own for one lookup, opened on first need.
+    pub(crate) fn reader(&self) -> Result<Reader<'_>> {
+        let idle = self.readers.lock().unwrap_or_else(|p| p.into_inner()).pop();
+        let conn = match idle {
+            Some(conn) => conn,
+            None => {
+                let flags =
+                    rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX;
+                let conn = Connection::open_with_flags(&self.path, flags)?;
+                conn.busy_timeout(std::time::Duration::from_secs(30))?;
+                conn
+            }
+        };
+        Ok(Reader { conn: Some(conn), pool: &self.readers })
     }
 
     /// Reads a target's stat cache blob.

@@ -54,8 +54,15 @@ pub(crate) fn take(
     let (planned, skipped_mounts) = mounts::plan(store, project);
 
     let killed = hold()?;
-    let m = capture::mounts(store, &writer, take.key, &planned)?;
-    let (layer_data, writable_layers, layer_bytes) = capture::layers(store, docker, &writer, project)?;
+    // The services are down from here: the writable layers (mostly waiting on the engine's
+    // diff of each container) are read while the volumes are walked, not after.
+    let (m, layers) = std::thread::scope(|scope| {
+        let layers = scope.spawn(|| capture::layers(store, docker, &writer, project));
+        let m = capture::mounts(store, &writer, take.key, &planned);
+        let layers = layers.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        (m, layers)
+    });
+    let (m, (layer_data, writable_layers, layer_bytes)) = (m?, layers?);
 
     let mut not_covered = ComposeNotCovered {
         skipped_mounts,

@@ -238,7 +238,6 @@ impl Walk<'_> {
         matchers: &[Gitignore],
         in_git: bool,
     ) -> Result<Option<Node>> {
-        let abs: PathBuf = dir_abs.join(OsStr::from_bytes(&name));
         let rel = join(dir_rel, &name);
         let meta = match entry.metadata() {
             Ok(m) => m,
@@ -246,9 +245,14 @@ impl Walk<'_> {
                 self.skip(&rel, "vanished");
                 return Ok(None);
             }
-            Err(e) => return Err(Error::io("inspect", &abs, e)),
+            Err(e) => return Err(Error::io("inspect", &dir_abs.join(OsStr::from_bytes(&name)), e)),
         };
         let ft = meta.file_type();
+        // Most entries are files the stat cache vouches for; they never need their full path.
+        if ft.is_file() && (in_git || matchers.is_empty()) {
+            return Ok(self.file(dir_abs, rel, &name, &meta)?.map(|kind| node_of(name, kind, &meta)));
+        }
+        let abs: PathBuf = dir_abs.join(OsStr::from_bytes(&name));
         if !in_git && Self::is_ignored(matchers, &abs, ft.is_dir()) {
             self.ignored(&rel);
             return Ok(None);
@@ -275,7 +279,7 @@ impl Walk<'_> {
             self.counters.symlinks.fetch_add(1, Ordering::Relaxed);
             NodeKind::Symlink { target: target.as_os_str().as_bytes().to_vec() }
         } else if ft.is_file() {
-            match self.file(&abs, &rel, &meta)? {
+            match self.file(dir_abs, rel, &name, &meta)? {
                 Some(kind) => kind,
                 None => return Ok(None),
             }
@@ -293,17 +297,26 @@ impl Walk<'_> {
         Ok(Some(node_of(name, kind, &meta)))
     }
 
-    fn file(&self, abs: &Path, rel: &[u8], meta: &std::fs::Metadata) -> Result<Option<NodeKind>> {
+    /// Captures the file `name` of directory `dir_abs`; `rel` is its path in the tree.
+    fn file(
+        &self,
+        dir_abs: &Path,
+        rel: Vec<u8>,
+        name: &[u8],
+        meta: &std::fs::Metadata,
+    ) -> Result<Option<NodeKind>> {
         let stamp = Stamp::of(meta);
         self.counters.files.fetch_add(1, Ordering::Relaxed);
         self.counters.bytes.fetch_add(meta.size(), Ordering::Relaxed);
         if meta.nlink() > 1 {
             let mut links = self.hardlinks.lock().unwrap_or_else(|p| p.into_inner());
-            links.entry((meta.dev(), meta.ino())).or_default().push(rel.to_vec());
+            links.entry((meta.dev(), meta.ino())).or_default().push(rel.clone());
         }
-        let content = match self.old_cache.lookup(rel, &stamp) {
+        let content = match self.old_cache.lookup(&rel, &stamp) {
             Some(content) => content.to_vec(),
             None => {
+                let rel = rel.as_slice();
+                let abs = &dir_abs.join(OsStr::from_bytes(name));
                 self.counters.cache_misses.fetch_add(1, Ordering::Relaxed);
                 let file = std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NOFOLLOW).open(abs);
                 let mut file = match file {
@@ -332,14 +345,16 @@ impl Walk<'_> {
         self.cache
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .push((rel.to_vec(), CacheEntry { stamp, content: content.clone() }));
+            .push((rel, CacheEntry { stamp, content: content.clone() }));
         Ok(Some(NodeKind::File { size: meta.size(), content }))
     }
 
     fn read_content(&self, file: &mut std::fs::File, abs: &Path, size: u64) -> Result<Vec<ObjectId>> {
         if size <= WHOLE_FILE_LIMIT {
-            let mut data = Vec::with_capacity(size as usize);
-            file.read_to_end(&mut data).at("read", abs)?;
+            // The size is known from the walk; reading through `take` skips the extra stat that
+            // `File::read_to_end` makes to size its buffer.
+            let mut data = Vec::with_capacity(size as usize + 1);
+            file.by_ref().take(WHOLE_FILE_LIMIT + 1).read_to_end(&mut data).at("read", abs)?;
             return Ok(vec![self.writer.write(BlobKind::Data, &data)?]);
         }
         let mut ids = Vec::new();

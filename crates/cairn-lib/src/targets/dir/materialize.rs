@@ -65,8 +65,9 @@ impl<'a> Materializer<'a> {
                 if self.link_later.contains(rel) {
                     return Ok(());
                 }
-                self.write_file(dir, &node.name, content, node)?;
-                self.record(dir, &node.name, rel, content)
+                let st = self.write_file(dir, &node.name, content, node)?;
+                self.remember_written(rel, &st, content);
+                Ok(())
             }
             NodeKind::Symlink { target } => {
                 dir.symlink(&node.name, target)?;
@@ -81,16 +82,20 @@ impl<'a> Materializer<'a> {
         tree.nodes.par_iter().try_for_each(|node| self.create(dir, &join(rel, &node.name), node))
     }
 
-    /// Writes file `name` with `content` (it must not exist), then sets its metadata.
-    fn write_file(&self, dir: &DirHandle, name: &[u8], content: &[ObjectId], node: &Node) -> Result<()> {
-        let file = dir.create_file(name, |sink| {
+    /// Writes file `name` with `content` (it must not exist) and its metadata; returns its stat.
+    fn write_file(
+        &self,
+        dir: &DirHandle,
+        name: &[u8],
+        content: &[ObjectId],
+        node: &Node,
+    ) -> Result<rustix::fs::Stat> {
+        dir.create_file(name, &self.meta(node, false), |sink| {
             for id in content {
                 sink(&self.store.read_blob(id)?)?;
             }
             Ok(())
-        })?;
-        drop(file);
-        dir.set_meta(name, &self.meta(node, false), false)
+        })
     }
 
     /// Rewrites an existing file by writing a temp file beside it and renaming it over.
@@ -112,12 +117,17 @@ impl<'a> Materializer<'a> {
     }
 
     fn record(&self, dir: &DirHandle, name: &[u8], rel: &[u8], content: &[ObjectId]) -> Result<()> {
-        use std::sync::atomic::Ordering;
         let st = dir.stat(name)?;
+        self.remember_written(rel, &st, content);
+        Ok(())
+    }
+
+    /// Counts a written file and records its stat for the stat cache.
+    fn remember_written(&self, rel: &[u8], st: &rustix::fs::Stat, content: &[ObjectId]) {
+        use std::sync::atomic::Ordering;
         self.files_written.fetch_add(1, Ordering::Relaxed);
         self.bytes_written.fetch_add(st.st_size as u64, Ordering::Relaxed);
-        self.remember(rel, &st, content);
-        Ok(())
+        self.remember(rel, st, content);
     }
 
     /// Records the current stat of an entry whose content was already right (only its
