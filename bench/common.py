@@ -18,6 +18,16 @@ from workload import BigSpec, TextPool, TreeSpec
 
 
 @dataclass(frozen=True)
+class VolumeSpec:
+    """The compose suite's Docker volume: its size, how many files hold it, and how many
+    bytes change between savepoints."""
+
+    total_bytes: int
+    files: int
+    change_bytes: int = 1_000_000
+
+
+@dataclass(frozen=True)
 class Scale:
     """How big the workloads are: the full run, or --quick."""
 
@@ -26,6 +36,7 @@ class Scale:
     churn_saves: int
     fork_snapshots: int
     fork_tree_files: int
+    volume: VolumeSpec
     changed_files: int = 20
     diff_files: int = 3
 
@@ -36,6 +47,7 @@ FULL = Scale(
     churn_saves=100,
     fork_snapshots=1_000,
     fork_tree_files=200,
+    volume=VolumeSpec(total_bytes=1_000_000_000, files=1_000),
 )
 QUICK = Scale(
     tree=TreeSpec(files=5_000, dirs=100, total_bytes=30_000_000),
@@ -43,6 +55,7 @@ QUICK = Scale(
     churn_saves=20,
     fork_snapshots=100,
     fork_tree_files=100,
+    volume=VolumeSpec(total_bytes=200_000_000, files=200),
 )
 
 
