@@ -189,13 +189,14 @@ impl Store {
             no_ignore,
             ..SaveOptions::default()
         };
-        let safety = self.capture_dir(&path, &key, session.id, &save, true)?;
+        let (safety, live_cache) = self.capture_dir(&path, &key, session.id, &save, true)?;
         let safety_root = tree::read_root(
             self,
             &safety.root.ok_or_else(|| Error::corrupt("safety snapshot has no root"))?,
         )?;
         let journal = self.write_journal(&key, &snapshot, &safety, no_ignore)?;
-        let outcome = self.apply_plan(&path, &key, &safety_root, want, options.preserve_mtime);
+        let live_cache = live_cache.map(|c| StatCache::from_scan(c.scan_started_ns, c.entries));
+        let outcome = self.apply_plan(&path, &key, &safety_root, want, options.preserve_mtime, live_cache);
         let (plan, files, bytes) = match outcome {
             Ok(done) => done,
             Err(first) => {
@@ -234,7 +235,8 @@ impl Store {
     }
 
     /// Applies the plan from `live` to `want` under `path`, and records what it wrote in the
-    /// stat cache so the next save reads nothing.
+    /// stat cache so the next save reads nothing. `live_cache` is the cache of the capture of
+    /// `live` when it was not stored (else the stored one is read).
     pub(crate) fn apply_plan(
         &self,
         path: &Path,
@@ -242,6 +244,7 @@ impl Store {
         live: &DirRoot,
         want: &DirRoot,
         preserve_mtime: bool,
+        live_cache: Option<StatCache>,
     ) -> Result<(Vec<PlanEntry>, u64, u64)> {
         let plan = Plan::between(self, live, want, preserve_mtime)?;
         let handle = DirHandle::open_root(path)?;
@@ -251,7 +254,11 @@ impl Store {
         let bytes = m.bytes_written.load(std::sync::atomic::Ordering::Relaxed);
         let written = m.written.into_inner().unwrap_or_else(|p| p.into_inner());
         let changed: Vec<Vec<u8>> = plan.changes.iter().map(|c| c.path.clone()).collect();
-        let mut entries = StatCache::load(self, key)?.into_entries();
+        let base = match live_cache {
+            Some(cache) => cache,
+            None => StatCache::load(self, key)?,
+        };
+        let mut entries = base.into_trusted_entries();
         entries.retain(|p, _| {
             !changed.iter().any(|c| p == c || (p.starts_with(c) && p.get(c.len()) == Some(&b'/')))
         });

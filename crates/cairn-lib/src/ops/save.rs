@@ -18,7 +18,21 @@ use crate::store::Store;
 use crate::store::catalog::NewSnapshot;
 use crate::store::writer::BlobWriter;
 use crate::targets::Target;
-use crate::targets::dir::{capture, statcache::StatCache};
+use crate::targets::dir::capture;
+use crate::targets::dir::statcache::{CacheEntry, StatCache};
+
+/// The stat cache a capture made, not stored yet.
+pub(crate) struct FreshCache {
+    pub scan_started_ns: i64,
+    pub entries: Vec<(Vec<u8>, CacheEntry)>,
+}
+
+impl FreshCache {
+    /// Stores it as the stat cache of target `key`.
+    pub(crate) fn store(self, store: &Store, key: &str) -> Result<()> {
+        StatCache::store(store, key, self.scan_started_ns, self.entries)
+    }
+}
 
 /// What to save.
 #[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
@@ -89,7 +103,10 @@ impl Store {
         }
         let _lock = self.lock_target(&key, "cairn save")?;
         self.finish_interrupted_restore(&key)?;
-        let snapshot = self.capture_dir(path, &key, session.id, options, false)?;
+        let (snapshot, cache) = self.capture_dir(path, &key, session.id, options, false)?;
+        if let Some(cache) = cache {
+            cache.store(self, &key)?;
+        }
         let removed_by_policy = self.apply_keep_policy(&session, &key)?;
         Ok(SaveResult { snapshot, removed_by_policy })
     }
@@ -115,6 +132,8 @@ impl Store {
     }
 
     /// Captures directory `path` and commits the record. The caller holds the target's lock.
+    /// Returns the stat cache the capture made, when it differs from the stored one; the caller
+    /// stores it (or carries it into a restore that rewrites it anyway).
     pub(crate) fn capture_dir(
         &self,
         path: &std::path::Path,
@@ -122,7 +141,7 @@ impl Store {
         session: crate::id::SessionId,
         options: &SaveOptions,
         safety: bool,
-    ) -> Result<Snapshot> {
+    ) -> Result<(Snapshot, Option<FreshCache>)> {
         let started = Instant::now();
         let old_cache = StatCache::load(self, key)?;
         let writer = BlobWriter::new(self);
@@ -149,10 +168,9 @@ impl Store {
             root: Some(captured.root),
         };
         self.commit_snapshot(&snapshot, options.force)?;
-        if !captured.cache_unchanged {
-            StatCache::store(self, key, captured.scan_started_ns, captured.cache)?;
-        }
-        Ok(snapshot)
+        let cache = (!captured.cache_unchanged)
+            .then(|| FreshCache { scan_started_ns: captured.scan_started_ns, entries: captured.cache });
+        Ok((snapshot, cache))
     }
 
     /// Makes a snapshot durable: its record object first (so the catalog can be rebuilt from

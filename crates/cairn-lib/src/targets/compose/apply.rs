@@ -141,7 +141,7 @@ pub(crate) fn put_mount(
             match from.map(|f| &f.content) {
                 Some(MountContent::Dir { root: live }) => {
                     let live = tree::read_root(store, live)?;
-                    let (plan, files, bytes) = store.apply_plan(path, &cache, &live, &want, true)?;
+                    let (plan, files, bytes) = store.apply_plan(path, &cache, &live, &want, true, None)?;
                     (out.changes, out.files_written, out.bytes_written) = (plan.len() as u64, files, bytes);
                 }
                 _ => store.replay(path, &cache, &want, true)?,

@@ -115,8 +115,18 @@ impl StatCache {
         store.catalog.put_stat_cache(target, &blob)
     }
 
-    /// The entries, to carry over into a cache rewritten after a restore.
-    pub(crate) fn into_entries(self) -> HashMap<Vec<u8>, CacheEntry> {
-        self.entries
+    /// A cache made by a scan that started at `scan_started_ns` (not stored yet).
+    pub(crate) fn from_scan(scan_started_ns: i64, entries: Vec<(Vec<u8>, CacheEntry)>) -> Self {
+        Self { scan_started_ns, entries: entries.into_iter().collect() }
+    }
+
+    /// The entries the racy-git rule trusts, to carry over into a cache rewritten after a
+    /// restore. Racy ones are dropped: the rewritten cache has a later scan time, under which
+    /// they would wrongly look safe.
+    pub(crate) fn into_trusted_entries(self) -> HashMap<Vec<u8>, CacheEntry> {
+        let since = self.scan_started_ns;
+        let mut entries = self.entries;
+        entries.retain(|_, e| e.stamp.mtime_ns < since && e.stamp.ctime_ns < since);
+        entries
     }
 }
