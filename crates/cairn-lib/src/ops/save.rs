@@ -169,7 +169,7 @@ impl Store {
         };
         self.commit_snapshot(&snapshot, options.force)?;
         let cache = (!captured.cache_unchanged)
-            .then(|| FreshCache { scan_started_ns: captured.scan_started_ns, entries: captured.cache });
+            .then_some(FreshCache { scan_started_ns: captured.scan_started_ns, entries: captured.cache });
         Ok((snapshot, cache))
     }
 
