@@ -51,11 +51,11 @@ FULL = Scale(
 )
 QUICK = Scale(
     tree=TreeSpec(files=5_000, dirs=100, total_bytes=30_000_000),
-    big=BigSpec(edited_bytes=200_000_000, other_bytes=[]),
+    big=BigSpec(edited_bytes=100_000_000, other_bytes=[]),
     churn_saves=20,
     fork_snapshots=100,
     fork_tree_files=100,
-    volume=VolumeSpec(total_bytes=200_000_000, files=200),
+    volume=VolumeSpec(total_bytes=100_000_000, files=100),
 )
 
 

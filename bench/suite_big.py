@@ -47,8 +47,9 @@ def run(ctx: Context) -> None:
         stored[tool.name].append(tool.store_size() - before[tool.name])
         return None
 
-    # At most 3 runs: each costs git a full re-compression of the edited file.
-    ms, notes = rounds(ctx, tools, lambda tool: tool.save(), min(ctx.runs, 3),
+    # At most 2 runs: each costs git a full re-compression of the edited file (16 s of a full
+    # run's 15 minutes), and the tools' times differ by far more than their spread.
+    ms, notes = rounds(ctx, tools, lambda tool: tool.save(), min(ctx.runs, 2),
                        before_run=lambda run: edit_big(root, spec, ctx.seed, run),
                        setup=setup, after=after, sync=True)
     extra = {}
