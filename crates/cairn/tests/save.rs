@@ -3,6 +3,7 @@
 mod common;
 
 use std::os::unix::fs::PermissionsExt;
+use std::os::unix::process::ExitStatusExt;
 
 use common::{TestEnv, write};
 
@@ -36,7 +37,8 @@ fn a_1_mb_edit_inside_a_500_mb_file_stores_about_1_mb() {
     drop(data);
     let second = env.json(&["save"]);
     let new = second["stats"]["new_bytes"].as_u64().unwrap();
-    assert!((1024 * 1024..=3 * 1024 * 1024).contains(&new), "stored {new} bytes for a 1 MiB edit");
+    // The edit itself plus the chunks it cuts at each end (measured: about 1.5 MiB here).
+    assert!((1024 * 1024..=2 * 1024 * 1024).contains(&new), "stored {new} bytes for a 1 MiB edit");
 }
 
 #[test]
@@ -89,18 +91,51 @@ fn list_is_newest_first_wrapped_and_refuses_other_sorts() {
 }
 
 #[test]
-fn the_store_is_private_and_never_inside_the_tree() {
+fn every_directory_and_file_of_the_store_is_private() {
     let env = TestEnv::new();
     write(&env.work(), "a.txt", "a\n");
+    write(&env.work(), "big.bin", common::noise(1_500_000, 3));
+    let first = env.json(&["save", "--name", "one"]);
+    write(&env.work(), "a.txt", "b\n");
     env.ok(&["save"]);
+    env.ok(&["config", "set", "gc.grace", "0s"]);
+    env.ok(&["remove", first["id"].as_str().unwrap()]);
+    env.ok(&["restore", "latest"]);
+    env.ok(&["gc"]);
+    let all = common::permissions_below(&env.store());
     let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode(&env.store()), 0o700);
-    assert_eq!(mode(&env.store().join("catalog.db")), 0o600);
-    assert_eq!(mode(&env.store().join("FORMAT")), 0o600);
+    for dir in ["objects/packs", "objects/records", "tmp", "locks", "journal"] {
+        assert!(all.iter().any(|(p, is_dir, _)| *is_dir && p.ends_with(dir)), "no {dir} in {all:?}");
+    }
+    assert!(all.iter().any(|(p, _, _)| p.extension().is_some_and(|e| e == "pack")), "{all:?}");
+    for (path, is_dir, mode) in &all {
+        let want = if *is_dir { 0o700 } else { 0o600 };
+        assert_eq!(*mode, want, "{} is {mode:o}", path.display());
+    }
+}
+
+#[test]
+fn a_store_refused_inside_the_tree_is_not_left_behind() {
+    let env = TestEnv::new();
+    write(&env.work(), "a.txt", "a\n");
     let inner = env.work().join(".cairn-store");
     let out = env.cairn(&["save"]).arg("--store").arg(&inner).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("must never live inside the tree"));
+    assert!(!inner.exists(), "a stray store is left in the tree: {:?}", common::entries(&inner));
+    // An empty directory the user made for it stays, and stays empty.
+    let made = env.work().join("store-here");
+    std::fs::create_dir(&made).unwrap();
+    let out = env.cairn(&["save"]).arg("--store").arg(&made).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(common::entries(&made), Vec::<String>::new());
+    assert_eq!(common::entries(&env.work()), ["a.txt", "store-here"]);
+    // A store that holds snapshots is never removed by a refusal.
+    env.ok(&["save"]);
+    let err = env.fails(&["save", env.store().join("objects").to_str().unwrap()], 2);
+    assert!(err.contains("inside the store"), "{err}");
+    assert!(env.store().join("FORMAT").exists());
 }
 
 #[test]
@@ -169,6 +204,84 @@ fn kill_9_during_a_save_leaves_a_usable_store() {
     env.ok(&["check", "--read-data"]);
     // Nothing half-written is left behind.
     assert_eq!(std::fs::read_dir(env.store().join("tmp")).unwrap().count(), 0);
+}
+
+/// The pack files of the store.
+fn pack_files(env: &TestEnv) -> Vec<std::path::PathBuf> {
+    common::permissions_below(&env.store().join("objects/packs"))
+        .into_iter()
+        .filter(|(p, _, _)| p.extension().is_some_and(|e| e == "pack"))
+        .map(|(p, _, _)| p)
+        .collect()
+}
+
+fn snapshot_count(env: &TestEnv) -> usize {
+    env.json(&["list"])["snapshots"].as_array().unwrap().len()
+}
+
+#[test]
+fn a_save_killed_at_each_fault_point_is_cleaned_up_by_the_next_command() {
+    // The fault points are compiled into debug builds only (the profile tests build with).
+    if !cfg!(debug_assertions) {
+        return;
+    }
+    let env = TestEnv::new();
+    for i in 0..200 {
+        write(&env.work(), &format!("d{}/f{i}.txt", i % 7), format!("file {i}\n"));
+    }
+    env.ok(&["save", "--name", "good"]);
+    let points = ["pack-half-written", "pack-published", "record-written", "snapshot-committed"];
+    for (round, point) in points.into_iter().enumerate() {
+        // New content every round, so the save has a pack to write.
+        write(&env.work(), &format!("round{round}.bin"), common::noise(300_000, round as u64 + 1));
+        write(&env.work(), "d0/f0.txt", format!("round {round}\n"));
+        let (packs, records, snapshots) =
+            (pack_files(&env), common::entries(&env.store().join("objects/records")), snapshot_count(&env));
+        let status = env.process(&["save"]).env("CAIRN_FAULT_KILL_AT", point).status().unwrap();
+        assert_eq!(
+            status.signal(),
+            Some(9),
+            "{point}: the save was not killed at its fault point ({status})"
+        );
+        let tmp = env.store().join("tmp");
+        // What the kill left behind.
+        match point {
+            "pack-half-written" => {
+                assert_eq!(common::entries(&tmp).len(), 1, "{point}: no half-written pack in tmp");
+                assert_eq!(pack_files(&env), packs);
+            }
+            "pack-published" => assert_eq!(pack_files(&env).len(), packs.len() + 1, "{point}"),
+            "record-written" => {
+                let now = common::entries(&env.store().join("objects/records"));
+                assert_eq!(now.len(), records.len() + 1, "{point}: {now:?}");
+            }
+            _ => {}
+        }
+        // The next command cleans up: temp files go, a published pack is indexed, and the
+        // store checks clean, data included.
+        let check = env.json(&["check", "--read-data"]);
+        assert_eq!(check["problems"], serde_json::json!([]), "{point}: {check}");
+        assert_eq!(common::entries(&tmp), Vec::<String>::new(), "{point}");
+        let committed = point == "snapshot-committed";
+        assert_eq!(snapshot_count(&env), snapshots + usize::from(committed), "{point}");
+        if point == "record-written" {
+            // The record of a snapshot that never existed is dropped by gc.
+            env.ok(&["gc"]);
+            assert_eq!(common::entries(&env.store().join("objects/records")), records, "{point}");
+        }
+        let saved = env.json(&["save"]);
+        if point != "pack-half-written" {
+            // The killed save's pack was published, so its data was kept (indexed by the save
+            // itself, or by recovery): nothing is stored twice.
+            assert_eq!(saved["stats"]["new_bytes"], 0, "{point}: {saved}");
+        } else {
+            assert!(saved["stats"]["new_bytes"].as_u64().unwrap() >= 300_000, "{point}: {saved}");
+        }
+        let dest = env.root().join(format!("copy-{round}"));
+        env.ok(&["restore", saved["id"].as_str().unwrap(), "--to", dest.to_str().unwrap()]);
+        assert_eq!(common::describe(&dest), common::describe(&env.work()), "{point}");
+    }
+    env.ok(&["check", "--read-data"]);
 }
 
 #[test]

@@ -110,6 +110,16 @@ impl Store {
             self.catalog.forget_pack(&key)?;
             self.backend().delete(&key)?;
         }
+        // A pack file the catalog does not know was published by a save whose catalog commits a
+        // power cut took back; nothing can refer to its blobs, since a snapshot's commit makes
+        // every earlier commit durable. With the store held alone, no writer is mid-publish.
+        let known_packs: HashSet<String> = self.catalog.all_pack_keys()?.into_iter().collect();
+        for key in self.backend().list("packs/")? {
+            if !known_packs.contains(&key) {
+                self.backend().delete(&key)?;
+                result.packs_removed += 1;
+            }
+        }
         let known: HashSet<String> = self.catalog.all_snapshot_ids()?.into_iter().collect();
         for key in self.backend().list("records/")? {
             let id = key.trim_start_matches("records/").trim_end_matches(".json");
@@ -136,6 +146,23 @@ impl Store {
             }
         }
         result.objects = live.len() as u64;
+        let files: HashSet<String> = self.backend().list("packs/")?.into_iter().collect();
+        let known: HashSet<String> = self.catalog.all_pack_keys()?.into_iter().collect();
+        for key in known.difference(&files) {
+            result.problems.push(format!("pack {key} is in the catalog but its file is missing"));
+        }
+        for key in files.difference(&known) {
+            result.problems.push(format!(
+                "pack file {key} is not in the catalog (left by an interrupted save); `cairn gc` removes it"
+            ));
+        }
+        for (key, pid) in self.catalog.pending_packs()? {
+            if !crate::store::layout::pid_alive(pid) {
+                result.problems.push(format!(
+                    "pack {key} is still pending though its writer (pid {pid}) is gone; reopen the store to recover it"
+                ));
+            }
+        }
         for id in &live {
             match self.catalog.blob_location(id)? {
                 None => result.problems.push(format!("object {id} is missing")),
@@ -148,5 +175,107 @@ impl Store {
         }
         result.problems.sort();
         Ok(result)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Config;
+    use crate::error::ErrorKind;
+    use crate::ops::remove::RemoveOptions;
+    use crate::ops::restore::RestoreOptions;
+    use crate::ops::save::SaveOptions;
+    use crate::targets::Target;
+
+    fn noise(len: usize, seed: u64) -> Vec<u8> {
+        let mut x = seed | 1;
+        (0..len)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                x as u8
+            })
+            .collect()
+    }
+
+    #[test]
+    fn gc_and_a_save_exclude_each_other_and_gc_keeps_what_snapshots_need() {
+        let dir = tempfile::tempdir().unwrap();
+        let work = dir.path().join("work");
+        std::fs::create_dir_all(&work).unwrap();
+        std::fs::write(work.join("dead.bin"), noise(400_000, 1)).unwrap();
+        std::fs::write(work.join("alive.bin"), noise(400_000, 2)).unwrap();
+        let saver = Store::open(&dir.path().join("store")).unwrap();
+        let mut collector = Store::open(&dir.path().join("store")).unwrap();
+        let mut config = Config::default();
+        config.set("gc.grace", "0s").unwrap();
+        collector.save_config(config).unwrap();
+        let save =
+            || saver.save(&SaveOptions { target: work.display().to_string(), ..SaveOptions::default() });
+        let first = save().unwrap();
+
+        // A save in progress holds the store lock shared (and its target's lock): gc refuses.
+        let key = Target::parse(work.to_str().unwrap()).unwrap().key();
+        let saving = saver.lock_target(&key, "cairn save").unwrap();
+        let err = collector.gc().unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::Locked);
+        let text = err.to_string();
+        assert!(
+            text.contains("gc needs the store alone") && text.contains("retry when it finishes"),
+            "{text}"
+        );
+        drop(saving);
+
+        // gc in progress holds the store alone: a save refuses and names it.
+        let collecting = collector.lock_store_exclusive("cairn gc").unwrap();
+        let err = save().unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::Locked);
+        let text = err.to_string();
+        assert!(text.contains("`cairn gc` is running") && text.contains("pid "), "{text}");
+        drop(collecting);
+
+        std::fs::remove_file(work.join("dead.bin")).unwrap();
+        let second = save().unwrap();
+        collector
+            .remove(&RemoveOptions { refs: vec![first.snapshot.id.to_string()], ..RemoveOptions::default() })
+            .unwrap();
+        let gc = collector.gc().unwrap();
+        assert!(gc.bytes_freed >= 390_000, "{gc:?}");
+        let check = collector.check(true).unwrap();
+        assert!(check.problems.is_empty(), "{:?}", check.problems);
+        let dest = dir.path().join("copy");
+        saver
+            .restore(&RestoreOptions {
+                reference: second.snapshot.id.to_string(),
+                to: Some(dest.clone()),
+                ..RestoreOptions::default()
+            })
+            .unwrap();
+        assert_eq!(std::fs::read(dest.join("alive.bin")).unwrap(), noise(400_000, 2));
+        assert!(!dest.join("dead.bin").exists());
+    }
+
+    #[test]
+    fn gc_removes_a_pack_file_the_catalog_lost_and_check_reports_it_first() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("store")).unwrap();
+        let mut builder = PackBuilder::default();
+        let data = b"published, then the catalog commit was lost".to_vec();
+        builder.push(
+            crate::store::pack::encode(ObjectId::of(&data), crate::store::pack::BlobKind::Data, &data)
+                .unwrap(),
+        );
+        let (key, bytes, _) = builder.finish().unwrap();
+        store.backend().put_if_absent(&key, &bytes).unwrap();
+        let problems = store.check(false).unwrap().problems;
+        assert!(
+            problems.iter().any(|p| p.contains(&key) && p.contains("not in the catalog")),
+            "{problems:?}"
+        );
+        assert_eq!(store.gc().unwrap().packs_removed, 1);
+        assert!(store.backend().list("packs/").unwrap().is_empty());
+        assert!(store.check(false).unwrap().problems.is_empty());
     }
 }

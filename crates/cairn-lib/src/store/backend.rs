@@ -5,10 +5,11 @@
 use std::collections::BTreeMap;
 use std::collections::HashMap;
 use std::io::Write;
-use std::os::unix::fs::{FileExt, OpenOptionsExt};
+use std::os::unix::fs::{DirBuilderExt, FileExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
+use super::fault::{self, FaultPoint};
 use crate::error::{Error, IoContext, Result};
 
 /// Object storage as the engine sees it. Keys are `/`-separated relative names (`packs/ab/ab….pack`).
@@ -27,7 +28,8 @@ pub trait Backend: Send + Sync {
     fn delete(&self, key: &str) -> Result<()>;
 }
 
-/// Objects as files below a directory, published by temp file + fsync + rename.
+/// Objects as files below a directory, published by temp file + fsync + rename + directory
+/// fsync. Every directory it makes is 0700 and every file 0600.
 pub struct LocalBackend {
     root: PathBuf,
     tmp: PathBuf,
@@ -62,6 +64,11 @@ impl LocalBackend {
 
 /// Writes `data` to a fresh temp file in `tmp`, flushes it to disk, and returns its path.
 pub(crate) fn write_temp(tmp: &Path, data: &[u8]) -> Result<PathBuf> {
+    write_temp_with_fault(tmp, data, None)
+}
+
+/// [`write_temp`], with a fault point between the two halves of the data (crash tests).
+fn write_temp_with_fault(tmp: &Path, data: &[u8], halfway: Option<FaultPoint>) -> Result<PathBuf> {
     let name = format!("{}-{}.tmp", std::process::id(), uuid::Uuid::now_v7().simple());
     let path = tmp.join(name);
     let mut file = std::fs::OpenOptions::new()
@@ -70,14 +77,54 @@ pub(crate) fn write_temp(tmp: &Path, data: &[u8]) -> Result<PathBuf> {
         .mode(0o600)
         .open(&path)
         .at("create", &path)?;
-    file.write_all(data).at("write", &path)?;
+    let (first, rest) = data.split_at(data.len() / 2);
+    file.write_all(first).at("write", &path)?;
+    if let Some(point) = halfway {
+        fault::kill_at(point);
+    }
+    file.write_all(rest).at("write", &path)?;
     file.sync_data().at("flush", &path)?;
     Ok(path)
+}
+
+/// Replaces the small file `dest` with `data` so that a crash leaves the old or the new
+/// content, never a mix: written to a temp file in `tmp` (same filesystem), flushed, renamed
+/// over `dest`, and the rename flushed into `dest`'s directory. `what` names the write in errors.
+pub(crate) fn replace_file(tmp: &Path, data: &[u8], dest: &Path, what: &str) -> Result<()> {
+    let temp = write_temp(tmp, data)?;
+    std::fs::rename(&temp, dest).at(what, dest)?;
+    sync_dir(dest.parent().unwrap_or(Path::new("/")))
 }
 
 /// Flushes a directory's entries to disk, so a rename into it survives a crash.
 pub(crate) fn sync_dir(dir: &Path) -> Result<()> {
     std::fs::File::open(dir).and_then(|d| d.sync_all()).at("flush", dir)
+}
+
+/// Creates `dir` and its missing parents, each 0700, and flushes each new entry into its
+/// parent, so an object renamed into a new directory is reachable after a crash.
+pub(crate) fn create_dir_durably(dir: &Path) -> Result<()> {
+    let mut missing = Vec::new();
+    let mut at = dir;
+    while !at.exists() {
+        missing.push(at);
+        match at.parent() {
+            Some(parent) => at = parent,
+            None => break,
+        }
+    }
+    for new in missing.into_iter().rev() {
+        match std::fs::DirBuilder::new().mode(0o700).create(new) {
+            // Another writer made it first: it flushed it too.
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            other => other.at("create", new)?,
+        }
+        std::fs::set_permissions(new, std::fs::Permissions::from_mode(0o700)).at("protect", new)?;
+        if let Some(parent) = new.parent() {
+            sync_dir(parent)?;
+        }
+    }
+    Ok(())
 }
 
 impl Backend for LocalBackend {
@@ -87,9 +134,11 @@ impl Backend for LocalBackend {
             return Ok(false);
         }
         let parent = dest.parent().ok_or_else(|| Error::invalid(format!("bad object key {key:?}")))?;
-        std::fs::create_dir_all(parent).at("create", parent)?;
-        let tmp = write_temp(&self.tmp, data)?;
+        create_dir_durably(parent)?;
+        let halfway = key.starts_with("packs/").then_some(FaultPoint::PackHalfWritten);
+        let tmp = write_temp_with_fault(&self.tmp, data, halfway)?;
         std::fs::rename(&tmp, &dest).at("publish", &dest)?;
+        // The object exists for the engine once this returns; a crash must not take it back.
         sync_dir(parent)?;
         Ok(true)
     }

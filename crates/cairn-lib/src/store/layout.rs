@@ -5,7 +5,7 @@
 //! <store>/catalog.db        SQLite catalog (WAL)
 //! <store>/config.toml       settings (`cairn config`)
 //! <store>/current_session   the current-session pointer, shared by the CLI and the MCP server
-//! <store>/objects/packs/    pack files, by content hash
+//! <store>/objects/packs/    pack files, by the hash of their header, below a 2-hex-digit folder
 //! <store>/objects/records/  snapshot records as JSON objects (to rebuild the catalog)
 //! <store>/tmp/              temporary files, named <pid>-<uuid>.tmp
 //! <store>/locks/            lock files
@@ -20,6 +20,17 @@ use crate::error::{Error, IoContext, Result};
 /// The store format this build reads and writes.
 pub const FORMAT_VERSION: u32 = 1;
 const FORMAT_PREFIX: &str = "cairn-store-format ";
+
+/// Whether opening a store created it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Created {
+    /// The store existed.
+    No,
+    /// The store was made in an empty directory that existed.
+    InEmptyDir,
+    /// The store was made along with its directory.
+    WithRoot,
+}
 
 /// Paths inside one store.
 #[derive(Debug, Clone)]
@@ -53,11 +64,19 @@ impl Layout {
         self.root.join("journal")
     }
 
+    pub(crate) fn packs(&self) -> PathBuf {
+        self.objects().join("packs")
+    }
+    pub(crate) fn records(&self) -> PathBuf {
+        self.objects().join("records")
+    }
+
     /// Creates a new store, or checks the format of an existing one.
-    pub(crate) fn init_or_check(&self) -> Result<()> {
+    pub(crate) fn init_or_check(&self) -> Result<Created> {
         let format = self.format_file();
         if format.exists() {
-            return self.check_format();
+            self.check_format()?;
+            return Ok(Created::No);
         }
         if self.root.exists() {
             let has_entries = std::fs::read_dir(&self.root).at("read", &self.root)?.next().is_some();
@@ -68,13 +87,40 @@ impl Layout {
                 )));
             }
         }
+        let made_root = !self.root.exists();
         create_private_dir(&self.root)?;
-        for dir in [self.objects(), self.tmp(), self.locks(), self.journal()] {
+        for dir in [self.objects(), self.packs(), self.records(), self.tmp(), self.locks(), self.journal()] {
             create_private_dir(&dir)?;
         }
+        for dir in [&self.objects(), &self.root] {
+            super::backend::sync_dir(dir)?;
+        }
+        if let Some(parent) = self.root.parent().filter(|_| made_root) {
+            super::backend::sync_dir(parent)?;
+        }
+        // FORMAT last, and flushed: it marks a store whose skeleton is complete on disk.
         let tmp =
             super::backend::write_temp(&self.tmp(), format!("{FORMAT_PREFIX}{FORMAT_VERSION}\n").as_bytes())?;
         std::fs::rename(&tmp, &format).at("create", &format)?;
+        super::backend::sync_dir(&self.root)?;
+        Ok(if made_root { Created::WithRoot } else { Created::InEmptyDir })
+    }
+
+    /// Removes a store this process created and stored nothing in: its own entries, and the
+    /// directory itself when this process made it.
+    pub(crate) fn remove_new_store(&self, created: Created) -> Result<()> {
+        if created == Created::WithRoot {
+            return std::fs::remove_dir_all(&self.root).at("remove", &self.root);
+        }
+        for entry in std::fs::read_dir(&self.root).at("list", &self.root)? {
+            let entry = entry.at("list", &self.root)?;
+            let path = entry.path();
+            if entry.file_type().at("inspect", &path)?.is_dir() {
+                std::fs::remove_dir_all(&path).at("remove", &path)?;
+            } else {
+                std::fs::remove_file(&path).at("remove", &path)?;
+            }
+        }
         Ok(())
     }
 
@@ -98,7 +144,8 @@ impl Layout {
     }
 }
 
-/// Creates a directory (and missing parents) readable by its owner only.
+/// Creates a directory (and missing parents) readable by its owner only. Every directory in
+/// the store is 0700 and every file 0600, whatever the umask.
 pub(crate) fn create_private_dir(path: &Path) -> Result<()> {
     std::fs::DirBuilder::new().recursive(true).mode(0o700).create(path).at("create", path)?;
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o700)).at("protect", path)

@@ -3,6 +3,7 @@
 pub(crate) mod backend;
 pub(crate) mod catalog;
 pub(crate) mod chunker;
+pub(crate) mod fault;
 pub(crate) mod layout;
 pub(crate) mod lock;
 pub(crate) mod pack;
@@ -15,7 +16,7 @@ use crate::error::{Error, IoContext, Result};
 use crate::id::{ObjectId, SessionId};
 use backend::{Backend, LocalBackend};
 use catalog::Catalog;
-use layout::Layout;
+use layout::{Created, Layout};
 pub use lock::LockGuard;
 
 /// An open cairn store.
@@ -24,6 +25,8 @@ pub struct Store {
     backend: Box<dyn Backend>,
     pub(crate) catalog: Catalog,
     config: Config,
+    /// Whether this open created the store, so that a refusal can take it away again.
+    created: Created,
 }
 
 impl std::fmt::Debug for Store {
@@ -38,11 +41,11 @@ impl Store {
     pub fn open(root: &Path) -> Result<Self> {
         let root = absolute(root)?;
         let layout = Layout { root };
-        layout.init_or_check()?;
+        let created = layout.init_or_check()?;
         let catalog = Catalog::open(&layout.catalog())?;
         let config = Config::load(&layout.config())?;
         let backend = Box::new(LocalBackend::new(layout.objects(), layout.tmp()));
-        let store = Self { layout, backend, catalog, config };
+        let store = Self { layout, backend, catalog, config, created };
         store.recover()?;
         Ok(store)
     }
@@ -115,10 +118,7 @@ impl Store {
     pub(crate) fn set_current_session_pointer(&self, id: Option<SessionId>) -> Result<()> {
         let path = self.layout.current_session();
         match id {
-            Some(id) => {
-                let tmp = backend::write_temp(&self.layout.tmp(), id.to_string().as_bytes())?;
-                std::fs::rename(&tmp, &path).at("write", &path)
-            }
+            Some(id) => backend::replace_file(&self.layout.tmp(), id.to_string().as_bytes(), &path, "write"),
             None => match std::fs::remove_file(&path) {
                 Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(Error::io("clear", &path, e)),
                 _ => Ok(()),
@@ -155,6 +155,42 @@ impl Store {
         }
         Ok(())
     }
+}
+
+impl Store {
+    /// Removes the store when this open created it and nothing has been stored in it, so a
+    /// command refused before its first write (a save whose store would lie inside the tree
+    /// it captures) leaves no stray store behind. Anything else is left alone.
+    pub(crate) fn discard_if_new(&self) -> Result<()> {
+        if self.created == Created::No {
+            return Ok(());
+        }
+        // Alone on the store, or not at all: saves, restores and gc hold the store lock. Other
+        // writes (a session, a setting) show in the checks below once committed.
+        let Ok(_alone) = self.lock_store_exclusive("cairn") else {
+            return Ok(());
+        };
+        let layout = &self.layout;
+        let objects_empty = std::fs::read_dir(layout.objects())
+            .at("list", &layout.objects())?
+            .flatten()
+            .all(|e| e.path() == layout.packs() || e.path() == layout.records())
+            && is_empty_dir(&layout.packs())?
+            && is_empty_dir(&layout.records())?;
+        let unused = objects_empty
+            && self.catalog.is_empty()?
+            && is_empty_dir(&layout.journal())?
+            && !layout.config().exists()
+            && !layout.current_session().exists();
+        if unused {
+            layout.remove_new_store(self.created)?;
+        }
+        Ok(())
+    }
+}
+
+fn is_empty_dir(dir: &Path) -> Result<bool> {
+    Ok(std::fs::read_dir(dir).at("list", dir)?.next().is_none())
 }
 
 fn absolute(path: &Path) -> Result<PathBuf> {

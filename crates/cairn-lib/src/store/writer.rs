@@ -99,6 +99,7 @@ impl<'s> BlobWriter<'s> {
         // Pending first: if we die after the rename, the next open indexes the pack.
         self.store.catalog.begin_pack(&key)?;
         self.store.backend().put_if_absent(&key, &bytes)?;
+        super::fault::kill_at(super::fault::FaultPoint::PackPublished);
         self.store.catalog.commit_pack(&key, bytes.len() as u64, &entries)?;
         let mut state = self.lock();
         for e in &entries {

@@ -198,3 +198,31 @@ pub fn noise(len: usize, seed: u64) -> Vec<u8> {
     out.truncate(len);
     out
 }
+
+/// Every directory and file below `root` (not `root` itself) with its permission bits, for
+/// checking that a store keeps everything private.
+pub fn permissions_below(root: &Path) -> Vec<(PathBuf, bool, u32)> {
+    let mut out = Vec::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).expect("read dir") {
+            let path = entry.expect("entry").path();
+            let meta = std::fs::symlink_metadata(&path).expect("lstat");
+            if meta.is_dir() {
+                stack.push(path.clone());
+            }
+            out.push((path, meta.is_dir(), meta.mode() & 0o7777));
+        }
+    }
+    out.sort();
+    out
+}
+
+/// The names of the entries of `dir` (empty when it does not exist).
+pub fn entries(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .map(|it| it.map(|e| e.expect("entry").file_name().to_string_lossy().into_owned()).collect())
+        .unwrap_or_default();
+    names.sort();
+    names
+}

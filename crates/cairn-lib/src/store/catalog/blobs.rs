@@ -113,6 +113,14 @@ impl Catalog {
         Ok(())
     }
 
+    /// The key of every pack the catalog knows, in any state.
+    pub(crate) fn all_pack_keys(&self) -> Result<Vec<String>> {
+        let conn = self.conn();
+        let mut stmt = conn.prepare("SELECT key FROM packs")?;
+        let rows = stmt.query_map([], |r| r.get(0))?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
     /// Every ready pack: key, size and creation time (seconds).
     pub(crate) fn ready_packs(&self) -> Result<Vec<(String, u64, i64)>> {
         let conn = self.conn();

@@ -1,5 +1,8 @@
 //! The catalog: an embedded SQLite database holding the blob index, pack states, snapshot
-//! records, sessions and stat caches. WAL mode, so it survives `kill -9` at any point.
+//! records, sessions and stat caches. WAL mode, so it survives `kill -9` at any point, and
+//! `synchronous = FULL`, so a commit is on disk before the command reports it: a snapshot
+//! exists only once its record is durable, and gc deletes a pack file only after the catalog
+//! durably stopped pointing at it.
 //!
 //! Everything here can be rebuilt from the objects (pack headers, snapshot record objects); the
 //! catalog makes lookups fast, it is not the only copy.
@@ -13,7 +16,8 @@ use std::sync::{Mutex, MutexGuard};
 
 use rusqlite::Connection;
 
-use crate::error::Result;
+use crate::error::{IoContext, Result};
+use std::os::unix::fs::OpenOptionsExt;
 
 pub(crate) use snapshots::{NewSnapshot, SnapshotFilter};
 
@@ -104,10 +108,21 @@ impl Drop for Reader<'_> {
 impl Catalog {
     /// Opens (creating if needed) the catalog at `path` and ensures the schema and `baseline`.
     pub(crate) fn open(path: &Path) -> Result<Self> {
+        // Made 0600 before SQLite opens it: SQLite gives its -wal and -shm files the database
+        // file's permissions, so none of them is ever readable by others, whatever the umask.
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .mode(0o600)
+            .open(path)
+            .at("create", path)?;
         let conn = Connection::open(path)?;
         conn.busy_timeout(std::time::Duration::from_secs(30))?;
         conn.pragma_update(None, "journal_mode", "WAL")?;
-        conn.pragma_update(None, "synchronous", "NORMAL")?;
+        // NORMAL would leave the last commits in the WAL unflushed until a checkpoint: a power
+        // cut could take back a snapshot that `save` reported, and gc would then drop its data.
+        conn.pragma_update(None, "synchronous", "FULL")?;
         conn.execute_batch(SCHEMA)?;
         sessions::ensure_baseline(&conn)?;
         // SQLite creates its files with the process umask; the store keeps them private.
@@ -164,6 +179,20 @@ impl Catalog {
     pub(crate) fn drop_stat_cache(&self, target: &str) -> Result<()> {
         self.conn().execute("DELETE FROM stat_caches WHERE target = ?1", [target])?;
         Ok(())
+    }
+
+    /// True when the catalog holds nothing but what [`Catalog::open`] puts into a new one: no
+    /// pack, snapshot, stat cache, or session besides `baseline`.
+    pub(crate) fn is_empty(&self) -> Result<bool> {
+        let conn = self.conn();
+        let count = |table: &str| -> Result<i64> {
+            Ok(conn.query_row(&format!("SELECT COUNT(*) FROM {table}"), [], |r| r.get(0))?)
+        };
+        Ok(count("packs")? == 0
+            && count("snapshots")? == 0
+            && count("memberships")? == 0
+            && count("stat_caches")? == 0
+            && count("sessions")? <= 1)
     }
 
     /// Every stat cache, for gc (their blobs stay alive).

@@ -68,6 +68,7 @@ impl Catalog {
     /// exists from this moment on.
     pub(crate) fn insert_snapshot(&self, new: NewSnapshot<'_>) -> Result<()> {
         let s = new.snapshot;
+        crate::store::fault::kill_at(crate::store::fault::FaultPoint::RecordWritten);
         let mut conn = self.conn();
         let tx = conn.transaction()?;
         if let Some(name) = &s.name {
@@ -112,6 +113,8 @@ impl Catalog {
             params![s.session.to_string(), s.id.to_string(), s.target, s.name],
         )?;
         tx.commit()?;
+        drop(conn);
+        crate::store::fault::kill_at(crate::store::fault::FaultPoint::SnapshotCommitted);
         Ok(())
     }
 

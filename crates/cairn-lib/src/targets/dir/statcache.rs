@@ -130,3 +130,80 @@ impl StatCache {
         entries
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SCAN: i64 = 1_700_000_000_000_000_000;
+
+    fn stamp(mtime_ns: i64, ctime_ns: i64) -> Stamp {
+        Stamp { dev: 1, ino: 42, size: 10, mtime_ns, ctime_ns, mode: 0o100644 }
+    }
+
+    fn cache_with(entry: Stamp) -> (StatCache, Vec<ObjectId>) {
+        let content = vec![ObjectId::of(b"content")];
+        let cache = StatCache::from_scan(
+            SCAN,
+            vec![(b"f".to_vec(), CacheEntry { stamp: entry, content: content.clone() })],
+        );
+        (cache, content)
+    }
+
+    #[test]
+    fn an_entry_older_than_the_scan_is_trusted() {
+        let old = stamp(SCAN - 1, SCAN - 1);
+        let (cache, content) = cache_with(old.clone());
+        assert_eq!(cache.lookup(b"f", &old), Some(content.as_slice()));
+    }
+
+    #[test]
+    fn an_entry_whose_mtime_is_at_or_after_the_scan_start_is_racy() {
+        for mtime in [SCAN, SCAN + 1] {
+            let racy = stamp(mtime, SCAN - 1);
+            let (cache, _) = cache_with(racy.clone());
+            assert_eq!(cache.lookup(b"f", &racy), None, "mtime {} after the scan start", mtime - SCAN);
+        }
+    }
+
+    #[test]
+    fn an_entry_whose_ctime_is_at_or_after_the_scan_start_is_racy() {
+        for ctime in [SCAN, SCAN + 1] {
+            let racy = stamp(SCAN - 1, ctime);
+            let (cache, _) = cache_with(racy.clone());
+            assert_eq!(cache.lookup(b"f", &racy), None, "ctime {} after the scan start", ctime - SCAN);
+        }
+    }
+
+    #[test]
+    fn any_stat_field_that_differs_means_the_file_is_read_again() {
+        let cached = stamp(SCAN - 10, SCAN - 10);
+        let (cache, _) = cache_with(cached.clone());
+        let changes: [fn(&mut Stamp); 6] = [
+            |s| s.dev += 1,
+            |s| s.ino += 1,
+            |s| s.size += 1,
+            |s| s.mtime_ns += 1,
+            |s| s.ctime_ns += 1,
+            |s| s.mode ^= 0o100,
+        ];
+        for (i, change) in changes.iter().enumerate() {
+            let mut live = cached.clone();
+            change(&mut live);
+            assert_eq!(cache.lookup(b"f", &live), None, "field {i} changed");
+        }
+        assert_eq!(cache.lookup(b"other", &cached), None);
+    }
+
+    #[test]
+    fn racy_entries_are_not_carried_into_a_rewritten_cache() {
+        let content = vec![ObjectId::of(b"x")];
+        let entry = |mtime_ns| CacheEntry { stamp: stamp(mtime_ns, SCAN - 5), content: content.clone() };
+        let cache = StatCache::from_scan(
+            SCAN,
+            vec![(b"old".to_vec(), entry(SCAN - 5)), (b"racy".to_vec(), entry(SCAN))],
+        );
+        let kept = cache.into_trusted_entries();
+        assert!(kept.contains_key(b"old".as_slice()) && !kept.contains_key(b"racy".as_slice()));
+    }
+}
