@@ -2,8 +2,10 @@
 //! progress and errors to stderr. Nothing else in the binary writes to a terminal.
 
 use std::io::{IsTerminal, Write};
+use std::sync::mpsc::RecvTimeoutError;
 use std::time::Duration;
 
+use cairn_lib::ops::save::Progress;
 use serde::Serialize;
 
 use crate::error::CommandError;
@@ -52,14 +54,50 @@ impl Printer {
 
     /// A spinner on stderr while `work` runs, shown only when stderr is a terminal.
     pub fn with_progress<T>(&self, message: &str, work: impl FnOnce() -> T) -> T {
+        self.with_counts(message, None, work)
+    }
+
+    /// A spinner on stderr while `work` runs that also shows the live counts in `progress`
+    /// (which `work` adds to), shown only when stderr is a terminal.
+    pub fn with_counts<T>(&self, message: &str, progress: Option<&Progress>, work: impl FnOnce() -> T) -> T {
         if !std::io::stderr().is_terminal() {
             return work();
         }
         let bar = indicatif::ProgressBar::new_spinner();
         bar.set_message(message.to_owned());
         bar.enable_steady_tick(Duration::from_millis(100));
-        let out = work();
+        let out = std::thread::scope(|scope| {
+            // The library only bumps counters; this thread turns them into the spinner's text
+            // until the work is done (the sender is dropped).
+            let (done, ticks) = std::sync::mpsc::channel::<()>();
+            if let Some(progress) = progress {
+                let bar = &bar;
+                scope.spawn(move || {
+                    while let Err(RecvTimeoutError::Timeout) = ticks.recv_timeout(Duration::from_millis(100))
+                    {
+                        bar.set_message(counts(message, progress));
+                    }
+                });
+            }
+            let out = work();
+            drop(done);
+            out
+        });
         bar.finish_and_clear();
         out
     }
+}
+
+/// The spinner's text for `progress`: what was scanned and what was written, once there is any.
+fn counts(message: &str, progress: &Progress) -> String {
+    let mut parts = Vec::new();
+    if progress.scanned_files() > 0 {
+        let bytes = crate::format::bytes(progress.scanned_bytes());
+        parts.push(format!("{} files ({bytes}) scanned", progress.scanned_files()));
+    }
+    if progress.written_files() > 0 {
+        let bytes = crate::format::bytes(progress.written_bytes());
+        parts.push(format!("{} files ({bytes}) written", progress.written_files()));
+    }
+    if parts.is_empty() { message.to_owned() } else { format!("{message}: {}", parts.join(", ")) }
 }

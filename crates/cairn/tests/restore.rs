@@ -5,7 +5,7 @@ mod common;
 use std::os::unix::fs::{PermissionsExt, symlink};
 use std::path::Path;
 
-use common::{TestEnv, describe, write};
+use common::{TestEnv, describe, noise, write};
 
 /// A tree with every kind of entry a round trip must keep.
 fn rich_tree(root: &Path) {
@@ -45,18 +45,22 @@ fn a_round_trip_equals_the_original() {
 #[test]
 fn a_200_mb_file_round_trips() {
     let env = TestEnv::new();
-    let mut data = vec![0u8; 200 * 1024 * 1024];
-    let mut x: u32 = 12345;
-    for chunk in data.chunks_mut(4096) {
-        x = x.wrapping_mul(1_103_515_245).wrapping_add(12345);
-        chunk[0] = (x >> 16) as u8;
-        chunk[100] = (x >> 8) as u8;
-    }
-    write(&env.work(), "huge.bin", &data);
+    // Incompressible, so the stored file is as large as it is and spans several packs.
+    write(&env.work(), "huge.bin", noise(200 * 1024 * 1024, 7));
     env.ok(&["save"]);
+    let packs = files_below(&env.store().join("objects/packs"));
+    assert!(packs > 1, "200 MB of noise was stored in {packs} pack(s)");
     let dest = env.root().join("copy");
     env.ok(&["restore", "latest", "--to", dest.to_str().unwrap()]);
     assert_eq!(describe(&env.work()), describe(&dest));
+}
+
+fn files_below(dir: &Path) -> usize {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .map(|p| if p.is_dir() { files_below(&p) } else { 1 })
+        .sum()
 }
 
 #[test]
@@ -69,6 +73,8 @@ fn in_place_restore_undoes_edits_deletions_additions_and_type_changes() {
     write(&w, "becomes-file/inner", "inner\n");
     write(&w, "becomes-link", "was a file\n");
     symlink("src", w.join("link-becomes-dir")).unwrap();
+    write(&w, "dir-becomes-link/inner", "inner\n");
+    symlink("exec.sh", w.join("link-becomes-file")).unwrap();
     env.ok(&["save", "--name", "before"]);
     let before = describe(&w);
 
@@ -85,6 +91,10 @@ fn in_place_restore_undoes_edits_deletions_additions_and_type_changes() {
     symlink("/tmp", w.join("becomes-link")).unwrap();
     std::fs::remove_file(w.join("link-becomes-dir")).unwrap();
     write(&w, "link-becomes-dir/y", "y\n");
+    std::fs::remove_dir_all(w.join("dir-becomes-link")).unwrap();
+    symlink("src", w.join("dir-becomes-link")).unwrap();
+    std::fs::remove_file(w.join("link-becomes-file")).unwrap();
+    write(&w, "link-becomes-file", "now a file\n");
 
     let result = env.json(&["restore", "before", "--preserve-mtime"]);
     assert!(result["safety_snapshot"]["id"].is_string());
@@ -125,6 +135,27 @@ fn a_planted_symlink_in_the_destination_is_not_followed() {
     assert!(std::fs::read_dir(&outside).unwrap().next().is_none(), "wrote outside the destination");
     assert!(std::fs::symlink_metadata(w.join("dir")).unwrap().is_dir());
     assert_eq!(std::fs::read_to_string(w.join("dir/file.txt")).unwrap(), "inside\n");
+}
+
+#[test]
+fn a_planted_symlink_in_place_of_a_file_is_replaced_not_written_through() {
+    let env = TestEnv::new();
+    let w = env.work();
+    write(&w, "file.txt", "inside\n");
+    env.ok(&["save", "--name", "s"]);
+    let outside = env.root().join("outside.txt");
+    write(env.root(), "outside.txt", "outside\n");
+    std::fs::set_permissions(&outside, std::fs::Permissions::from_mode(0o640)).unwrap();
+    let before = std::fs::symlink_metadata(&outside).unwrap();
+    std::fs::remove_file(w.join("file.txt")).unwrap();
+    symlink(&outside, w.join("file.txt")).unwrap();
+    env.ok(&["restore", "s"]);
+    assert_eq!(std::fs::read_to_string(&outside).unwrap(), "outside\n", "wrote through the link");
+    let after = std::fs::symlink_metadata(&outside).unwrap();
+    assert_eq!(after.permissions().mode(), before.permissions().mode());
+    assert_eq!(after.modified().unwrap(), before.modified().unwrap());
+    assert!(std::fs::symlink_metadata(w.join("file.txt")).unwrap().is_file());
+    assert_eq!(std::fs::read_to_string(w.join("file.txt")).unwrap(), "inside\n");
 }
 
 #[test]
@@ -245,4 +276,160 @@ fn dry_run_prints_the_plan_and_changes_nothing() {
         ]
     );
     assert_eq!(describe(&w), before);
+}
+
+#[test]
+fn a_removed_directory_keeps_its_ignored_and_skipped_paths() {
+    let env = TestEnv::new();
+    let w = env.work();
+    write(&w, ".gitignore", "*.o\n");
+    write(&w, "src/a.rs", "a\n");
+    env.ok(&["save", "--name", "s"]);
+    write(&w, "newdir/build.o", "object\n");
+    write(&w, "newdir/a.txt", "covered\n");
+    write(&w, "newdir/sub/deep.o", "deep object\n");
+    write(&w, "newdir/sub/b.txt", "covered too\n");
+    write(&w, "newdir/other/c.txt", "only covered\n");
+    let fifo = std::process::Command::new("mkfifo").arg(w.join("newdir/pipe")).status().unwrap();
+    assert!(fifo.success());
+    let plan = env.json(&["restore", "s", "--dry-run"]);
+    let removed: Vec<&str> =
+        plan["plan"].as_array().unwrap().iter().map(|e| e["path"].as_str().unwrap()).collect();
+    assert_eq!(removed, ["newdir/a.txt", "newdir/other", "newdir/sub/b.txt"], "{plan}");
+
+    let result = env.json(&["restore", "s"]);
+    assert!(result["safety_snapshot"]["id"].is_string());
+    assert_eq!(std::fs::read_to_string(w.join("newdir/build.o")).unwrap(), "object\n");
+    assert_eq!(std::fs::read_to_string(w.join("newdir/sub/deep.o")).unwrap(), "deep object\n");
+    assert!(std::fs::symlink_metadata(w.join("newdir/pipe")).is_ok(), "the fifo was removed");
+    for gone in ["newdir/a.txt", "newdir/sub/b.txt", "newdir/other"] {
+        assert!(std::fs::symlink_metadata(w.join(gone)).is_err(), "{gone} is still there");
+    }
+    assert_eq!(std::fs::read_to_string(w.join("src/a.rs")).unwrap(), "a\n");
+}
+
+#[test]
+fn a_type_change_over_a_directory_holding_ignored_files_is_refused_and_changes_nothing() {
+    let env = TestEnv::new();
+    let w = env.work();
+    write(&w, ".gitignore", "*.o\n");
+    write(&w, "thing", "a file in the snapshot\n");
+    write(&w, "kept.txt", "one\n");
+    env.ok(&["save", "--name", "s"]);
+    std::fs::remove_file(w.join("thing")).unwrap();
+    write(&w, "thing/build.o", "object\n");
+    write(&w, "thing/notes.txt", "notes\n");
+    write(&w, "kept.txt", "two\n");
+    let before = describe(&w);
+    let err = env.fails(&["restore", "s"], 1);
+    assert!(err.contains("thing") && err.contains("thing/build.o") && err.contains("restore again"), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert_eq!(describe(&w), before);
+    // A dry run says the same.
+    let err = env.fails(&["restore", "s", "--dry-run"], 1);
+    assert!(err.contains("thing/build.o"), "{err}");
+}
+
+#[test]
+fn a_file_of_the_snapshot_over_an_ignored_live_directory_is_refused() {
+    let env = TestEnv::new();
+    let w = env.work();
+    write(&w, "out", "a file in the snapshot\n");
+    env.ok(&["save", "--name", "s"]);
+    std::fs::remove_file(w.join("out")).unwrap();
+    write(&w, "out/cache.bin", "build cache\n");
+    write(&w, ".gitignore", "out/\n");
+    let before = describe(&w);
+    let err = env.fails(&["restore", "s"], 1);
+    assert!(err.contains("the snapshot has a file at out") && err.contains("move out elsewhere"), "{err}");
+    assert_eq!(describe(&w), before);
+}
+
+#[test]
+fn git_is_captured_even_when_the_ignore_rules_match_it() {
+    let env = TestEnv::new();
+    let w = env.work();
+    write(&w, ".gitignore", ".*\n");
+    write(&w, ".git/HEAD", "ref: refs/heads/main\n");
+    write(&w, ".git/objects/ab/cd", "object\n");
+    write(&w, ".env", "TOKEN=1\n");
+    write(&w, "src/a.rs", "a\n");
+    let saved = env.json(&["save", "--name", "s"]);
+    let ignored: Vec<&str> = saved["not_covered"]["ignored_paths"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p.as_str().unwrap())
+        .collect();
+    assert_eq!(ignored, [".env", ".gitignore"], "{saved}");
+    let dest = env.root().join("copy");
+    env.ok(&["restore", "s", "--to", dest.to_str().unwrap()]);
+    assert_eq!(std::fs::read_to_string(dest.join(".git/HEAD")).unwrap(), "ref: refs/heads/main\n");
+    assert_eq!(std::fs::read_to_string(dest.join(".git/objects/ab/cd")).unwrap(), "object\n");
+    assert!(!dest.join(".env").exists());
+}
+
+#[test]
+fn a_dry_run_into_a_new_directory_lists_every_entry_it_would_create() {
+    let env = TestEnv::new();
+    let w = env.work();
+    write(&w, "a.txt", "a\n");
+    write(&w, "dir/b.txt", "b\n");
+    symlink("a.txt", w.join("link")).unwrap();
+    env.ok(&["save", "--name", "s"]);
+    let dest = env.root().join("copy");
+    let plan = env.json(&["restore", "s", "--to", dest.to_str().unwrap(), "--dry-run"]);
+    let entries: Vec<(&str, &str, &str)> = plan["plan"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| (e["path"].as_str().unwrap(), e["action"].as_str().unwrap(), e["kind"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        entries,
+        [
+            ("a.txt", "create", "file"),
+            ("dir", "create", "dir"),
+            ("dir/b.txt", "create", "file"),
+            ("link", "create", "symlink")
+        ]
+    );
+    let text = env.ok(&["restore", "s", "--to", dest.to_str().unwrap(), "--dry-run"]);
+    assert!(text.contains(": 4 entries to create"), "{text}");
+    assert!(text.contains("create   dir/b.txt (file)"), "{text}");
+    assert!(!dest.exists(), "a dry run created the destination");
+}
+
+#[test]
+fn an_in_place_dry_run_lists_its_changes_as_text() {
+    let env = TestEnv::new();
+    let w = env.work();
+    write(&w, "a.txt", "a\n");
+    env.ok(&["save", "--name", "s"]);
+    write(&w, "a.txt", "changed\n");
+    write(&w, "b.txt", "new\n");
+    let text = env.ok(&["restore", "s", "--dry-run"]);
+    assert!(text.contains(": 2 changes"), "{text}");
+    assert!(text.contains("rewrite  a.txt (file)") && text.contains("remove   b.txt (file)"), "{text}");
+    assert_eq!(std::fs::read_to_string(w.join("b.txt")).unwrap(), "new\n");
+}
+
+#[test]
+fn restoring_a_transcript_snapshot_points_to_transcript_load() {
+    let env = TestEnv::new();
+    let session = env.root().join("2025-01-10T09-00-00-000Z_0193a1f0.jsonl");
+    std::fs::write(
+        &session,
+        concat!(
+            r#"{"type":"session","version":3,"id":"0193a1f0-4b2c-7d10-9e8f-1a2b3c4d5e6f","timestamp":"2025-01-10T09:00:00.000Z","cwd":"/home/a/proj"}"#,
+            "\n",
+            r#"{"type":"message","id":"a0000001","parentId":null,"timestamp":"2025-01-10T09:00:01.000Z","message":{"role":"user","content":[{"type":"text","text":"Hello."}],"timestamp":1736499601000}}"#,
+            "\n",
+        ),
+    )
+    .unwrap();
+    env.ok(&["transcript", "save", session.to_str().unwrap(), "chat"]);
+    let err = env.fails(&["restore", "chat"], 2);
+    assert!(err.contains("`cairn transcript load chat`"), "{err}");
+    assert!(!err.contains("rollback"), "{err}");
 }

@@ -11,15 +11,15 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::resolve::SessionChoice;
-use super::save::SaveOptions;
+use super::save::{DirCapture, Progress, SaveOptions};
 use crate::error::{Error, IoContext, Result};
 use crate::snapshot::Snapshot;
 use crate::store::Store;
 use crate::store::writer::BlobWriter;
-use crate::targets::dir::capture;
+use crate::targets::dir::capture::{self, Uncovered};
 use crate::targets::dir::fsops::DirHandle;
 use crate::targets::dir::materialize::Materializer;
-use crate::targets::dir::restore::{Plan, PlanEntry, later_links, restore_fresh};
+use crate::targets::dir::restore::{Plan, PlanEntry, creation_plan, later_links, restore_fresh};
 use crate::targets::dir::statcache::{CacheEntry, StatCache, coarse_now_ns};
 use crate::tree::{self, DirRoot};
 
@@ -78,22 +78,29 @@ struct Journal {
 impl Store {
     /// Restores a snapshot.
     pub fn restore(&self, options: &RestoreOptions) -> Result<RestoreResult> {
+        self.restore_with_progress(options, &Progress::default())
+    }
+
+    /// [`Store::restore`], counting the files it scans (for the safety snapshot) and writes
+    /// into `progress` for a front end to show while it runs.
+    pub fn restore_with_progress(
+        &self,
+        options: &RestoreOptions,
+        progress: &Progress,
+    ) -> Result<RestoreResult> {
         let session = self.resolve_session(&options.session)?;
         let target_key =
             options.target.as_deref().map(crate::targets::Target::parse).transpose()?.map(|t| t.key());
         let snapshot = self.resolve_snapshot(&session, &options.reference, target_key.as_deref())?;
         if snapshot.kind != "dir" {
-            return Err(Error::invalid(format!(
-                "snapshot {} is of a {} target; restore it with `cairn {} rollback`",
-                snapshot.id, snapshot.kind, snapshot.kind
-            )));
+            return Err(Error::invalid(not_a_dir_snapshot(&snapshot)));
         }
         let root_id =
             snapshot.root.ok_or_else(|| Error::corrupt(format!("snapshot {} has no root", snapshot.id)))?;
         let root = tree::read_root(self, &root_id)?;
         match &options.to {
-            Some(dest) => self.restore_new(snapshot, &root, dest, options.dry_run),
-            None => self.restore_in_place(&session, snapshot, &root, options),
+            Some(dest) => self.restore_new(snapshot, &root, dest, options.dry_run, progress),
+            None => self.restore_in_place(&session, snapshot, &root, options, progress),
         }
     }
 
@@ -103,6 +110,7 @@ impl Store {
         root: &DirRoot,
         dest: &Path,
         dry_run: bool,
+        progress: &Progress,
     ) -> Result<RestoreResult> {
         let dest = std::path::absolute(dest).at("resolve", dest)?;
         if let Ok(meta) = std::fs::symlink_metadata(&dest) {
@@ -131,6 +139,7 @@ impl Store {
             snapshot,
         };
         if dry_run {
+            result.plan = creation_plan(self, root)?;
             return Ok(result);
         }
         std::fs::create_dir_all(&dest).at("create", &dest)?;
@@ -138,7 +147,7 @@ impl Store {
         self.refuse_overlap(&canonical)?;
         let key = canonical.to_string_lossy().into_owned();
         let _lock = self.lock_target(&key, "cairn restore")?;
-        let (files, bytes, written) = restore_fresh(self, root, &canonical)?;
+        let (files, bytes, written) = restore_fresh(self, root, &canonical, progress)?;
         StatCache::store(self, &key, settle_clock(&written), written)?;
         result.files_written = files;
         result.bytes_written = bytes;
@@ -151,10 +160,11 @@ impl Store {
         snapshot: Snapshot,
         want: &DirRoot,
         options: &RestoreOptions,
+        progress: &Progress,
     ) -> Result<RestoreResult> {
         let path = PathBuf::from(&snapshot.target);
         if !path.exists() {
-            return self.restore_new(snapshot, want, &path, options.dry_run).map(|mut r| {
+            return self.restore_new(snapshot, want, &path, options.dry_run, progress).map(|mut r| {
                 r.mode = "in_place".into();
                 r
             });
@@ -169,9 +179,9 @@ impl Store {
         if options.dry_run {
             let cache = StatCache::load(self, &key)?;
             let writer = BlobWriter::dry(self);
-            let live = capture::capture(&writer, &path, &cache, no_ignore)?;
+            let live = capture::capture_observed(&writer, &path, &cache, no_ignore, progress)?;
             let live_root = read_dry_root(&writer, &live.root)?;
-            let plan = Plan::between(&writer, &live_root, want, options.preserve_mtime)?;
+            let plan = Plan::between(&writer, &live_root, want, options.preserve_mtime, &live.uncovered)?;
             return Ok(RestoreResult {
                 destination: key,
                 mode: "in_place".into(),
@@ -189,14 +199,19 @@ impl Store {
             no_ignore,
             ..SaveOptions::default()
         };
-        let (safety, live_cache) = self.capture_dir(&path, &key, session.id, &save, true)?;
+        let DirCapture { snapshot: safety, cache: live_cache, uncovered } =
+            self.capture_dir(&path, &key, session.id, &save, true, progress)?;
         let safety_root = tree::read_root(
             self,
             &safety.root.ok_or_else(|| Error::corrupt("safety snapshot has no root"))?,
         )?;
+        // Planned before the journal: a plan refused (it would remove uncovered paths) has
+        // changed nothing, so there is nothing to put back.
+        let plan = Plan::between(self, &safety_root, want, options.preserve_mtime, &uncovered)?;
         let journal = self.write_journal(&key, &snapshot, &safety, no_ignore)?;
         let live_cache = live_cache.map(|c| StatCache::from_scan(c.scan_started_ns, c.entries));
-        let outcome = self.apply_plan(&path, &key, &safety_root, want, options.preserve_mtime, live_cache);
+        let outcome =
+            self.apply_planned(&plan, &path, &key, want, options.preserve_mtime, live_cache, progress);
         let (plan, files, bytes) = match outcome {
             Ok(done) => done,
             Err(first) => {
@@ -221,7 +236,7 @@ impl Store {
             }
         };
         let _ = std::fs::remove_file(&journal);
-        self.expire_safety(session, &key)?;
+        self.expire_safety(session, &key, safety.id)?;
         Ok(RestoreResult {
             destination: key,
             mode: "in_place".into(),
@@ -246,9 +261,25 @@ impl Store {
         preserve_mtime: bool,
         live_cache: Option<StatCache>,
     ) -> Result<(Vec<PlanEntry>, u64, u64)> {
-        let plan = Plan::between(self, live, want, preserve_mtime)?;
+        // `live` is a stored capture, not a scan of now: what it left out is not known here.
+        let plan = Plan::between(self, live, want, preserve_mtime, &Uncovered::default())?;
+        self.apply_planned(&plan, path, key, want, preserve_mtime, live_cache, &Progress::default())
+    }
+
+    /// Applies `plan` (towards `want`) under `path`, as [`Store::apply_plan`] does.
+    #[allow(clippy::too_many_arguments)]
+    fn apply_planned(
+        &self,
+        plan: &Plan,
+        path: &Path,
+        key: &str,
+        want: &DirRoot,
+        preserve_mtime: bool,
+        live_cache: Option<StatCache>,
+        progress: &Progress,
+    ) -> Result<(Vec<PlanEntry>, u64, u64)> {
         let handle = DirHandle::open_root(path)?;
-        let m = Materializer::new(self, preserve_mtime, later_links(want));
+        let m = Materializer::new(self, preserve_mtime, later_links(want)).observed(progress);
         plan.apply(&m, &handle, want)?;
         let files = m.files_written.load(std::sync::atomic::Ordering::Relaxed);
         let bytes = m.bytes_written.load(std::sync::atomic::Ordering::Relaxed);
@@ -275,7 +306,7 @@ impl Store {
         let writer = BlobWriter::dry(self);
         let live = capture::capture(&writer, path, &StatCache::default(), no_ignore)?;
         let live_root = read_dry_root(&writer, &live.root)?;
-        let plan = Plan::between(&writer, &live_root, safety, true)?;
+        let plan = Plan::between(&writer, &live_root, safety, true, &live.uncovered)?;
         let handle = DirHandle::open_root(path)?;
         let m = Materializer::new(self, true, later_links(safety));
         plan.apply(&m, &handle, safety)
@@ -323,9 +354,28 @@ impl Store {
             pid: std::process::id(),
         };
         let bytes = serde_json::to_vec(&journal).map_err(|e| Error::corrupt(e.to_string()))?;
-        let tmp = crate::store::backend::write_temp(&self.layout().tmp(), &bytes)?;
-        std::fs::rename(&tmp, &path).at("write the journal", &path)?;
+        crate::store::backend::replace_file(&self.layout().tmp(), &bytes, &path, "write the journal")?;
         Ok(path)
+    }
+}
+
+/// Why a snapshot of another kind cannot go through `cairn restore`, and what puts it back.
+fn not_a_dir_snapshot(snapshot: &Snapshot) -> String {
+    let reference = snapshot.name.clone().unwrap_or_else(|| snapshot.id.to_string());
+    match snapshot.kind.as_str() {
+        super::transcript::KIND => format!(
+            "snapshot {reference} is a transcript, which `cairn restore` does not write; load it as a new agent session with `cairn transcript load {reference}`"
+        ),
+        super::debug::KIND => format!(
+            "snapshot {reference} is a debug capture of a paused program's variables, which cannot be restored; compare captures with `cairn debug diff` instead"
+        ),
+        "compose" => {
+            let project = snapshot.target.strip_prefix("compose:").unwrap_or(&snapshot.target);
+            format!(
+                "snapshot {reference} is of a Docker Compose project; roll it back with `cairn compose rollback {project} {reference}`"
+            )
+        }
+        kind => format!("snapshot {reference} is of a {kind} target, which `cairn restore` cannot put back"),
     }
 }
 

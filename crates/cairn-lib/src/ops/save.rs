@@ -18,7 +18,8 @@ use crate::store::Store;
 use crate::store::catalog::NewSnapshot;
 use crate::store::writer::BlobWriter;
 use crate::targets::Target;
-use crate::targets::dir::capture;
+pub use crate::targets::dir::Progress;
+use crate::targets::dir::capture::{self, Uncovered};
 use crate::targets::dir::statcache::{CacheEntry, StatCache};
 
 /// The stat cache a capture made, not stored yet.
@@ -32,6 +33,16 @@ impl FreshCache {
     pub(crate) fn store(self, store: &Store, key: &str) -> Result<()> {
         StatCache::store(store, key, self.scan_started_ns, self.entries)
     }
+}
+
+/// A committed directory snapshot, and what its capture learned about the live tree.
+pub(crate) struct DirCapture {
+    pub snapshot: Snapshot,
+    /// The stat cache the capture made, when it differs from the stored one; the caller
+    /// stores it (or carries it into a restore that rewrites it anyway).
+    pub cache: Option<FreshCache>,
+    /// Every path the capture left out, which a restore must not remove.
+    pub uncovered: Uncovered,
 }
 
 /// What to save.
@@ -67,6 +78,12 @@ pub struct SaveResult {
 impl Store {
     /// Captures `options.target` as a new snapshot.
     pub fn save(&self, options: &SaveOptions) -> Result<SaveResult> {
+        self.save_with_progress(options, &Progress::default())
+    }
+
+    /// [`Store::save`], counting the files and bytes of a directory it scans into `progress`
+    /// for a front end to show while it runs.
+    pub fn save_with_progress(&self, options: &SaveOptions, progress: &Progress) -> Result<SaveResult> {
         let target = Target::parse(&options.target)?;
         if let Target::Transcript(file) = &target {
             return self.save_transcript_target(file, options);
@@ -103,11 +120,12 @@ impl Store {
         }
         let _lock = self.lock_target(&key, "cairn save")?;
         self.finish_interrupted_restore(&key)?;
-        let (snapshot, cache) = self.capture_dir(path, &key, session.id, options, false)?;
+        let DirCapture { snapshot, cache, .. } =
+            self.capture_dir(path, &key, session.id, options, false, progress)?;
         if let Some(cache) = cache {
             cache.store(self, &key)?;
         }
-        let removed_by_policy = self.apply_keep_policy(&session, &key)?;
+        let removed_by_policy = self.apply_keep_policy(&session, &key, snapshot.id)?;
         Ok(SaveResult { snapshot, removed_by_policy })
     }
 
@@ -115,6 +133,8 @@ impl Store {
     pub(crate) fn refuse_overlap(&self, path: &std::path::Path) -> Result<()> {
         let store = std::fs::canonicalize(self.root()).unwrap_or_else(|_| self.root().to_path_buf());
         if store.starts_with(path) {
+            // Best effort: a store left behind is clutter in the tree, never a loss.
+            let _ = self.discard_if_new();
             return Err(Error::invalid(format!(
                 "the store {} lies inside {}; a snapshot must never live inside the tree it captures: move the store (--store or CAIRN_STORE)",
                 store.display(),
@@ -132,8 +152,6 @@ impl Store {
     }
 
     /// Captures directory `path` and commits the record. The caller holds the target's lock.
-    /// Returns the stat cache the capture made, when it differs from the stored one; the caller
-    /// stores it (or carries it into a restore that rewrites it anyway).
     pub(crate) fn capture_dir(
         &self,
         path: &std::path::Path,
@@ -141,11 +159,12 @@ impl Store {
         session: crate::id::SessionId,
         options: &SaveOptions,
         safety: bool,
-    ) -> Result<(Snapshot, Option<FreshCache>)> {
+        progress: &Progress,
+    ) -> Result<DirCapture> {
         let started = Instant::now();
         let old_cache = StatCache::load(self, key)?;
         let writer = BlobWriter::new(self);
-        let captured = capture::capture(&writer, path, &old_cache, options.no_ignore)?;
+        let captured = capture::capture_observed(&writer, path, &old_cache, options.no_ignore, progress)?;
         drop(old_cache);
         writer.finish()?;
         let (new_bytes, stored_bytes) = writer.totals();
@@ -170,7 +189,7 @@ impl Store {
         self.commit_snapshot(&snapshot, options.force)?;
         let cache = (!captured.cache_unchanged)
             .then_some(FreshCache { scan_started_ns: captured.scan_started_ns, entries: captured.cache });
-        Ok((snapshot, cache))
+        Ok(DirCapture { snapshot, cache, uncovered: captured.uncovered })
     }
 
     /// Makes a snapshot durable: its record object first (so the catalog can be rebuilt from

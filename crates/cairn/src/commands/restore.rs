@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 
 use cairn_lib::ops::restore::{RestoreOptions, RestoreResult};
+use cairn_lib::ops::save::Progress;
 use clap::Args;
 
 use crate::commands::GlobalArgs;
@@ -43,7 +44,9 @@ pub fn run(global: &GlobalArgs, args: RestoreArgs, printer: &Printer) -> Command
         preserve_mtime: args.preserve_mtime,
         session: session_choice(args.session.as_deref()),
     };
-    let result = printer.with_progress("restoring", || store.restore(&options))?;
+    let progress = Progress::default();
+    let result = printer
+        .with_counts("restoring", Some(&progress), || store.restore_with_progress(&options, &progress))?;
     printer.result(&result, human);
     Ok(())
 }
@@ -51,7 +54,18 @@ pub fn run(global: &GlobalArgs, args: RestoreArgs, printer: &Printer) -> Command
 fn human(r: &RestoreResult) -> String {
     let mut out = String::new();
     if r.dry_run {
-        out.push_str(&format!("would restore {} into {}\n", format::label(&r.snapshot), r.destination));
+        let count = match (r.mode.as_str(), r.plan.len()) {
+            (_, 0) => "nothing differs".to_owned(),
+            ("new_directory", 1) => "1 entry to create".to_owned(),
+            ("new_directory", n) => format!("{n} entries to create"),
+            (_, 1) => "1 change".to_owned(),
+            (_, n) => format!("{n} changes"),
+        };
+        out.push_str(&format!(
+            "would restore {} into {}: {count}\n",
+            format::label(&r.snapshot),
+            r.destination
+        ));
     } else {
         out.push_str(&format!(
             "restored {} into {}: {} files written ({})\n",
@@ -64,10 +78,12 @@ fn human(r: &RestoreResult) -> String {
     if let Some(safety) = &r.safety_snapshot {
         out.push_str(&format!("safety snapshot of the previous state: {}\n", safety.id));
     }
-    if r.mode == "in_place" {
-        if r.plan.is_empty() {
-            out.push_str("nothing differed\n");
-        }
+    if r.mode == "in_place" && !r.dry_run && r.plan.is_empty() && r.files_written == 0 {
+        out.push_str("nothing differed\n");
+    }
+    // A restore into a new directory lists its entries only when asked for a dry run: a real
+    // one creates them all, which the counts above already say.
+    if r.mode == "in_place" || r.dry_run {
         for entry in &r.plan {
             out.push_str(&format!("  {:<8} {} ({})\n", entry.action, entry.path, entry.kind));
         }

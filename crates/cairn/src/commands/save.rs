@@ -1,5 +1,6 @@
 //! `cairn save [TARGET]`.
 
+use cairn_lib::ops::save::Progress;
 use cairn_lib::ops::save::{SaveOptions, SaveResult};
 use clap::Args;
 
@@ -42,7 +43,9 @@ pub fn run(global: &GlobalArgs, args: SaveArgs, printer: &Printer) -> CommandRes
         no_ignore: args.no_ignore,
         session: session_choice(args.session.as_deref()),
     };
-    let result = printer.with_progress("saving", || store.save(&options))?;
+    let progress = Progress::default();
+    let result =
+        printer.with_counts("saving", Some(&progress), || store.save_with_progress(&options, &progress))?;
     printer.result(&result, human);
     Ok(())
 }

@@ -4,7 +4,7 @@
 //! and the directory's tree is written as soon as its entries are known. A file whose stat
 //! matches the stat cache is not opened; only changed files are read, chunked and stored.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::ffi::OsStr;
 use std::io::Read;
 use std::os::unix::ffi::OsStrExt;
@@ -17,6 +17,7 @@ use ignore::Match;
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
 use rayon::prelude::*;
 
+use super::Progress;
 use super::statcache::{CacheEntry, Stamp, StatCache, coarse_now_ns};
 use crate::error::{Error, IoContext, Result};
 use crate::id::ObjectId;
@@ -44,6 +45,35 @@ pub(crate) struct Captured {
     /// True when the new cache would equal the old one, so it need not be written again.
     pub cache_unchanged: bool,
     pub scan_started_ns: i64,
+    /// Every path left out, whole (`not_covered` lists only the first ignored ones).
+    pub uncovered: Uncovered,
+}
+
+/// Every path a capture left out: ignored, or skipped (special, unreadable or vanished).
+/// A restore must leave them alone, so it needs them all, not the few `not_covered` lists.
+#[derive(Debug, Default)]
+pub(crate) struct Uncovered {
+    /// Path → whether it is a directory.
+    paths: BTreeMap<RelPath, bool>,
+}
+
+impl Uncovered {
+    fn insert(&mut self, path: &[u8], is_dir: bool) {
+        self.paths.insert(path.to_vec(), is_dir);
+    }
+
+    /// The first uncovered path strictly inside directory `dir`, if any.
+    pub(crate) fn first_below(&self, dir: &[u8]) -> Option<&[u8]> {
+        let mut prefix = dir.to_vec();
+        prefix.push(b'/');
+        let (path, _) = self.paths.range(prefix.clone()..).next()?;
+        path.starts_with(&prefix).then_some(path.as_slice())
+    }
+
+    /// True when `path` itself is an uncovered directory.
+    pub(crate) fn is_dir(&self, path: &[u8]) -> bool {
+        self.paths.get(path).copied().unwrap_or(false)
+    }
 }
 
 #[derive(Default)]
@@ -66,6 +96,8 @@ struct Walk<'a> {
     cache: Mutex<Vec<(Vec<u8>, CacheEntry)>>,
     /// Paths of files with several links, by (device, inode).
     hardlinks: Mutex<HashMap<(u64, u64), Vec<RelPath>>>,
+    uncovered: Mutex<Uncovered>,
+    progress: &'a Progress,
 }
 
 /// Captures the directory `root` through `writer`, reusing `old_cache`.
@@ -74,6 +106,17 @@ pub(crate) fn capture(
     root: &Path,
     old_cache: &StatCache,
     no_ignore: bool,
+) -> Result<Captured> {
+    capture_observed(writer, root, old_cache, no_ignore, &Progress::default())
+}
+
+/// [`capture`], counting the files and bytes it scans into `progress` as it goes.
+pub(crate) fn capture_observed(
+    writer: &BlobWriter<'_>,
+    root: &Path,
+    old_cache: &StatCache,
+    no_ignore: bool,
+    progress: &Progress,
 ) -> Result<Captured> {
     let scan_started_ns = coarse_now_ns();
     let meta = std::fs::symlink_metadata(root).at("read", root)?;
@@ -91,6 +134,8 @@ pub(crate) fn capture(
         not_covered: Mutex::new(NotCovered::default()),
         cache: Mutex::new(Vec::with_capacity(old_cache.len())),
         hardlinks: Mutex::new(HashMap::new()),
+        uncovered: Mutex::new(Uncovered::default()),
+        progress,
     };
     let listing = std::fs::read_dir(root).at("list", root)?;
     let tree = walk.dir(listing, root, b"", &[], false)?;
@@ -128,6 +173,7 @@ pub(crate) fn capture(
         cache_unchanged: c.cache_misses.load(Ordering::Relaxed) == 0 && cache.len() == old_cache.len(),
         cache,
         scan_started_ns,
+        uncovered: walk.uncovered.into_inner().unwrap_or_else(|p| p.into_inner()),
     })
 }
 
@@ -151,12 +197,14 @@ fn lossy(rel: &[u8]) -> String {
 }
 
 impl Walk<'_> {
-    fn skip(&self, rel: &[u8], reason: &str) {
+    fn skip(&self, rel: &[u8], reason: &str, is_dir: bool) {
+        self.uncovered.lock().unwrap_or_else(|p| p.into_inner()).insert(rel, is_dir);
         let mut nc = self.not_covered.lock().unwrap_or_else(|p| p.into_inner());
         nc.skipped.push(SkippedEntry { path: lossy(rel), reason: reason.to_owned() });
     }
 
-    fn ignored(&self, rel: &[u8]) {
+    fn ignored(&self, rel: &[u8], is_dir: bool) {
+        self.uncovered.lock().unwrap_or_else(|p| p.into_inner()).insert(rel, is_dir);
         let mut nc = self.not_covered.lock().unwrap_or_else(|p| p.into_inner());
         nc.ignored += 1;
         if nc.ignored_paths.len() < MAX_LISTED_IGNORED {
@@ -242,7 +290,7 @@ impl Walk<'_> {
         let meta = match entry.metadata() {
             Ok(m) => m,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                self.skip(&rel, "vanished");
+                self.skip(&rel, "vanished", false);
                 return Ok(None);
             }
             Err(e) => return Err(Error::io("inspect", &dir_abs.join(OsStr::from_bytes(&name)), e)),
@@ -253,8 +301,10 @@ impl Walk<'_> {
             return Ok(self.file(dir_abs, rel, &name, &meta)?.map(|kind| node_of(name, kind, &meta)));
         }
         let abs: PathBuf = dir_abs.join(OsStr::from_bytes(&name));
-        if !in_git && Self::is_ignored(matchers, &abs, ft.is_dir()) {
-            self.ignored(&rel);
+        // `.git` is never ignored, whatever the rules say (`.*` would match it): an agent's
+        // commits are part of its state.
+        if !in_git && name != b".git" && Self::is_ignored(matchers, &abs, ft.is_dir()) {
+            self.ignored(&rel, ft.is_dir());
             return Ok(None);
         }
         let kind = if ft.is_dir() {
@@ -266,7 +316,7 @@ impl Walk<'_> {
                         std::io::ErrorKind::PermissionDenied => "unreadable",
                         _ => return Err(Error::io("list", &abs, e)),
                     };
-                    self.skip(&rel, reason);
+                    self.skip(&rel, reason, true);
                     return Ok(None);
                 }
             };
@@ -291,7 +341,7 @@ impl Walk<'_> {
             } else {
                 "device"
             };
-            self.skip(&rel, reason);
+            self.skip(&rel, reason, false);
             return Ok(None);
         };
         Ok(Some(node_of(name, kind, &meta)))
@@ -308,6 +358,7 @@ impl Walk<'_> {
         let stamp = Stamp::of(meta);
         self.counters.files.fetch_add(1, Ordering::Relaxed);
         self.counters.bytes.fetch_add(meta.size(), Ordering::Relaxed);
+        self.progress.scanned(meta.size());
         if meta.nlink() > 1 {
             let mut links = self.hardlinks.lock().unwrap_or_else(|p| p.into_inner());
             links.entry((meta.dev(), meta.ino())).or_default().push(rel.clone());
@@ -322,11 +373,11 @@ impl Walk<'_> {
                 let mut file = match file {
                     Ok(f) => f,
                     Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {
-                        self.skip(rel, "unreadable");
+                        self.skip(rel, "unreadable", false);
                         return Ok(None);
                     }
                     Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                        self.skip(rel, "vanished");
+                        self.skip(rel, "vanished", false);
                         return Ok(None);
                     }
                     Err(e) => return Err(Error::io("open", abs, e)),

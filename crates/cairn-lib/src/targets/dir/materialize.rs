@@ -6,6 +6,7 @@ use std::sync::Mutex;
 
 use rayon::prelude::*;
 
+use super::Progress;
 use super::fsops::{DirHandle, Meta, stamp_of};
 use super::statcache::CacheEntry;
 use crate::error::Result;
@@ -24,6 +25,8 @@ pub(crate) struct Materializer<'a> {
     pub written: Mutex<Vec<(Vec<u8>, CacheEntry)>>,
     pub files_written: std::sync::atomic::AtomicU64,
     pub bytes_written: std::sync::atomic::AtomicU64,
+    /// Where a front end watches the files written, if one does.
+    progress: Option<&'a Progress>,
 }
 
 fn join(prefix: &[u8], name: &[u8]) -> Vec<u8> {
@@ -39,7 +42,14 @@ impl<'a> Materializer<'a> {
             written: Mutex::new(Vec::new()),
             files_written: Default::default(),
             bytes_written: Default::default(),
+            progress: None,
         }
+    }
+
+    /// Counts what it writes into `progress` too.
+    pub(crate) fn observed(mut self, progress: &'a Progress) -> Self {
+        self.progress = Some(progress);
+        self
     }
 
     fn meta(&self, node: &Node, force_mtime: bool) -> Meta {
@@ -127,6 +137,9 @@ impl<'a> Materializer<'a> {
         use std::sync::atomic::Ordering;
         self.files_written.fetch_add(1, Ordering::Relaxed);
         self.bytes_written.fetch_add(st.st_size as u64, Ordering::Relaxed);
+        if let Some(progress) = self.progress {
+            progress.written(st.st_size as u64);
+        }
         self.remember(rel, st, content);
     }
 

@@ -6,14 +6,16 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
+use super::Progress;
+use super::capture::Uncovered;
 use super::fsops::{DirHandle, Meta};
 use super::materialize::{Materializer, split};
 use super::statcache::CacheEntry;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::id::ObjectId;
 use crate::store::Store;
 use crate::tree::diff::{Change, TreeDiff, TreeSource};
-use crate::tree::{DirRoot, NodeKind};
+use crate::tree::{DirRoot, Node, NodeKind};
 
 /// What a restore does to one path.
 #[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
@@ -34,15 +36,20 @@ pub(crate) struct Plan {
 }
 
 impl Plan {
-    /// Computes the plan from the live root to the snapshot root.
     /// Computes the plan from the live root to the snapshot root. Unless `with_mtimes`, an
     /// entry that differs only in its mtime is left alone: files a restore rewrites carry the
     /// time they were written, so their mtimes differ from the snapshot's by design.
+    ///
+    /// `uncovered` holds the paths the capture of `live` left out (ignored or skipped): a
+    /// directory to be removed that holds some keeps them (only its covered entries go), and a
+    /// plan that would have to remove them to change a path's type is refused, before anything
+    /// is changed.
     pub(crate) fn between(
         source: &dyn TreeSource,
         live: &DirRoot,
         want: &DirRoot,
         with_mtimes: bool,
+        uncovered: &Uncovered,
     ) -> Result<Self> {
         let (NodeKind::Dir { tree: a }, NodeKind::Dir { tree: b }) = (&live.top.kind, &want.top.kind) else {
             return Ok(Self { changes: Vec::new(), top_changed: false, relink: false });
@@ -55,6 +62,7 @@ impl Plan {
                 _ => true,
             });
         }
+        let changes = keep_uncovered(source, changes, uncovered)?;
         let top_changed =
             (live.top.mode, live.top.uid, live.top.gid) != (want.top.mode, want.top.uid, want.top.gid);
         Ok(Self { changes, top_changed, relink: live.hardlinks != want.hardlinks })
@@ -133,6 +141,100 @@ impl Plan {
     }
 }
 
+/// Rewrites `changes` so that no path in `uncovered` is removed: a removed directory holding
+/// uncovered paths becomes the removal of its covered entries, and a change that would replace
+/// such a directory by a file or link is refused.
+fn keep_uncovered(
+    source: &dyn TreeSource,
+    changes: Vec<Change>,
+    uncovered: &Uncovered,
+) -> Result<Vec<Change>> {
+    let mut out = Vec::with_capacity(changes.len());
+    for change in changes {
+        let lossy = |p: &[u8]| String::from_utf8_lossy(p).into_owned();
+        match (&change.old, &change.new) {
+            (Some(Node { kind: NodeKind::Dir { tree }, .. }), None)
+                if uncovered.first_below(&change.path).is_some() =>
+            {
+                prune(source, &change.path, tree, uncovered, &mut out)?;
+            }
+            (Some(Node { kind: NodeKind::Dir { .. }, .. }), Some(new))
+                if !matches!(new.kind, NodeKind::Dir { .. }) =>
+            {
+                if let Some(kept) = uncovered.first_below(&change.path) {
+                    return Err(Error::conflict(format!(
+                        "the snapshot has a {} at {}, where the live tree has a directory holding {} that snapshots leave out (ignored or skipped); move what is left out of {} elsewhere, then restore again",
+                        new.kind.label(),
+                        lossy(&change.path),
+                        lossy(kept),
+                        lossy(&change.path),
+                    )));
+                }
+                out.push(change);
+            }
+            (None, Some(new)) if uncovered.is_dir(&change.path) => {
+                return Err(Error::conflict(format!(
+                    "the snapshot has a {} at {}, where the live tree has a directory that snapshots leave out (ignored or skipped); move {} elsewhere, then restore again",
+                    new.kind.label(),
+                    lossy(&change.path),
+                    lossy(&change.path),
+                )));
+            }
+            _ => out.push(change),
+        }
+    }
+    Ok(out)
+}
+
+/// Plans the removal of the covered entries of directory `path` (tree `tree`), keeping the
+/// directory and every uncovered path below it.
+fn prune(
+    source: &dyn TreeSource,
+    path: &[u8],
+    tree: &ObjectId,
+    uncovered: &Uncovered,
+    out: &mut Vec<Change>,
+) -> Result<()> {
+    for node in source.tree(tree)?.nodes {
+        let child = join(path, &node.name);
+        match &node.kind {
+            NodeKind::Dir { tree } if uncovered.first_below(&child).is_some() => {
+                prune(source, &child, tree, uncovered, out)?;
+            }
+            _ => out.push(Change { path: child, old: Some(node), new: None }),
+        }
+    }
+    Ok(())
+}
+
+fn join(prefix: &[u8], name: &[u8]) -> Vec<u8> {
+    if prefix.is_empty() { name.to_vec() } else { [prefix, b"/", name].concat() }
+}
+
+/// The plan of a restore into a new directory: every entry of the snapshot, created, each
+/// directory before its entries.
+pub(crate) fn creation_plan(store: &Store, root: &DirRoot) -> Result<Vec<PlanEntry>> {
+    fn walk(store: &Store, prefix: &[u8], id: &ObjectId, out: &mut Vec<PlanEntry>) -> Result<()> {
+        for node in crate::tree::read_tree(store, id)?.nodes {
+            let path = join(prefix, &node.name);
+            out.push(PlanEntry {
+                path: String::from_utf8_lossy(&path).into_owned(),
+                action: "create".into(),
+                kind: node.kind.label().into(),
+            });
+            if let NodeKind::Dir { tree } = &node.kind {
+                walk(store, &path, tree, out)?;
+            }
+        }
+        Ok(())
+    }
+    let mut out = Vec::new();
+    if let NodeKind::Dir { tree } = &root.top.kind {
+        walk(store, b"", tree, &mut out)?;
+    }
+    Ok(out)
+}
+
 /// The later paths of every hard-link group (they are linked, not written).
 pub(crate) fn later_links(root: &DirRoot) -> HashSet<Vec<u8>> {
     root.hardlinks.iter().flat_map(|g| g.iter().skip(1).cloned()).collect()
@@ -143,9 +245,14 @@ pub(crate) type Restored = (u64, u64, Vec<(Vec<u8>, CacheEntry)>);
 
 /// Restores `root` into the empty directory `dest` (which exists), keeping the snapshot's
 /// times. Returns the files written, for the stat cache of `dest`.
-pub(crate) fn restore_fresh(store: &Store, root: &DirRoot, dest: &Path) -> Result<Restored> {
+pub(crate) fn restore_fresh(
+    store: &Store,
+    root: &DirRoot,
+    dest: &Path,
+    progress: &Progress,
+) -> Result<Restored> {
     let handle = DirHandle::open_root(dest)?;
-    let m = Materializer::new(store, true, later_links(root));
+    let m = Materializer::new(store, true, later_links(root)).observed(progress);
     if let NodeKind::Dir { tree } = &root.top.kind {
         m.fill(&handle, b"", tree)?;
     }
