@@ -7,12 +7,15 @@ use crate::error::{Error, Result};
 /// Parses a unit-bearing duration; `what` names the option for the error (`--retain-for`, `wait_timeout`).
 ///
 /// A bare number is refused: "120" could be seconds or minutes, and a wrong guess on a retention
-/// rule deletes snapshots.
+/// rule deletes snapshots. Errors follow arcave's wording: a CLI flag (`what` starting with `--`)
+/// reads `invalid --retain-for "120": …`, as every flag's parse error does; a tool argument
+/// reads `wait_timeout "120": …`, arcave's exact refusal of a bare number.
 pub fn parse_duration(what: &str, text: &str) -> Result<Duration> {
     let trimmed = text.trim();
     if !trimmed.is_empty() && trimmed.chars().all(|c| c.is_ascii_digit() || c == '.') {
+        let prefix = if what.starts_with("--") { "invalid " } else { "" };
         return Err(Error::invalid(format!(
-            "{what} {text:?}: want a unit-bearing value like 2m, 90s or 1h30m"
+            "{prefix}{what} {text:?}: want a unit-bearing value like 2m, 90s or 1h30m"
         )));
     }
     humantime::parse_duration(trimmed).map_err(|e| {
@@ -36,6 +39,11 @@ mod tests {
     fn refuses_bare_numbers_with_an_example() {
         let err = parse_duration("wait_timeout", "120").unwrap_err();
         assert_eq!(err.to_string(), "wait_timeout \"120\": want a unit-bearing value like 2m, 90s or 1h30m");
+        let err = parse_duration("--retain-for", "120").unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "invalid --retain-for \"120\": want a unit-bearing value like 2m, 90s or 1h30m"
+        );
     }
 
     #[test]

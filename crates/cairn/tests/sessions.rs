@@ -2,7 +2,10 @@
 
 mod common;
 
-use common::{TestEnv, write};
+use std::io::BufRead;
+use std::os::unix::fs::PermissionsExt;
+
+use common::{TestEnv, noise, write};
 
 #[test]
 fn baseline_always_exists_and_cannot_be_deleted() {
@@ -93,7 +96,7 @@ fn remove_refusals_use_the_arcave_wording() {
     let err = env.fails(&["remove", "--before-date", "2026-06-01"], 2);
     assert!(err.starts_with("error: invalid --before-date \"2026-06-01\": "), "{err}");
     let err = env.fails(&["remove", "--retain-for", "120"], 2);
-    assert_eq!(err, "error: --retain-for \"120\": want a unit-bearing value like 2m, 90s or 1h30m\n");
+    assert_eq!(err, "error: invalid --retain-for \"120\": want a unit-bearing value like 2m, 90s or 1h30m\n");
 }
 
 #[test]
@@ -129,7 +132,7 @@ fn the_keep_policy_applies_after_each_save() {
     assert_eq!(third["removed_by_policy"].as_array().unwrap().len(), 1);
     assert_eq!(env.json(&["list"])["snapshots"].as_array().unwrap().len(), 2);
     let err = env.fails(&["config", "set", "keep.recent", "lots"], 2);
-    assert_eq!(err, "error: invalid value \"lots\" for keep.recent: want a whole number\n");
+    assert!(err.starts_with("error: invalid value \"lots\" for keep.recent: want a whole number"), "{err}");
     std::fs::write(env.store().join("config.toml"), "[keep]\nwithin = \"soon\"\n").unwrap();
     let err = env.fails(&["list"], 2);
     assert!(err.contains("keep.within"), "{err}");
@@ -208,4 +211,309 @@ fn diff_reports_changes_with_stat_and_patch() {
         1 added, 1 removed, 2 modified, 1 unchanged
         ");
     });
+}
+
+fn ids(list: &serde_json::Value, key: &str) -> Vec<String> {
+    list[key].as_array().unwrap().iter().map(|s| s["id"].as_str().unwrap().to_owned()).collect()
+}
+
+/// Regression: `keep.recent 0`, a `keep.max_bytes` below one snapshot or `keep.within 0s`
+/// made a save report "saved X" and then "removed by the keep policy: X".
+#[test]
+fn the_keep_policy_never_removes_the_snapshot_the_save_made() {
+    for (key, value) in [("keep.recent", "0"), ("keep.max_bytes", "1"), ("keep.within", "0s")] {
+        let env = TestEnv::new();
+        env.ok(&["config", "set", key, value]);
+        write(&env.work(), "a.txt", "some bytes\n");
+        let first = env.json(&["save"]);
+        assert_eq!(first["removed_by_policy"], serde_json::json!([]), "{key}");
+        let second = env.json(&["save"]);
+        assert_eq!(ids(&second, "removed_by_policy"), vec![first["id"].as_str().unwrap()], "{key}");
+        assert_eq!(ids(&env.json(&["list"]), "snapshots"), vec![second["id"].as_str().unwrap()], "{key}");
+        let text = env.ok(&["save"]);
+        let saved = text.lines().next().unwrap().split_whitespace().nth(1).unwrap().to_owned();
+        assert!(text.contains(&format!("removed by the keep policy: {}", second["id"].as_str().unwrap())));
+        assert!(!text.contains(&format!("removed by the keep policy: {saved}")), "{key}: {text}");
+        assert_eq!(ids(&env.json(&["list"]), "snapshots"), vec![saved], "{key}");
+    }
+}
+
+#[test]
+fn keep_rules_remove_only_what_every_rule_selects() {
+    let env = TestEnv::new();
+    write(&env.work(), "a.txt", "a\n");
+    // keep.recent alone would remove, keep.within keeps everything younger than an hour.
+    env.ok(&["config", "set", "keep.recent", "1"]);
+    env.ok(&["config", "set", "keep.within", "1h"]);
+    for _ in 0..3 {
+        assert_eq!(env.json(&["save"])["removed_by_policy"], serde_json::json!([]));
+    }
+    // keep.max_bytes 1 selects every older snapshot; keep.recent 2 keeps the newest two.
+    env.ok(&["config", "set", "keep.within", "0s"]);
+    env.ok(&["config", "set", "keep.max_bytes", "1"]);
+    env.ok(&["config", "set", "keep.recent", "2"]);
+    let before = ids(&env.json(&["list", "--sort", "asc"]), "snapshots");
+    let saved = env.json(&["save"]);
+    assert_eq!(ids(&saved, "removed_by_policy"), before[..2].to_vec());
+    let after = ids(&env.json(&["list", "--sort", "asc"]), "snapshots");
+    assert_eq!(after, vec![before[2].clone(), saved["id"].as_str().unwrap().to_owned()]);
+}
+
+#[test]
+fn deleting_a_session_lets_gc_reclaim_its_data() {
+    let env = TestEnv::new();
+    let data = env.root().join("data");
+    write(&data, "big.bin", noise(3 << 20, 7));
+    write(&data, "more.bin", noise(1 << 20, 8));
+    env.ok(&["session", "create", "x"]);
+    env.ok(&["save", data.to_str().unwrap(), "--session", "x"]);
+    env.ok(&["session", "set", "x"]);
+    let deleted = env.json(&["session", "delete", "x", "--force"]);
+    assert_eq!(deleted["freed_bytes"], 4 << 20);
+    env.ok(&["config", "set", "gc.grace", "0s"]);
+    let gc = env.json(&["gc"]);
+    assert!(gc["bytes_freed"].as_u64().unwrap() >= 4 << 20, "{gc}");
+    env.ok(&["check", "--read-data"]);
+}
+
+/// The lock file of `target`'s writer lock: `<store>/locks/` and the target's hash.
+fn lock_file(env: &TestEnv, target: &str) -> std::path::PathBuf {
+    let name = &cairn_lib::ObjectId::of(target.as_bytes()).to_hex()[..24];
+    env.store().join("locks").join(format!("{name}.lock"))
+}
+
+/// Another process holding a target's lock as a cairn command does (an `flock` on its lock
+/// file, with the holder record written in it), until it is killed or dropped.
+struct LockHolder {
+    child: std::process::Child,
+    since: String,
+}
+
+impl LockHolder {
+    fn take(env: &TestEnv, target: &str, command: &str) -> Self {
+        let script = r#"use Fcntl qw(:flock); use IO::Handle;
+            open(my $f, "+>>", $ARGV[0]) or die $!; flock($f, LOCK_EX) or die $!; truncate($f, 0);
+            print $f qq({"command":"$ARGV[1]","pid":$$,"since":"$ARGV[2]"}); $f->flush;
+            $| = 1; print "held\n"; sleep 60"#;
+        let since = cairn_lib::now_rfc3339();
+        let mut child = std::process::Command::new("perl")
+            .arg("-e")
+            .arg(script)
+            .arg(lock_file(env, target))
+            .args([command, since.as_str()])
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .expect("perl runs");
+        let mut line = String::new();
+        std::io::BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+        assert_eq!(line, "held\n", "the lock holder did not take the lock");
+        Self { child, since }
+    }
+
+    fn pid(&self) -> u32 {
+        self.child.id()
+    }
+}
+
+impl Drop for LockHolder {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn a_held_target_lock_refuses_save_fork_and_delete_and_names_the_holder() {
+    let env = TestEnv::new();
+    write(&env.work(), "a.txt", "a\n");
+    let target = env.json(&["save"])["target"].as_str().unwrap().to_owned();
+    env.ok(&["session", "create", "x"]);
+    env.ok(&["save", "--session", "x"]);
+    let other = env.root().join("other");
+    write(&other, "b.txt", "b\n");
+
+    let held = LockHolder::take(&env, &target, "cairn restore");
+    let expected = format!(
+        "error: another cairn command is already running on {target}: `cairn restore` (pid {}, since {}) holds its lock; retry when it finishes\n",
+        held.pid(),
+        held.since
+    );
+    assert_eq!(env.fails(&["save"], 1), expected);
+    assert_eq!(env.fails(&["session", "create", "fork", "--from", "baseline"], 1), expected);
+    assert_eq!(env.fails(&["session", "delete", "x"], 1), expected);
+    // Nothing was half done, and other targets and lock-free commands go on.
+    assert_eq!(env.json(&["list"])["snapshots"].as_array().unwrap().len(), 1);
+    let names: Vec<String> = env.json(&["session", "list"])["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["name"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(names, vec!["x", "baseline"]);
+    env.ok(&["save", other.to_str().unwrap()]);
+    env.ok(&["session", "create", "empty"]);
+    drop(held);
+
+    env.ok(&["save"]);
+    assert_eq!(env.json(&["session", "create", "fork", "--from", "baseline"])["snapshot_count"], 3);
+    env.ok(&["session", "delete", "x"]);
+}
+
+#[test]
+fn saves_of_two_targets_run_at_once() {
+    let env = TestEnv::new();
+    let (a, b) = (env.root().join("a"), env.root().join("b"));
+    for i in 0..300 {
+        write(&a, &format!("f{i}"), noise(4096, i));
+        write(&b, &format!("f{i}"), noise(4096, i + 1000));
+    }
+    env.ok(&["save", b.to_str().unwrap()]);
+    // Holding a's lock does not stop a save of b: locks are per target.
+    let target_a = a.to_str().unwrap();
+    let held = LockHolder::take(&env, target_a, "cairn save");
+    env.ok(&["save", b.to_str().unwrap()]);
+    drop(held);
+    let children: Vec<_> = [&a, &b]
+        .iter()
+        .map(|dir| {
+            env.process(&["save", dir.to_str().unwrap()])
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for child in children {
+        let out = child.wait_with_output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    }
+    env.ok(&["check", "--read-data"]);
+}
+
+#[test]
+fn a_lock_left_by_a_dead_process_is_taken_over() {
+    let env = TestEnv::new();
+    write(&env.work(), "a.txt", "a\n");
+    let target = env.json(&["save"])["target"].as_str().unwrap().to_owned();
+    // Another process takes the lock, then dies by SIGKILL without releasing it.
+    let mut holder = LockHolder::take(&env, &target, "cairn save");
+    let dead = holder.pid();
+    assert!(env.fails(&["save"], 1).contains(&format!("(pid {dead}, since {})", holder.since)));
+    holder.child.kill().unwrap();
+    holder.child.wait().unwrap();
+    let saved = env.json(&["save"]);
+    assert_eq!(saved["target"], target.as_str());
+    let record: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(lock_file(&env, &target)).unwrap()).unwrap();
+    assert_eq!(record["command"], "cairn save");
+    assert_ne!(record["pid"], dead);
+}
+
+#[test]
+fn safety_snapshots_expire_by_their_own_policy() {
+    let env = TestEnv::new();
+    write(&env.work(), "a.txt", "a\n");
+    env.ok(&["save", "--name", "s"]);
+    env.ok(&["config", "set", "safety.keep_recent", "2"]);
+    let mut safety = Vec::new();
+    for i in 0..4 {
+        write(&env.work(), "a.txt", format!("change {i}\n"));
+        let restored = env.json(&["restore", "s"]);
+        safety.push(restored["safety_snapshot"]["id"].as_str().unwrap().to_owned());
+    }
+    let listed = |env: &TestEnv| -> Vec<String> {
+        let all = env.json(&["list", "--include-safety-snapshots", "--sort", "asc"]);
+        all["snapshots"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|s| s["safety"] == true)
+            .map(|s| s["id"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    assert_eq!(listed(&env), safety[2..].to_vec());
+    assert_eq!(env.json(&["list"])["snapshots"].as_array().unwrap().len(), 1);
+    // Either rule removes on its own: keep_within 0s expires all but the newest, whatever
+    // keep_recent would keep.
+    env.ok(&["config", "set", "safety.keep_recent", "100"]);
+    env.ok(&["config", "set", "safety.keep_within", "0s"]);
+    write(&env.work(), "a.txt", "last\n");
+    let last = env.json(&["restore", "s"]);
+    assert_eq!(listed(&env), vec![last["safety_snapshot"]["id"].as_str().unwrap().to_owned()]);
+}
+
+#[test]
+fn session_list_sorts_and_records_carry_targets_and_size() {
+    let env = TestEnv::new();
+    env.ok(&["session", "create", "first"]);
+    env.ok(&["session", "create", "second"]);
+    let names = |list: serde_json::Value| -> Vec<String> {
+        list["sessions"].as_array().unwrap().iter().map(|s| s["name"].as_str().unwrap().to_owned()).collect()
+    };
+    assert_eq!(names(env.json(&["session", "list", "--sort", "asc"])), ["baseline", "first", "second"]);
+    assert_eq!(names(env.json(&["session", "list"])), ["second", "first", "baseline"]);
+    assert_eq!(names(env.json(&["session", "list", "--sort", "desc"])), ["second", "first", "baseline"]);
+    let err = env.fails(&["session", "list", "--sort", "up"], 2);
+    assert!(err.contains("invalid sort \"up\"") && err.contains("asc"), "{err}");
+
+    let other = env.root().join("other");
+    write(&env.work(), "a.txt", "12345");
+    write(&env.work(), "sub/b.txt", "123");
+    write(&other, "c.txt", "1234567");
+    let a = env.json(&["save", "--session", "first"]);
+    let c = env.json(&["save", other.to_str().unwrap(), "--session", "first"]);
+    write(&env.work(), "a.txt", "1234567890");
+    env.ok(&["save", "--session", "first"]);
+    let mut targets =
+        vec![a["target"].as_str().unwrap().to_owned(), c["target"].as_str().unwrap().to_owned()];
+    targets.sort();
+    let first = env.json(&["session", "list", "--sort", "asc"])["sessions"][1].clone();
+    assert_eq!(first["name"], "first");
+    assert_eq!(first["snapshot_count"], 3);
+    assert_eq!(first["targets"], serde_json::json!(targets));
+    assert_eq!(first["size_bytes"], 8 + 7 + 13);
+    let fork = env.json(&["session", "create", "fork", "--from", "first"]);
+    assert_eq!(fork["targets"], first["targets"]);
+    assert_eq!(fork["size_bytes"], 28);
+    let second = env.json(&["session", "list", "--sort", "asc"])["sessions"][2].clone();
+    assert_eq!(second["targets"], serde_json::json!([]));
+    assert_eq!(second["size_bytes"], 0);
+}
+
+#[test]
+fn diff_stat_shows_modes_links_and_large_text_files() {
+    let env = TestEnv::new();
+    let work = env.work();
+    write(&work, "edit.txt", "one\ntwo\n");
+    write(&work, "run.sh", "#!/bin/sh\n");
+    std::fs::set_permissions(work.join("run.sh"), std::fs::Permissions::from_mode(0o644)).unwrap();
+    std::os::unix::fs::symlink("edit.txt", work.join("link")).unwrap();
+    let big_line = "a line of text in a large file\n".repeat(300_000);
+    write(&work, "big.txt", &big_line);
+    write(&work, "bin.dat", [0u8, 1, 2]);
+    env.ok(&["save", "--name", "a"]);
+    write(&work, "edit.txt", "one\nthree\nfour\n");
+    std::fs::set_permissions(work.join("run.sh"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::remove_file(work.join("link")).unwrap();
+    std::os::unix::fs::symlink("run.sh", work.join("link")).unwrap();
+    write(&work, "big.txt", format!("{big_line}one more\n"));
+    write(&work, "bin.dat", [0u8, 9, 9, 9]);
+    env.ok(&["save", "--name", "b"]);
+    let text = env.ok(&["diff", "a", "b", "--stat"]);
+    env.filters().bind(|| {
+        insta::assert_snapshot!(text, @r"
+        diff [ID] → [ID] of [TMP]/work
+         M big.txt  |   9300000 -> 9300009 bytes, too large for a line count
+         M bin.dat  |   Bin 3 -> 4 bytes
+         M edit.txt |     3 ++-
+         M link     |   link edit.txt -> run.sh
+         M run.sh   |   mode 644 -> 755
+        0 added, 0 removed, 5 modified, 0 unchanged
+        ");
+    });
+    let json = env.json(&["diff", "a", "b", "--stat"]);
+    let big = json["entries"].as_array().unwrap().iter().find(|e| e["path"] == "big.txt").unwrap();
+    assert_eq!((big["binary"].clone(), big["too_large"].clone()), (false.into(), true.into()));
+    let run = json["entries"].as_array().unwrap().iter().find(|e| e["path"] == "run.sh").unwrap();
+    assert_eq!(run["what"], serde_json::json!(["mode"]));
+    assert_eq!(run["binary"], false);
 }

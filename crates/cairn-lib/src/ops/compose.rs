@@ -200,7 +200,7 @@ impl Store {
             }
             (Ok(t), Ok(())) => t,
         };
-        let removed = self.apply_keep_policy(&session, &key)?;
+        let removed = self.apply_keep_policy(&session, &key, taken.snapshot.id)?;
         Ok(ComposeSaveResult {
             savepoint: ComposeSavepoint::from_snapshot(&taken.snapshot),
             removed_by_policy: removed.iter().map(ComposeSavepoint::from_snapshot).collect(),
@@ -305,7 +305,7 @@ impl Store {
         match attempt {
             Ok(applied) => {
                 (result.restored, result.writable_layers) = (applied.mounts, applied.layers);
-                self.expire_safety(&session, &key)?;
+                self.expire_safety(&session, &key, safety.snapshot.id)?;
                 Ok(result)
             }
             Err(first) => {

@@ -17,8 +17,12 @@ use crate::targets::dir::statcache::StatCache;
 use crate::tree::diff::{Change, TreeDiff, TreeSource};
 use crate::tree::{self, DirRoot, Node, NodeKind};
 
-/// Files larger than this get no patch.
+/// Files larger than this get no patch and no line counts (a line diff holds both sides in
+/// memory); they are still told apart as text or binary by their first bytes.
 const MAX_PATCH_BYTES: u64 = 8 * 1024 * 1024;
+
+/// How much of a file decides whether it is binary (git looks at the same amount).
+const SNIFF_BYTES: usize = 8192;
 
 /// What to compare.
 #[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
@@ -72,12 +76,19 @@ pub struct DiffEntry {
     pub mode_before: Option<String>,
     /// Mode after, octal.
     pub mode_after: Option<String>,
-    /// Lines added (with `stat` or `patch`; absent for binary files).
+    /// Link target before (symlinks).
+    pub link_before: Option<String>,
+    /// Link target after (symlinks).
+    pub link_after: Option<String>,
+    /// Lines added (with `stat` or `patch`; absent for binary and too large files, and for
+    /// entries whose content did not change).
     pub lines_added: Option<u64>,
-    /// Lines removed (with `stat` or `patch`; absent for binary files).
+    /// Lines removed (with `stat` or `patch`; absent as for `lines_added`).
     pub lines_removed: Option<u64>,
     /// True when the file is binary (no line counts or patch).
     pub binary: bool,
+    /// True when a text file is over 8 MiB: no line counts or patch.
+    pub too_large: bool,
     /// Unified diff (with `patch`).
     pub patch: Option<String>,
 }
@@ -198,6 +209,10 @@ impl Store {
             _ => None,
         };
         let mode = |n: Option<&Node>| n.map(|n| format!("{:o}", n.mode));
+        let link = |n: Option<&Node>| match n.map(|n| &n.kind) {
+            Some(NodeKind::Symlink { target }) => Some(String::from_utf8_lossy(target).into_owned()),
+            _ => None,
+        };
         let mut what = Vec::new();
         let change_kind = match (old, new) {
             (None, Some(_)) => "added",
@@ -239,9 +254,12 @@ impl Store {
             size_after: size(new),
             mode_before: mode(old),
             mode_after: mode(new),
+            link_before: link(old),
+            link_after: link(new),
             lines_added: None,
             lines_removed: None,
             binary: false,
+            too_large: false,
             patch: None,
         };
         if (options.patch || options.stat)
@@ -260,22 +278,35 @@ impl Store {
         patch: bool,
         side: &Side<'_>,
     ) -> Result<()> {
+        let live = match side {
+            Side::Stored => None,
+            Side::Live(root) => Some(*root),
+        };
         let too_big = entry.size_before.unwrap_or(0).max(entry.size_after.unwrap_or(0)) > MAX_PATCH_BYTES;
-        let before = match &change.old {
-            Some(n) if !too_big => self.content(n, None, &change.path)?,
-            _ => Vec::new(),
-        };
-        let after = match (&change.new, side) {
-            (Some(n), _) if too_big => {
-                let _ = n;
-                Vec::new()
+        if too_big {
+            let old_head = change.old.as_ref().map(|n| self.head(n, None, &change.path)).transpose()?;
+            let new_head = change.new.as_ref().map(|n| self.head(n, live, &change.path)).transpose()?;
+            let binary = [old_head, new_head].iter().flatten().any(|h| looks_binary(h, false));
+            entry.binary = binary;
+            entry.too_large = !binary;
+            if patch {
+                entry.patch = Some(if binary {
+                    format!("Binary files a/{0} and b/{0} differ\n", entry.path)
+                } else {
+                    format!("Text files a/{0} and b/{0} differ (too large for a line diff)\n", entry.path)
+                });
             }
-            (Some(n), Side::Stored) => self.content(n, None, &change.path)?,
-            (Some(n), Side::Live(root)) => self.content(n, Some(root), &change.path)?,
-            (None, _) => Vec::new(),
+            return Ok(());
+        }
+        let before = match &change.old {
+            Some(n) => self.content(n, None, &change.path)?,
+            None => Vec::new(),
         };
-        let is_binary = |b: &[u8]| b[..b.len().min(8192)].contains(&0) || std::str::from_utf8(b).is_err();
-        if too_big || is_binary(&before) || is_binary(&after) {
+        let after = match &change.new {
+            Some(n) => self.content(n, live, &change.path)?,
+            None => Vec::new(),
+        };
+        if looks_binary(&before, true) || looks_binary(&after, true) {
             entry.binary = true;
             if patch {
                 entry.patch = Some(format!("Binary files a/{0} and b/{0} differ\n", entry.path));
@@ -304,6 +335,30 @@ impl Store {
         Ok(())
     }
 
+    /// The first bytes of a file (up to [`SNIFF_BYTES`]), read without loading the rest.
+    fn head(&self, node: &Node, live_root: Option<&Path>, rel: &[u8]) -> Result<Vec<u8>> {
+        let NodeKind::File { content, .. } = &node.kind else {
+            return Ok(Vec::new());
+        };
+        let mut out = Vec::new();
+        if let Some(root) = live_root {
+            use std::io::Read;
+            use std::os::unix::ffi::OsStrExt;
+            let path: PathBuf = root.join(std::ffi::OsStr::from_bytes(rel));
+            let file = std::fs::File::open(&path).map_err(|e| Error::io("read", &path, e))?;
+            file.take(SNIFF_BYTES as u64).read_to_end(&mut out).map_err(|e| Error::io("read", &path, e))?;
+            return Ok(out);
+        }
+        for id in content {
+            out.extend_from_slice(&self.read_blob(id)?);
+            if out.len() >= SNIFF_BYTES {
+                break;
+            }
+        }
+        out.truncate(SNIFF_BYTES);
+        Ok(out)
+    }
+
     fn content(&self, node: &Node, live_root: Option<&Path>, rel: &[u8]) -> Result<Vec<u8>> {
         let NodeKind::File { content, .. } = &node.kind else {
             return Ok(Vec::new());
@@ -321,6 +376,34 @@ impl Store {
     }
 }
 
+/// True when `bytes` hold a NUL in their first [`SNIFF_BYTES`], or are not UTF-8. When not `complete`, the
+/// bytes are a head that may end inside a character; only an invalid sequence before its end counts then.
+fn looks_binary(bytes: &[u8], complete: bool) -> bool {
+    if bytes[..bytes.len().min(SNIFF_BYTES)].contains(&0) {
+        return true;
+    }
+    match std::str::from_utf8(bytes) {
+        Ok(_) => false,
+        Err(e) => complete || e.error_len().is_some(),
+    }
+}
+
 fn root_of(s: &Snapshot) -> Result<ObjectId> {
     s.root.ok_or_else(|| Error::corrupt(format!("snapshot {} has no root", s.id)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn binary_is_a_nul_or_invalid_utf8_and_a_cut_character_is_not() {
+        assert!(!looks_binary(b"plain text\n", true));
+        assert!(looks_binary(b"a\0b", true));
+        assert!(looks_binary(&[0xff, b'a'], true));
+        let cut = &"é".as_bytes()[..1];
+        assert!(looks_binary(cut, true));
+        assert!(!looks_binary(cut, false));
+        assert!(looks_binary(&[0xff, b'a'], false));
+    }
 }

@@ -3,6 +3,7 @@
 use std::time::Duration;
 
 use crate::error::Result;
+use crate::id::SnapshotId;
 use crate::session::Session;
 use crate::snapshot::Snapshot;
 use crate::store::Store;
@@ -62,7 +63,16 @@ impl Rules {
 impl Store {
     /// Applies the store's keep policy (`keep.recent`, `keep.within`, `keep.max_bytes`) to one
     /// target after a save; returns what it removed.
-    pub(crate) fn apply_keep_policy(&self, session: &Session, target: &str) -> Result<Vec<Snapshot>> {
+    ///
+    /// `made`, the snapshot the save just made, is never removed: a policy such as
+    /// `keep.recent 0` or a `keep.max_bytes` smaller than one snapshot would otherwise delete
+    /// the save's own result.
+    pub(crate) fn apply_keep_policy(
+        &self,
+        session: &Session,
+        target: &str,
+        made: SnapshotId,
+    ) -> Result<Vec<Snapshot>> {
         let cfg = self.config();
         let rules = Rules {
             retain_recent: cfg.count("keep.recent"),
@@ -70,25 +80,36 @@ impl Store {
             before: None,
             max_bytes: cfg.count("keep.max_bytes"),
         };
-        self.remove_by_rules(session, target, &rules, false)
+        if rules.is_empty() {
+            return Ok(Vec::new());
+        }
+        let filter = SnapshotFilter { target: Some(target.to_owned()), include_safety: false };
+        let all = self.catalog.list_snapshots(session.id, &filter)?;
+        let selected = select_sparing(&rules, &all, made)?;
+        for s in &selected {
+            self.catalog.remove_membership(session.id, s.id)?;
+        }
+        Ok(selected)
     }
 
-    /// Expires one target's safety snapshots by `safety.keep_recent` / `safety.keep_within`.
-    pub(crate) fn expire_safety(&self, session: &Session, target: &str) -> Result<()> {
+    /// Expires one target's safety snapshots after a restore. Each of `safety.keep_recent` and
+    /// `safety.keep_within` removes on its own (a safety snapshot goes when either selects it),
+    /// unlike `keep.*`, whose rules must all agree. `taken`, the safety snapshot the restore
+    /// just took and reported, is always kept.
+    pub(crate) fn expire_safety(&self, session: &Session, target: &str, taken: SnapshotId) -> Result<()> {
         let cfg = self.config();
         let filter = SnapshotFilter { target: Some(target.to_owned()), include_safety: true };
         let safety: Vec<Snapshot> =
             self.catalog.list_snapshots(session.id, &filter)?.into_iter().filter(|s| s.safety).collect();
-        let now = jiff::Timestamp::now();
+        let mut removed = std::collections::HashSet::new();
         for rules in [
             Rules { retain_recent: cfg.count("safety.keep_recent"), ..Rules::default() },
             Rules { retain_for: cfg.duration("safety.keep_within"), ..Rules::default() },
         ] {
-            if rules.is_empty() {
-                continue;
-            }
-            for s in rules.select(&safety, now)? {
-                self.catalog.remove_membership(session.id, s.id)?;
+            for s in select_sparing(&rules, &safety, taken)? {
+                if removed.insert(s.id) {
+                    self.catalog.remove_membership(session.id, s.id)?;
+                }
             }
         }
         Ok(())
@@ -117,10 +138,21 @@ impl Store {
     }
 }
 
+/// What `rules` select from `snapshots` (oldest first), never `spared`: the policies run right
+/// after a save or restore made it, and must not undo that command's work.
+fn select_sparing(rules: &Rules, snapshots: &[Snapshot], spared: SnapshotId) -> Result<Vec<Snapshot>> {
+    if rules.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut selected = rules.select(snapshots, jiff::Timestamp::now())?;
+    selected.retain(|s| s.id != spared);
+    Ok(selected)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::id::{SessionId, SnapshotId};
+    use crate::id::SessionId;
     use crate::snapshot::{NotCovered, SnapshotStats};
 
     fn at(secs: i64) -> Snapshot {
@@ -174,6 +206,19 @@ mod tests {
         assert_eq!(ages(&rules.select(&all, now).unwrap()), ages(&all[..1]));
         let rules = Rules { before, retain_recent: Some(3), ..Rules::default() };
         assert!(rules.select(&all, now).unwrap().is_empty());
+    }
+
+    #[test]
+    fn the_policies_never_select_the_spared_snapshot() {
+        let all: Vec<Snapshot> = (0..3).map(|i| at(1_000 + i)).collect();
+        for rules in [
+            Rules { retain_recent: Some(0), ..Rules::default() },
+            Rules { max_bytes: Some(1), ..Rules::default() },
+            Rules { retain_for: Some(Duration::ZERO), ..Rules::default() },
+        ] {
+            assert_eq!(rules.select(&all, jiff::Timestamp::now()).unwrap().len(), 3, "{rules:?}");
+            assert_eq!(ages(&select_sparing(&rules, &all, all[2].id).unwrap()), ages(&all[..2]), "{rules:?}");
+        }
     }
 
     #[test]

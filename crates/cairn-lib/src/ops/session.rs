@@ -8,7 +8,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::id::SessionId;
 use crate::name::validate_name;
 use crate::session::Session;
-use crate::store::Store;
+use crate::store::{LockGuard, Store};
 
 /// Every session, wrapped in an object.
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
@@ -68,6 +68,12 @@ impl Store {
             None => format!("session-{}", jiff::Timestamp::now().strftime("%Y%m%d-%H%M%S-%f")),
         };
         let from = from.map(|f| self.find_session(f)).transpose()?;
+        // A fork is a writer of every target its source holds: it must not copy a session while
+        // a save, restore or remove of one of them is running.
+        let _locks = match &from {
+            Some(f) => self.lock_targets(&f.targets, "cairn session create --from")?,
+            None => Vec::new(),
+        };
         let id = self.catalog.create_session(&name, from.map(|f| f.id))?;
         self.mark_current(self.find_session(&id.to_string())?, choice)
     }
@@ -101,11 +107,26 @@ impl Store {
                 target.name
             )));
         }
+        let _locks = self.lock_targets(&target.targets, "cairn session delete")?;
         let freed_bytes = self.catalog.delete_session(target.id)?;
         if is_current {
             self.set_current_session_pointer(None)?;
         }
+        // A target no session holds any more keeps no stat cache: the cache references the
+        // target's data, and gc could not reclaim it otherwise.
+        for t in &target.targets {
+            self.forget_target_if_empty(t)?;
+        }
         Ok(SessionDeleted { session: target.id, deleted: true, freed_bytes })
+    }
+
+    /// Takes the writer locks of `targets` (sorted, so two commands never wait on each other in
+    /// opposite orders), refusing as soon as one is held elsewhere.
+    fn lock_targets(&self, targets: &[String], command: &str) -> Result<Vec<(LockGuard, LockGuard)>> {
+        let mut sorted: Vec<&String> = targets.iter().collect();
+        sorted.sort();
+        sorted.dedup();
+        sorted.into_iter().map(|t| self.lock_target(t, command)).collect()
     }
 
     /// The session a command given no `--session` works in.

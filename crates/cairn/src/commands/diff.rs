@@ -1,6 +1,6 @@
 //! `cairn diff A [B]`.
 
-use cairn_lib::ops::diff::{DiffOptions, DiffResult};
+use cairn_lib::ops::diff::{DiffEntry, DiffOptions, DiffResult};
 use clap::Args;
 
 use crate::commands::GlobalArgs;
@@ -44,6 +44,37 @@ pub fn run(global: &GlobalArgs, args: DiffArgs, printer: &Printer) -> CommandRes
     Ok(())
 }
 
+/// The right-hand column of `--stat`: line counts for text, and for everything else what
+/// changed instead (git's `Bin` only for binary files).
+fn stat_column(e: &DiffEntry) -> String {
+    let opt = |v: &Option<String>| v.clone().unwrap_or_else(|| "none".into());
+    let bytes = |v: Option<u64>| v.unwrap_or(0);
+    if let (Some(a), Some(d)) = (e.lines_added, e.lines_removed) {
+        return format!("{:>5} {}{}", a + d, "+".repeat(a.min(40) as usize), "-".repeat(d.min(40) as usize));
+    }
+    if e.binary {
+        return format!("  Bin {} -> {} bytes", bytes(e.size_before), bytes(e.size_after));
+    }
+    if e.too_large {
+        return format!(
+            "  {} -> {} bytes, too large for a line count",
+            bytes(e.size_before),
+            bytes(e.size_after)
+        );
+    }
+    let what = |w: &str| e.what.iter().any(|x| x == w);
+    if e.change == "type_changed" {
+        return format!("  type changed to {}", e.kind);
+    }
+    if e.kind == "symlink" && (e.change != "modified" || what("link_target")) {
+        return format!("  link {} -> {}", opt(&e.link_before), opt(&e.link_after));
+    }
+    if what("mode") {
+        return format!("  mode {} -> {}", opt(&e.mode_before), opt(&e.mode_after));
+    }
+    format!("  {}", e.what.join(", "))
+}
+
 fn human(r: &DiffResult, patch: bool, stat: bool) -> String {
     let mut out = String::new();
     let to = r.to.as_ref().map(|s| s.id.to_string()).unwrap_or_else(|| "the live tree".into());
@@ -61,16 +92,7 @@ fn human(r: &DiffResult, patch: bool, stat: bool) -> String {
             _ => "M",
         };
         if stat {
-            let counts = match (e.lines_added, e.lines_removed) {
-                (Some(a), Some(d)) => format!(
-                    "{:>5} {}{}",
-                    a + d,
-                    "+".repeat(a.min(40) as usize),
-                    "-".repeat(d.min(40) as usize)
-                ),
-                _ => "  Bin".to_owned(),
-            };
-            out.push_str(&format!(" {mark} {:<width$} | {counts}\n", e.path));
+            out.push_str(&format!(" {mark} {:<width$} | {}\n", e.path, stat_column(e)));
         } else {
             let what =
                 if e.change == "modified" { format!(" ({})", e.what.join(", ")) } else { String::new() };
