@@ -1,5 +1,10 @@
 //! The store's settings (`<store>/config.toml`), validated on load: an invalid value is refused
 //! with its key and the accepted values, never silently ignored.
+//!
+//! One exception: an invalid `agent.*` value does not stop the store from opening. It is kept
+//! aside ([`Config::invalid_agent_settings`]) so the agent permission check can refuse everything
+//! and say which key to fix, and so `cairn agent allow|deny|reset` can repair it; refusing to
+//! open would lock the user out of the very commands that fix it.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -7,7 +12,7 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use crate::error::{Error, IoContext, Result};
+use crate::error::{Error, Result};
 
 /// What values a key accepts.
 #[derive(Debug, Clone, Copy)]
@@ -22,8 +27,8 @@ enum Kind {
 impl Kind {
     fn accepted(self) -> String {
         match self {
-            Kind::Count => "a whole number".into(),
-            Kind::Bytes => "a size in bytes (a whole number)".into(),
+            Kind::Count => format!("a whole number from 0 to {MAX_INTEGER}"),
+            Kind::Bytes => format!("a size in bytes, a whole number from 0 to {MAX_INTEGER}"),
             Kind::Duration => "a unit-bearing duration like 90s, 2m, 1h30m or 7d".into(),
             Kind::Bool => "true or false".into(),
             Kind::Choice(values) => format!("one of {}", values.join(", ")),
@@ -31,15 +36,29 @@ impl Kind {
     }
 }
 
+/// The largest number a setting holds: TOML integers are signed 64-bit, so anything larger
+/// could not be written back to config.toml as it was given.
+const MAX_INTEGER: u64 = i64::MAX as u64;
+
 /// Every setting: key, kind, default (as text, empty for unset) and what it is for.
 const KEYS: &[(&str, Kind, &str, &str)] = &[
-    ("keep.recent", Kind::Count, "", "after each save, keep at most this many snapshots per target"),
-    ("keep.within", Kind::Duration, "", "after each save, remove snapshots older than this"),
+    (
+        "keep.recent",
+        Kind::Count,
+        "",
+        "after each save, the newest this many snapshots of the target are kept; an older one is removed only if every other keep.* rule set would remove it too",
+    ),
+    (
+        "keep.within",
+        Kind::Duration,
+        "",
+        "after each save, snapshots younger than this are kept; an older one is removed only if every other keep.* rule set would remove it too",
+    ),
     (
         "keep.max_bytes",
         Kind::Bytes,
         "",
-        "after each save, remove the oldest snapshots of a target until its snapshots hold at most this many bytes",
+        "after each save, the newest snapshots of the target that together hold at most this many bytes are kept; another is removed only if every other keep.* rule set would remove it too",
     ),
     ("safety.keep_recent", Kind::Count, "10", "safety snapshots kept per target"),
     (
@@ -90,10 +109,24 @@ pub struct Setting {
     pub about: String,
 }
 
+/// An `agent.*` value in config.toml that is not valid: agents are refused everything while
+/// one exists.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct InvalidSetting {
+    /// The key, e.g. `agent.restore`.
+    pub key: String,
+    /// The value as written in the file.
+    pub value: String,
+    /// What the key accepts.
+    pub accepted: String,
+}
+
 /// The store's settings, validated.
 #[derive(Debug, Clone, Default)]
 pub struct Config {
     values: BTreeMap<String, String>,
+    /// Invalid `agent.*` values, kept (and written back) as found until a command replaces them.
+    invalid: BTreeMap<String, String>,
 }
 
 fn spec(key: &str) -> Result<(Kind, &'static str)> {
@@ -107,7 +140,7 @@ fn validate(key: &str, value: &str) -> Result<String> {
     let (kind, _) = spec(key)?;
     let value = value.trim().to_owned();
     let ok = match kind {
-        Kind::Count | Kind::Bytes => value.parse::<u64>().is_ok(),
+        Kind::Count | Kind::Bytes => value.parse::<u64>().is_ok_and(|n| n <= MAX_INTEGER),
         Kind::Duration => crate::duration::parse_duration(key, &value).is_ok(),
         Kind::Bool => matches!(value.as_str(), "true" | "false"),
         Kind::Choice(values) => values.contains(&value.as_str()),
@@ -148,24 +181,47 @@ impl Config {
         let mut raw = BTreeMap::new();
         flatten("", &table, &mut raw);
         let mut values = BTreeMap::new();
+        let mut invalid = BTreeMap::new();
         for (key, value) in raw {
-            let value = validate(&key, &value).map_err(|e| e.context(format!("in {}", path.display())))?;
-            values.insert(key, value);
+            match validate(&key, &value) {
+                Ok(value) => {
+                    values.insert(key, value);
+                }
+                // Only a known agent key is set aside; an unknown one is a typo to refuse.
+                Err(_) if key.starts_with("agent.") && spec(&key).is_ok() => {
+                    invalid.insert(key, value);
+                }
+                Err(e) => return Err(e.context(format!("in {}", path.display()))),
+            }
         }
-        Ok(Self { values })
+        Ok(Self { values, invalid })
     }
 
     /// Writes the settings to `path` atomically.
     pub(crate) fn save(&self, path: &Path, tmp: &Path) -> Result<()> {
         let mut root = toml::Table::new();
-        for (key, value) in &self.values {
+        let entries = self
+            .values
+            .iter()
+            .map(|(k, v)| (k, v, true))
+            .chain(self.invalid.iter().map(|(k, v)| (k, v, false)));
+        for (key, value, valid) in entries {
             let (section, name) = key.split_once('.').unwrap_or(("", key));
             let entry =
                 root.entry(section.to_owned()).or_insert_with(|| toml::Value::Table(toml::Table::new()));
             if let toml::Value::Table(t) = entry {
                 let (kind, _) = spec(key)?;
                 let v = match kind {
-                    Kind::Count | Kind::Bytes => toml::Value::Integer(value.parse::<i64>().unwrap_or(0)),
+                    // An invalid value goes back as the text it was, for the user to see and fix.
+                    _ if !valid => toml::Value::String(value.clone()),
+                    Kind::Count | Kind::Bytes => {
+                        toml::Value::Integer(value.parse::<i64>().map_err(|_| {
+                            Error::invalid(format!(
+                                "invalid value {value:?} for {key}: want {}",
+                                kind.accepted()
+                            ))
+                        })?)
+                    }
                     Kind::Bool => toml::Value::Boolean(value == "true"),
                     _ => toml::Value::String(value.clone()),
                 };
@@ -174,13 +230,13 @@ impl Config {
         }
         let text =
             toml::to_string(&root).map_err(|e| Error::invalid(format!("could not write settings: {e}")))?;
-        let temp = crate::store::backend::write_temp(tmp, text.as_bytes())?;
-        std::fs::rename(&temp, path).at("write", path)
+        crate::store::backend::replace_file(tmp, text.as_bytes(), path, "write")
     }
 
     /// Sets `key` to `value` after validating it.
     pub fn set(&mut self, key: &str, value: &str) -> Result<()> {
         let value = validate(key, value)?;
+        self.invalid.remove(key);
         self.values.insert(key.to_owned(), value);
         Ok(())
     }
@@ -188,8 +244,21 @@ impl Config {
     /// Removes `key`, so its default applies again.
     pub fn unset(&mut self, key: &str) -> Result<()> {
         spec(key)?;
+        self.invalid.remove(key);
         self.values.remove(key);
         Ok(())
+    }
+
+    /// The `agent.*` values in the file that are not valid, in key order.
+    pub fn invalid_agent_settings(&self) -> Vec<InvalidSetting> {
+        self.invalid
+            .iter()
+            .map(|(key, value)| InvalidSetting {
+                key: key.clone(),
+                value: value.clone(),
+                accepted: spec(key).map(|(kind, _)| kind.accepted()).unwrap_or_default(),
+            })
+            .collect()
     }
 
     /// The effective value of `key` as text (empty when unset with no default).
@@ -235,7 +304,10 @@ mod tests {
     fn refuses_invalid_values_with_key_and_accepted_values() {
         let mut c = Config::default();
         let err = c.set("keep.recent", "many").unwrap_err();
-        assert_eq!(err.to_string(), "invalid value \"many\" for keep.recent: want a whole number");
+        assert_eq!(
+            err.to_string(),
+            "invalid value \"many\" for keep.recent: want a whole number from 0 to 9223372036854775807"
+        );
         let err = c.set("keep.within", "120").unwrap_err();
         assert!(err.to_string().contains("unit-bearing duration"), "{err}");
         let err = c.set("rollback.leftover_volumes", "maybe").unwrap_err();
@@ -259,5 +331,42 @@ mod tests {
         std::fs::write(&path, "[keep]\nrecent = \"lots\"\n").unwrap();
         let err = Config::load(&path).unwrap_err();
         assert!(err.to_string().contains("keep.recent"), "{err}");
+    }
+
+    #[test]
+    fn sizes_beyond_what_toml_holds_are_refused_not_written_as_zero() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config.toml");
+        let mut c = Config::default();
+        let err = c.set("keep.max_bytes", "18446744073709551615").unwrap_err();
+        assert!(err.to_string().contains("from 0 to 9223372036854775807"), "{err}");
+        c.set("keep.max_bytes", "9223372036854775807").unwrap();
+        c.save(&path, dir.path()).unwrap();
+        assert_eq!(Config::load(&path).unwrap().count("keep.max_bytes"), Some(i64::MAX as u64));
+    }
+
+    #[test]
+    fn an_invalid_agent_value_is_set_aside_and_replaced_by_set_or_unset() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config.toml");
+        std::fs::write(&path, "[agent]\nrestore = \"yes\"\nremove = 1\n[keep]\nrecent = 2\n").unwrap();
+        let mut c = Config::load(&path).unwrap();
+        let bad = c.invalid_agent_settings();
+        assert_eq!(
+            bad.iter().map(|b| (b.key.as_str(), b.value.as_str())).collect::<Vec<_>>(),
+            [("agent.remove", "1"), ("agent.restore", "yes")]
+        );
+        assert_eq!(bad[0].accepted, "true or false");
+        assert_eq!(c.count("keep.recent"), Some(2));
+        // Saving keeps the bad text for the user to see; set and unset replace it.
+        c.save(&path, dir.path()).unwrap();
+        assert_eq!(Config::load(&path).unwrap().invalid_agent_settings().len(), 2);
+        c.set("agent.restore", "false").unwrap();
+        c.unset("agent.remove").unwrap();
+        c.save(&path, dir.path()).unwrap();
+        assert!(Config::load(&path).unwrap().invalid_agent_settings().is_empty());
+        // Other keys still refuse at load.
+        std::fs::write(&path, "[agent]\nrestore = \"yes\"\n[gc]\ngrace = \"10\"\n").unwrap();
+        assert!(Config::load(&path).unwrap_err().to_string().contains("gc.grace"));
     }
 }

@@ -28,6 +28,9 @@ pub enum Transport {
         addr: SocketAddr,
         /// A bearer secret every request must carry (`Authorization: Bearer …`).
         token: Option<String>,
+        /// Extra `Host` header values to accept (`HOST` or `HOST:PORT`), for clients that
+        /// reach the server by a name or address other than the one it listens on.
+        allowed_hosts: Vec<String>,
     },
 }
 
@@ -71,6 +74,11 @@ impl CairnServer {
             }
         }
         let store = Store::open(&options.store)?;
+        // An invalid agent.* value refuses every gated call; say so now, not only on the first
+        // refusal, so the user reading the server's log learns the fix.
+        for warning in store.agent_warnings()? {
+            crate::state::warn(&warning);
+        }
         if let Some(pinned) = &options.pinned_session {
             store.find_session(pinned)?;
         }
@@ -98,20 +106,56 @@ pub async fn serve(options: ServeOptions) -> Result<(), ServeError> {
             running.waiting().await.map_err(|e| ServeError::Transport(e.to_string()))?;
             Ok(())
         }
-        Transport::Http { addr, token } => serve_http(server, addr, token).await,
+        Transport::Http { addr, token, allowed_hosts } => {
+            serve_http(server, addr, token, allowed_hosts).await
+        }
     }
 }
 
-async fn serve_http(server: CairnServer, addr: SocketAddr, token: Option<String>) -> Result<(), ServeError> {
+/// The `Host` header values an HTTP server at `addr` accepts: loopback names, the address it
+/// listens on (unless that is 0.0.0.0 or ::, which names no host a client can use), and
+/// `extra` (`--allowed-host`). Checking Host defeats DNS rebinding from a browser.
+fn allowed_hosts(addr: SocketAddr, extra: &[String]) -> Result<Vec<String>, ServeError> {
+    let mut hosts = vec!["localhost".to_owned(), "127.0.0.1".to_owned(), "::1".to_owned()];
+    if !addr.ip().is_unspecified() {
+        hosts.push(addr.ip().to_string());
+    }
+    for host in extra {
+        let host = host.trim();
+        // A bare IPv6 address is no authority (its colons read as a port), so it is let in as an
+        // address; the Host check strips brackets before comparing.
+        let valid = host.parse::<std::net::IpAddr>().is_ok()
+            || (!host.is_empty()
+                && !host.contains('/')
+                && host.parse::<axum::http::uri::Authority>().is_ok_and(|a| {
+                    !a.as_str().contains('@') && (a.port_u16().is_some() || a.host() == a.as_str())
+                }));
+        if !valid {
+            return Err(ServeError::Usage(format!(
+                "--allowed-host {host:?} is not a host name or address with an optional port; pass e.g. --allowed-host myhost.lan or --allowed-host 192.0.2.7:8765"
+            )));
+        }
+        hosts.push(host.to_owned());
+    }
+    Ok(hosts)
+}
+
+async fn serve_http(
+    server: CairnServer,
+    addr: SocketAddr,
+    token: Option<String>,
+    extra_hosts: Vec<String>,
+) -> Result<(), ServeError> {
     if !addr.ip().is_loopback() && token.is_none() {
         return Err(ServeError::Usage(format!(
             "{addr} is reachable from other machines; listen on 127.0.0.1, or pass --token SECRET so only clients holding it get in"
         )));
     }
-    // The Host header must name this server, which defeats DNS rebinding from a browser.
-    let mut hosts = vec!["localhost".to_owned(), "127.0.0.1".to_owned(), "::1".to_owned()];
-    if !addr.ip().is_unspecified() {
-        hosts.push(addr.ip().to_string());
+    let hosts = allowed_hosts(addr, &extra_hosts)?;
+    if addr.ip().is_unspecified() && extra_hosts.is_empty() {
+        crate::state::warn(&format!(
+            "listening on {addr} accepts only loopback Host headers; pass --allowed-host NAME for each name or address other machines use to reach this one"
+        ));
     }
     let config = StreamableHttpServerConfig::default().with_allowed_hosts(hosts);
     let factory = server.clone();
@@ -138,4 +182,23 @@ async fn serve_http(server: CairnServer, addr: SocketAddr, token: Option<String>
         })
         .await
         .map_err(|e| ServeError::Transport(e.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn allowed_hosts_add_the_bound_address_and_valid_extras_only() {
+        let specific: SocketAddr = "192.0.2.7:8765".parse().unwrap();
+        let hosts =
+            allowed_hosts(specific, &["devbox.lan".into(), "fe80::1".into(), "[fe80::2]:80".into()]).unwrap();
+        assert_eq!(hosts[3..], ["192.0.2.7", "devbox.lan", "fe80::1", "[fe80::2]:80"]);
+        let any: SocketAddr = "0.0.0.0:8765".parse().unwrap();
+        assert_eq!(allowed_hosts(any, &[]).unwrap(), ["localhost", "127.0.0.1", "::1"]);
+        for bad in ["", "a/b", "user@host", "host:port"] {
+            let err = allowed_hosts(any, &[bad.into()]).unwrap_err().to_string();
+            assert!(err.contains("is not a host name or address"), "{bad}: {err}");
+        }
+    }
 }

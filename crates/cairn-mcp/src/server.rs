@@ -1,16 +1,22 @@
 //! The MCP request handler: lists and dispatches tools through the profile's registry, serves
-//! the snapshot resources, and tells the client when this server changed snapshots.
+//! the snapshot resources, and tells clients when this server changed snapshots.
+//!
+//! Change notifications travel two ways, by protocol revision: up to 2025-11-25 a session
+//! subscribes with `resources/subscribe` and the notifications go to that session's peer; from
+//! 2026-07-28 on a client opens a `subscriptions/listen` stream and notifications go only through
+//! it. Listen streams are kept server-wide because 2026-07-28 HTTP is sessionless: the request
+//! that saves is not served by the handler that holds the stream.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex};
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
     ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
     ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, ResourceUpdatedNotificationParam,
-    ServerCapabilities, ServerConfig, SubscribeRequestParams, UnsubscribeRequestParams,
+    ServerCapabilities, ServerConfig, SubscribeRequestParams, SubscriptionFilter, UnsubscribeRequestParams,
 };
-use rmcp::service::RequestContext;
+use rmcp::service::{RequestContext, SubscriptionContext, SubscriptionSendError, SubscriptionSink};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 
 use crate::error::{ServeError, ToolError};
@@ -26,6 +32,39 @@ pub struct CairnServer {
     profile: &'static Profile,
     tools: Arc<Vec<ToolSpec>>,
     subscriptions: Arc<Mutex<BTreeSet<String>>>,
+    listeners: Arc<Listeners>,
+}
+
+/// The open `subscriptions/listen` streams of every connection of one server.
+#[derive(Debug, Default)]
+struct Listeners {
+    streams: Mutex<(u64, BTreeMap<u64, SubscriptionSink>)>,
+}
+
+impl Listeners {
+    /// The streams, even after a panic elsewhere poisoned the lock: the map stays consistent
+    /// because every change to it is a single insert or remove.
+    fn lock(&self) -> std::sync::MutexGuard<'_, (u64, BTreeMap<u64, SubscriptionSink>)> {
+        self.streams.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Keeps `sink` until [`Listeners::remove`] is called with the returned key.
+    fn add(&self, sink: SubscriptionSink) -> u64 {
+        let mut guard = self.lock();
+        let (next, streams) = &mut *guard;
+        *next += 1;
+        streams.insert(*next, sink);
+        *next
+    }
+
+    fn remove(&self, key: u64) {
+        self.lock().1.remove(&key);
+    }
+
+    /// A copy of the open streams, so no lock is held while sending.
+    fn snapshot(&self) -> Vec<(u64, SubscriptionSink)> {
+        self.lock().1.iter().map(|(k, s)| (*k, s.clone())).collect()
+    }
 }
 
 impl CairnServer {
@@ -36,10 +75,12 @@ impl CairnServer {
             profile,
             tools: Arc::new((profile.tools)()?),
             subscriptions: Arc::default(),
+            listeners: Arc::default(),
         })
     }
 
-    /// A handler for a new connection: same store and tools, no subscriptions yet.
+    /// A handler for a new connection: same store, tools and listen streams, no legacy
+    /// `resources/subscribe` subscriptions yet.
     pub fn connection(&self) -> Self {
         Self { subscriptions: Arc::default(), ..self.clone() }
     }
@@ -59,19 +100,42 @@ impl CairnServer {
         Ok((spec.call(self.state.clone(), arguments).await, spec.changes_snapshots))
     }
 
-    /// Tells the client its view of the snapshots is stale: the list changed, and each
-    /// subscribed snapshot resource may have too. A client that has gone away is not an error.
+    /// Tells clients their view of the snapshots is stale: the list changed, and each subscribed
+    /// resource may have too. A client that has gone away is not an error.
     async fn announce_change(&self, context: &RequestContext<RoleServer>) {
         if !self.profile.resources.any() {
             return;
         }
-        let _ = context.peer.notify_resource_list_changed().await;
-        let subscribed: Vec<String> =
-            self.subscriptions.lock().map(|s| s.iter().cloned().collect()).unwrap_or_default();
-        for uri in subscribed {
-            let _ = context.peer.notify_resource_updated(ResourceUpdatedNotificationParam::new(uri)).await;
+        // A request carrying its protocol revision in `_meta` comes from a client on the
+        // 2026-07-28 lifecycle, which takes notifications only on listen streams.
+        if context.meta.protocol_version().is_none() {
+            let _ = context.peer.notify_resource_list_changed().await;
+            let subscribed: Vec<String> =
+                self.subscriptions.lock().map(|s| s.iter().cloned().collect()).unwrap_or_default();
+            for uri in subscribed {
+                let _ =
+                    context.peer.notify_resource_updated(ResourceUpdatedNotificationParam::new(uri)).await;
+            }
+        }
+        for (key, sink) in self.listeners.snapshot() {
+            if notify_stream(&sink).await.is_err() {
+                self.listeners.remove(key);
+            }
         }
     }
+}
+
+/// Sends one change to a listen stream: list_changed if it asked for it, `updated` for each
+/// resource it subscribed to. An error means the stream is gone.
+async fn notify_stream(sink: &SubscriptionSink) -> Result<(), SubscriptionSendError> {
+    let accepted = sink.accepted().clone();
+    if accepted.resources_list_changed == Some(true) {
+        sink.notify_resource_list_changed().await?;
+    }
+    for uri in accepted.resource_subscriptions.unwrap_or_default() {
+        sink.notify_resource_updated(uri).await?;
+    }
+    Ok(())
 }
 
 /// A failed call as the agent sees it: `isError` with the one-sentence message as text.
@@ -162,6 +226,24 @@ impl ServerHandler for CairnServer {
             Ok(contents) => Ok(ReadResourceResult::new(vec![contents]).into()),
             Err(err) => Err(McpError::resource_not_found(err.message().to_owned(), None)),
         }
+    }
+
+    fn accepted_subscription_filter(&self, requested: &SubscriptionFilter) -> Option<SubscriptionFilter> {
+        let set = self.profile.resources;
+        let mut accepted = requested.supported_by(&self.get_info().capabilities);
+        // Only resources this profile serves can change; other URIs are dropped from the ack.
+        accepted.resource_subscriptions = accepted
+            .resource_subscriptions
+            .map(|uris| uris.into_iter().filter(|uri| set.serves(uri)).collect::<Vec<_>>())
+            .filter(|uris| !uris.is_empty());
+        Some(accepted)
+    }
+
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), McpError> {
+        let key = self.listeners.add(context.sink().clone());
+        context.cancelled().await;
+        self.listeners.remove(key);
+        Ok(())
     }
 
     #[allow(deprecated)]

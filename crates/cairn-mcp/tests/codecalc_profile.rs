@@ -82,6 +82,8 @@ async fn refusals() {
     let (h, root) = codecalc(&["restore", "remove"]).await;
     let missing = h.err("session_snapshot", json!({"action": "delete", "session_id": "s1"})).await;
     assert!(missing.contains("snapshot_id is required for action='delete'"), "{missing}");
+    let restore = h.err("session_snapshot", json!({"action": "restore", "session_id": "s1"})).await;
+    assert!(restore.contains("snapshot_id is required for action='restore'"), "{restore}");
     let unknown = h.err("session_snapshot", json!({"action": "archive", "session_id": "s1"})).await;
     assert!(unknown.contains("unknown action \"archive\""), "{unknown}");
     let escape = h.err("session_snapshot", json!({"session_id": "../etc"})).await;

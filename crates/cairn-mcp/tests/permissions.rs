@@ -49,7 +49,14 @@ async fn an_invalid_setting_fails_closed() {
     let tree = h.tree("work");
     std::fs::write(h.dir.path().join("store/config.toml"), "[agent]\nsave = \"yes\"\n").unwrap();
     let refusal = h.err("snapshot_save", json!({"target": tree})).await;
-    assert!(refusal.contains("settings cannot be read"), "{refusal}");
+    assert!(refusal.contains("agent.save = \"yes\""), "{refusal}");
+    assert!(refusal.contains("agent reset save`"), "{refusal}");
+    // The invalid value does not stop another server from starting on the store.
+    let opts = common::options(&h.dir);
+    assert!(cairn_mcp::CairnServer::from_options(&opts).is_ok());
+    std::fs::write(h.dir.path().join("store/config.toml"), "[agent\n").unwrap();
+    let unreadable = h.err("snapshot_save", json!({"target": tree})).await;
+    assert!(unreadable.contains("settings cannot be read"), "{unreadable}");
 }
 
 #[tokio::test]

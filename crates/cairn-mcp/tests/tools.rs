@@ -123,4 +123,6 @@ async fn session_tools_work_and_refuse() {
     assert!(baseline.contains("baseline cannot be deleted"), "{baseline}");
     let extra = h.err("session_current", json!({"x": 1})).await;
     assert!(extra.contains("invalid arguments"), "{extra}");
+    let sort = h.err("session_list", json!({"sort": "newest"})).await;
+    assert!(sort.contains("invalid sort \"newest\": use desc (newest first) or asc"), "{sort}");
 }

@@ -6,13 +6,17 @@
 //! store's config (`agent.save`, `agent.restore`, `agent.remove`) so it outlives any one server,
 //! and a server may add capabilities for its own lifetime (`cairn mcp --allow`). The check
 //! reloads the config on every call, so `cairn agent allow` takes effect on a running server.
+//!
+//! An invalid `agent.*` value (say `agent.restore = "yes"` written by hand) fails closed: the
+//! store still opens, every capability reads as refused, and each front end shows a warning
+//! naming the key, the value and the command that rewrites it.
 
 use std::fmt;
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use crate::config::Config;
+use crate::config::{Config, InvalidSetting};
 use crate::error::{Error, ErrorKind, Result};
 use crate::store::Store;
 
@@ -137,29 +141,59 @@ pub struct CapabilityStatus {
 pub struct AgentStatus {
     /// Every capability with its effective answer.
     pub capabilities: Vec<CapabilityStatus>,
+    /// One sentence per invalid `agent.*` value, each naming the command that fixes it; while
+    /// any is present every capability is refused. Empty when the settings are valid.
+    pub warnings: Vec<String>,
 }
 
-fn status_of(config: &Config) -> Result<AgentStatus> {
+fn status_of(config: &Config, root: &Path) -> Result<AgentStatus> {
     let settings = config.all();
+    let invalid = config.invalid_agent_settings();
     let capabilities = Capability::ALL
         .iter()
         .map(|&c| {
-            let set = settings.iter().any(|s| s.key == c.key() && s.set);
+            let set = settings.iter().any(|s| s.key == c.key() && s.set)
+                || invalid.iter().any(|bad| bad.key == c.key());
             Ok(CapabilityStatus {
                 capability: c,
-                allowed: config.get(c.key())? == "true",
+                allowed: invalid.is_empty() && config.get(c.key())? == "true",
                 set,
                 key: c.key().to_owned(),
             })
         })
         .collect::<Result<_>>()?;
-    Ok(AgentStatus { capabilities })
+    let warnings = invalid.iter().map(|bad| invalid_warning(root, bad)).collect();
+    Ok(AgentStatus { capabilities, warnings })
+}
+
+/// The warning for each invalid `agent.*` value in `config`.
+fn invalid_warnings(config: &Config, root: &Path) -> Vec<String> {
+    config.invalid_agent_settings().iter().map(|bad| invalid_warning(root, bad)).collect()
+}
+
+/// One invalid value: what is wrong, what it costs, and the command that rewrites it.
+fn invalid_warning(root: &Path, bad: &InvalidSetting) -> String {
+    let word = Capability::ALL.iter().find(|c| c.key() == bad.key).map_or("all", |c| c.as_str());
+    let store = shell_word(&root.to_string_lossy());
+    format!(
+        "{} = {:?} in {} is invalid (want {}), so agents are refused everything until it is fixed; run `cairn --store {store} agent reset {word}` (or `agent allow {word}` / `agent deny {word}`)",
+        bad.key,
+        bad.value,
+        root.join("config.toml").display(),
+        bad.accepted,
+    )
 }
 
 impl Store {
     /// What agents may do, read fresh from the config file.
     pub fn agent_status(&self) -> Result<AgentStatus> {
-        status_of(&self.reload_config()?)
+        status_of(&self.reload_config()?, self.root())
+    }
+
+    /// One warning per invalid `agent.*` value in the config file (empty when all are valid),
+    /// for a front end to show when it starts.
+    pub fn agent_warnings(&self) -> Result<Vec<String>> {
+        Ok(invalid_warnings(&self.reload_config()?, self.root()))
     }
 
     /// Lets agents do `capabilities` from now on (every server, running or not).
@@ -187,15 +221,16 @@ impl Store {
         for c in capabilities {
             change(&mut config, c.key())?;
         }
-        let status = status_of(&config)?;
+        let status = status_of(&config, self.root())?;
         self.save_config(config)?;
         Ok(status)
     }
 }
 
 /// Refuses `capability` unless the user allowed it in the store's config, or the server was
-/// started with it in `server_allow`. The config is read again on each call. An unreadable or
-/// invalid config refuses everything (fails closed) with [`INVALID_CONFIG_CODE`] attached.
+/// started with it in `server_allow`. The config is read again on each call. An unreadable
+/// config, or an invalid `agent.*` value in it, refuses everything the server was not started
+/// with (fails closed) with [`INVALID_CONFIG_CODE`] attached.
 pub fn check_agent_permission(
     store: &Store,
     capability: Capability,
@@ -215,6 +250,17 @@ pub fn check_agent_permission(
         )
         .with_code(INVALID_CONFIG_CODE)
     })?;
+    if let Some(bad) = config.invalid_agent_settings().first() {
+        return Err(Error::new(
+            ErrorKind::PermissionDenied,
+            format!(
+                "{} is refused because {}; ask the user to fix it, then retry",
+                capability.doing(),
+                invalid_warning(store.root(), bad)
+            ),
+        )
+        .with_code(INVALID_CONFIG_CODE));
+    }
     if config.get(capability.key())? == "true" {
         return Ok(());
     }
@@ -283,5 +329,24 @@ mod tests {
         std::fs::write(store.root().join("config.toml"), "[agent]\nsave = \"maybe\"\n").unwrap();
         let err = check_agent_permission(&store, Capability::Save, &[]).unwrap_err();
         assert_eq!(err.code(), Some(INVALID_CONFIG_CODE));
+        assert!(err.message().contains("agent.save = \"maybe\""), "{err}");
+        assert!(err.message().contains("agent reset save"), "{err}");
+    }
+
+    #[test]
+    fn an_invalid_agent_value_keeps_the_store_open_refuses_all_and_is_repaired_by_reset() {
+        let dir = tempfile::tempdir().unwrap();
+        let first = Store::open(&dir.path().join("store")).unwrap();
+        std::fs::write(first.root().join("config.toml"), "[agent]\nrestore = \"yes\"\n").unwrap();
+        let mut store = Store::open(first.root()).unwrap();
+        let status = store.agent_status().unwrap();
+        assert!(status.capabilities.iter().all(|c| !c.allowed), "{status:?}");
+        assert_eq!(status.warnings.len(), 1);
+        assert!(status.warnings[0].starts_with("agent.restore = \"yes\""), "{}", status.warnings[0]);
+        assert!(check_agent_permission(&store, Capability::Restore, &[Capability::Restore]).is_ok());
+        store.agent_reset(&[Capability::Restore]).unwrap();
+        let status = store.agent_status().unwrap();
+        assert!(status.warnings.is_empty());
+        check_agent_permission(&store, Capability::Save, &[]).unwrap();
     }
 }

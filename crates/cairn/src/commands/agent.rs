@@ -48,7 +48,7 @@ pub fn run(global: &GlobalArgs, cmd: AgentCommand, printer: &Printer) -> Command
 }
 
 fn human(status: &AgentStatus) -> String {
-    status
+    let mut out: String = status
         .capabilities
         .iter()
         .map(|c| {
@@ -59,5 +59,10 @@ fn human(status: &AgentStatus) -> String {
                 if c.set { "" } else { "  (default)" }
             )
         })
-        .collect()
+        .collect();
+    // Part of the answer, not a side note: while a value is invalid everything reads refused.
+    for warning in &status.warnings {
+        out.push_str(&format!("warning: {warning}\n"));
+    }
+    out
 }

@@ -19,6 +19,10 @@ pub struct McpArgs {
     /// A secret HTTP clients must send as `Authorization: Bearer SECRET`.
     #[arg(long, requires = "http", value_name = "SECRET")]
     pub token: Option<String>,
+    /// Also accept requests whose Host header is HOST[:PORT] (repeatable), e.g. the name other
+    /// machines use to reach this one. Loopback names and the --http address are always accepted.
+    #[arg(long = "allowed-host", requires = "http", value_name = "HOST[:PORT]")]
+    pub allowed_hosts: Vec<String>,
     /// The tool set: cairn (the default), codecalc, arcave, pi or debug.
     #[arg(long, default_value = "cairn", value_name = "NAME")]
     pub profile: String,
@@ -38,7 +42,9 @@ pub fn run(global: &GlobalArgs, args: McpArgs, _printer: &Printer) -> CommandRes
     let options = cairn_mcp::ServeOptions {
         store: store_path(global)?,
         transport: match args.http {
-            Some(addr) => cairn_mcp::Transport::Http { addr, token: args.token },
+            Some(addr) => {
+                cairn_mcp::Transport::Http { addr, token: args.token, allowed_hosts: args.allowed_hosts }
+            }
             None => cairn_mcp::Transport::Stdio,
         },
         profile: args.profile,

@@ -39,7 +39,7 @@ pub struct SaveArgs {
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ListArgs {
-    /// Only snapshots of this target (a directory path).
+    /// Only snapshots of this target: a directory path, compose:PROJECT or transcript:FILE, as snapshot_save took it.
     pub target: Option<String>,
     /// Also list the safety snapshots cairn takes of the live state before a restore.
     #[serde(default)]
@@ -126,7 +126,7 @@ pub struct RemoveArgs {
     pub session: Option<String>,
 }
 
-const SAVE: &str = "Capture a directory as a new snapshot in cairn's store (outside the directory). Reads the files and changes nothing on disk; only changed files are read again. Returns the snapshot record: its id (use it to restore or diff later), stats, and not_covered — what the snapshot does not hold (ignored paths, skipped special or unreadable files). Report not_covered to the user before relying on the snapshot.";
+const SAVE: &str = "Capture a target as a new snapshot in cairn's store (kept outside the target): a directory, a running Docker Compose project (compose:PROJECT) or an agent transcript (transcript:FILE). It only reads the target and changes nothing; files unchanged since the last save are not read again. Returns the snapshot record: its id (use it to restore or diff later), stats, and not_covered — what the snapshot does not hold (ignored paths, skipped special or unreadable files, Compose services without volumes). Report not_covered to the user before relying on the snapshot.";
 const LIST: &str = "List the snapshots of a session (the server's pinned or current session unless `session` is given), newest first. Read-only. Returns {\"snapshots\": [...]}, an empty list when there are none.";
 const SHOW: &str = "Show one snapshot's record: its target, time, stats and not_covered. Read-only.";
 const DIFF: &str = "Compare two snapshots of one target, or a snapshot with the live files (omit `to`). Read-only. Returns a summary (added, removed, modified) and the changed entries sorted by path, with patches when `patch` is set.";
