@@ -24,13 +24,15 @@ pub enum Target {
 }
 
 impl Target {
-    /// Parses a target as the user wrote it; directories are resolved to canonical paths.
+    /// Parses a target as the user wrote it; directories and transcript files are resolved to
+    /// canonical paths (relative ones against the process's working directory), so that every
+    /// spelling of one target finds the same snapshots.
     pub fn parse(text: &str) -> Result<Self> {
         if let Some(rest) = text.strip_prefix("compose:") {
             return Ok(Target::Compose(rest.to_owned()));
         }
         if let Some(rest) = text.strip_prefix("transcript:") {
-            return Ok(Target::Transcript(PathBuf::from(rest)));
+            return Ok(Target::Transcript(transcript_path(rest)?));
         }
         if let Some(rest) = text.strip_prefix("debug:") {
             return Ok(Target::Debug(rest.to_owned()));
@@ -75,6 +77,23 @@ pub(crate) fn referenced_objects(
             live.insert(*root);
             Ok(())
         }
+    }
+}
+
+/// The path a `transcript:` target names, as the catalog keys it: canonical when the file
+/// exists (transcript snapshots are saved under the canonical path), otherwise absolute, so a
+/// session file deleted since it was saved still finds its snapshots.
+fn transcript_path(text: &str) -> Result<PathBuf> {
+    if text.is_empty() {
+        return Err(Error::invalid("the transcript target names no file; write transcript:<session file>"));
+    }
+    let path = Path::new(text);
+    match std::fs::canonicalize(path) {
+        Ok(canonical) => Ok(canonical),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            std::path::absolute(path).map_err(|e| Error::io("resolve", path, e))
+        }
+        Err(e) => Err(Error::io("resolve", path, e)),
     }
 }
 

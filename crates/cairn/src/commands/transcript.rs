@@ -52,7 +52,7 @@ pub struct PlaceArgs {
 #[derive(Debug, Args)]
 pub struct SaveArgs {
     /// The session file, then the name. With one argument, it is the file when it names an
-    /// existing file, contains a `/` or ends in `.jsonl`, and the name otherwise.
+    /// existing file, and the name otherwise.
     #[arg(value_name = "FILE|NAME", num_args = 0..=2)]
     args: Vec<String>,
     /// Replace the transcript snapshot that already holds the name.
@@ -203,14 +203,31 @@ fn places(args: &PlaceArgs) -> CommandResult<AgentPlaces> {
     Ok(places)
 }
 
-/// `save [FILE] [NAME]`: two arguments are file then name; one is told apart by its shape.
+/// `save [FILE] [NAME]`: two arguments are file then name. One argument is the file only when
+/// such a file exists; anything else is a name, so `../x` or `a b` is refused by the name rule
+/// rather than reported as a missing file.
 fn split_file_and_name(mut args: Vec<String>) -> CommandResult<(Option<PathBuf>, Option<String>)> {
     match args.len() {
         0 => Ok((None, None)),
         1 => {
             let only = args.remove(0);
-            let is_file = Path::new(&only).is_file() || only.contains('/') || only.ends_with(".jsonl");
-            if is_file { Ok((Some(PathBuf::from(only)), None)) } else { Ok((None, Some(only))) }
+            if Path::new(&only).is_file() {
+                return Ok((Some(PathBuf::from(only)), None));
+            }
+            cairn_lib::validate_name("snapshot", &only).map_err(|e| {
+                CommandError::usage(format!(
+                    "{} (no file {only:?} exists, so it was read as the name)",
+                    e.message()
+                ))
+            })?;
+            // A valid name that looks like a session file is most likely a mistyped path:
+            // saving the newest session under it would hide the mistake.
+            if only.ends_with(".jsonl") {
+                return Err(CommandError::usage(format!(
+                    "{only} does not exist; pass an existing session file, or a name that does not end in .jsonl"
+                )));
+            }
+            Ok((None, Some(only)))
         }
         _ => {
             let name = args.remove(1);

@@ -1,9 +1,16 @@
 //! Transcript snapshots driven through the real binary, with session files written to the real
 //! Pi and Claude Code formats and placed where the agents keep them, in a temporary HOME:
-//! the `cairn transcript` commands (`cli`) and the pi profile of `cairn mcp` (`mcp`).
+//! the `cairn transcript` commands (`cli`, `save_args`, `places`), the agent permissions of
+//! the pi profile (`agent`), the pi profile of `cairn mcp` (`mcp`) and `transcript:` targets in
+//! cairn's own MCP tools (`targets`), the last two through a stdio client (`client`).
 
+mod agent;
 mod cli;
+mod client;
 mod mcp;
+mod places;
+mod save_args;
+mod targets;
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};

@@ -1,100 +1,19 @@
-//! `cairn mcp --profile pi` as an MCP client sees it: the server runs as a child process over
-//! stdio, and this module speaks JSON-RPC to it line by line.
+//! `cairn mcp --profile pi` as an MCP client sees it, over stdio.
 
-use std::io::{BufRead, BufReader, Write};
 use std::path::PathBuf;
-use std::process::{Child, ChildStdin, ChildStdout, Stdio};
 
 use cairn_transcript::{Format, Transcript};
-use serde_json::{Value, json};
+use serde_json::json;
 
+use crate::client::{Client, text};
 use crate::{Env, active, leaf_to_root, mode};
 
-/// A minimal MCP client over a child's stdio.
-struct Client {
-    child: Child,
-    input: ChildStdin,
-    output: BufReader<ChildStdout>,
-    next_id: u64,
-}
-
-impl Client {
-    fn start(env: &Env) -> Self {
-        let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("cairn"))
-            .args(["mcp", "--profile", "pi"])
-            .env_clear()
-            .env("HOME", &env.home)
-            .current_dir(&env.project)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let input = child.stdin.take().unwrap();
-        let output = BufReader::new(child.stdout.take().unwrap());
-        let mut client = Self { child, input, output, next_id: 1 };
-        let init = client.request(
-            "initialize",
-            json!({
-                "protocolVersion": "2025-06-18",
-                "capabilities": {},
-                "clientInfo": {"name": "cairn-tests", "version": "0"}
-            }),
-        );
-        assert!(init["result"]["serverInfo"].is_object(), "{init}");
-        client.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
-        client
-    }
-
-    fn send(&mut self, message: &Value) {
-        writeln!(self.input, "{message}").unwrap();
-        self.input.flush().unwrap();
-    }
-
-    /// Sends a request and returns its response, skipping notifications on the way.
-    fn request(&mut self, method: &str, params: Value) -> Value {
-        let id = self.next_id;
-        self.next_id += 1;
-        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
-        loop {
-            let mut line = String::new();
-            assert!(self.output.read_line(&mut line).unwrap() > 0, "the server closed stdout");
-            let message: Value = serde_json::from_str(&line).unwrap();
-            if message["id"] == id {
-                return message;
-            }
-        }
-    }
-
-    /// Calls a tool; returns (isError, structured result or the error text).
-    fn call(&mut self, tool: &str, arguments: Value) -> (bool, Value) {
-        let response = self.request("tools/call", json!({"name": tool, "arguments": arguments}));
-        let result = &response["result"];
-        assert!(result.is_object(), "{response}");
-        let is_error = result["isError"].as_bool().unwrap_or(false);
-        if is_error {
-            (true, result["content"][0]["text"].clone())
-        } else {
-            (false, result["structuredContent"].clone())
-        }
-    }
-}
-
-impl Drop for Client {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn text(value: &Value) -> &str {
-    value.as_str().unwrap_or_default()
-}
+const PI: &[&str] = &["mcp", "--profile", "pi"];
 
 #[test]
 fn the_pi_profile_serves_exactly_its_two_tools() {
     let env = Env::new();
-    let mut client = Client::start(&env);
+    let mut client = Client::start(&env, PI);
     let tools = client.request("tools/list", json!({}));
     let mut names: Vec<&str> =
         tools["result"]["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
@@ -112,7 +31,7 @@ fn the_pi_profile_serves_exactly_its_two_tools() {
 fn pi_tools_are_denied_by_default_and_allowed_each_on_its_own() {
     let env = Env::new();
     let file = env.place("pi_v3_branched.jsonl", "2025-01-10T09-00-00-000Z_0193a1f0.jsonl");
-    let mut client = Client::start(&env);
+    let mut client = Client::start(&env, PI);
 
     let (denied, message) = client.call("snapshot_save", json!({"name": "checkpoint"}));
     assert!(denied, "{message}");
@@ -159,17 +78,51 @@ fn pi_tools_are_denied_by_default_and_allowed_each_on_its_own() {
 }
 
 #[test]
-fn invalid_settings_refuse_the_pi_tools() {
+fn invalid_settings_refuse_the_pi_tools_and_warn_naming_the_key() {
     let env = Env::new();
     env.place("pi_v2.jsonl", "s.jsonl");
     env.json(&["agent", "allow", "transcript-save"]);
-    let mut client = Client::start(&env);
-    // The settings go bad while the server runs: the next call fails closed.
+    let mut client = Client::start(&env, PI);
+    // The settings go bad while the server runs: the next call fails closed, and the user is
+    // told on stderr which setting is wrong.
     let config = env.home.join(".local/share/cairn/config.toml");
     let valid = std::fs::read_to_string(&config).unwrap();
     std::fs::write(&config, "[agent]\n\"transcript-save\" = \"yes please\"\n").unwrap();
     let (denied, message) = client.call("snapshot_save", json!({"name": "x"}));
-    assert!(denied && text(&message).contains("settings cannot be read"), "{message}");
+    assert!(denied && text(&message).contains("agent.transcript-save"), "{message}");
+    let stderr = client.stderr();
+    assert!(
+        stderr.contains("warning")
+            && stderr.contains("agent.transcript-save")
+            && stderr.contains("yes please"),
+        "{stderr}"
+    );
     std::fs::write(&config, valid).unwrap();
+    assert!(env.listed().is_empty());
+    // Fixed settings apply to the running server at once.
+    let (failed, saved) = client.call("snapshot_save", json!({"name": "x"}));
+    assert!(!failed, "{saved}");
+}
+
+#[test]
+fn settings_invalid_at_start_never_let_a_pi_tool_run() {
+    let env = Env::new();
+    env.place("pi_v2.jsonl", "s.jsonl");
+    env.json(&["agent", "allow", "transcript-save", "transcript-restore"]);
+    let config = env.home.join(".local/share/cairn/config.toml");
+    std::fs::write(&config, "[agent]\n\"transcript-save\" = \"yes please\"\n").unwrap();
+    let mut client = Client::spawn(&env, PI);
+    // Whether the server refuses to start or starts and refuses the calls, nothing is saved and
+    // stderr names the setting that is wrong.
+    if client.initialize().is_some() {
+        let (denied, message) = client.call("snapshot_save", json!({"name": "x"}));
+        assert!(denied, "{message}");
+    } else {
+        assert!(!client.wait().success());
+    }
+    let stderr = client.stderr();
+    assert!(stderr.contains("agent.transcript-save") && stderr.contains("yes please"), "{stderr}");
+    drop(client);
+    std::fs::remove_file(&config).unwrap();
     assert!(env.listed().is_empty());
 }
