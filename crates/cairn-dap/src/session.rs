@@ -321,3 +321,7 @@ fn initialize_arguments(kind: AdapterKind) -> InitializeArguments {
         supports_start_debugging_request: false,
     }
 }
+
+#[cfg(test)]
+#[path = "session_tests.rs"]
+mod tests;

@@ -72,12 +72,16 @@ async fn loop_capture_diff_depth_refusal_and_stop() {
     assert_eq!(var(&first, "i").type_name, "int");
     assert!(var(&first, "order").expandable);
     assert!(first.variables.iter().all(|v| v.level == 0), "{:?}", paths(&first));
+    // lldb-dap reads arguments and locals from one "Locals" scope; each variable names it.
+    let scopes: std::collections::BTreeSet<&str> = first.variables.iter().map(|v| v.scope.as_str()).collect();
+    assert_eq!(scopes.into_iter().collect::<Vec<_>>(), ["Locals"], "{first:#?}");
 
     let deep = session.capture_frame(None, 0, 2, WAIT).await.expect("deep capture");
     assert_eq!(var(&deep, "order.customer.zip").value, "150");
     assert!(var(&deep, "order.customer.city").value.contains("\"Oslo\""));
     assert_eq!(var(&deep, "order.items[2]").value, "30");
     assert_eq!(var(&deep, "order.customer").level, 1);
+    assert_eq!(var(&deep, "order.customer.zip").scope, "Locals");
     assert!(deep.variables.iter().all(|v| v.level <= 2), "{:?}", paths(&deep));
 
     session.resume(None).await.expect("continue");

@@ -193,3 +193,44 @@ async fn dropping_a_session_without_stop_leaks_no_process() {
     assert!(wait_gone(adapter, WAIT), "the adapter {adapter} outlived its session");
     assert!(wait_gone(debuggee, WAIT), "the debuggee {debuggee} outlived its session");
 }
+
+const METHOD_PROGRAM: &str = r#"class Account:
+    def __init__(self, owner):
+        self.owner = owner
+        self.balance = 100
+
+    def deposit(self, amount):
+        self.balance += amount
+        return self.balance  # BREAK
+
+
+Account("ada").deposit(25)
+"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_method_capture_holds_self_and_its_fields_with_their_scope() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let script = write(dir.path(), "account.py", METHOD_PROGRAM);
+    let line = line_of(METHOD_PROGRAM, "# BREAK");
+    let launch = LaunchOptions { program: script.clone(), ..LaunchOptions::default() };
+    let breakpoints = [SourceBreakpoints { path: script, lines: vec![line] }];
+    let session = DebugSession::launch(&debugpy(), &launch, &breakpoints, options())
+        .await
+        .expect("launch under debugpy");
+    session.wait_until_stopped(WAIT).await.expect("stop in the method");
+
+    let capture = session.capture_frame(None, 0, 1, WAIT).await.expect("capture");
+    assert_eq!(capture.function_name, "deposit");
+    let this = var(&capture, "self");
+    assert!(this.expandable && this.level == 0, "{this:?}");
+    assert!(this.value.contains("Account"), "{this:?}");
+    assert_eq!(var(&capture, "self.balance").value, "125");
+    assert_eq!(var(&capture, "self.balance").level, 1);
+    assert_eq!(var(&capture, "self.owner").value, "'ada'");
+    assert_eq!(var(&capture, "amount").value, "25");
+    // Every variable names the scope it was read from, children included.
+    for v in &capture.variables {
+        assert_eq!(v.scope, "Locals", "{v:?}");
+    }
+    session.stop().await.expect("stop");
+}

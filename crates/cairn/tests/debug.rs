@@ -212,8 +212,11 @@ fn python_loop_captures_diff_exactly_the_loop_variables_and_persist_across_runs(
     let first = snapshot_ids(&run);
     let later = env.json(&["debug", "run", script.to_str().unwrap(), "--break", &brk, "--capture-each-stop"]);
     let later = snapshot_ids(&later);
-    let across = env.json(&["debug", "diff", &first[0], &later[2]]);
+    // Ids are shown as `snap-<uuid>`; the bare uuid names the same capture.
+    assert!(first.iter().chain(&later).all(|id| id.starts_with("snap-") && id.len() == 41), "{first:?}");
+    let across = env.json(&["debug", "diff", &first[0], &later[2]["snap-".len()..]]);
     assert_eq!(across["snapshotIdA"], first[0].as_str());
+    assert_eq!(across["snapshotIdB"], later[2].as_str());
     assert_eq!(modified_paths(&across), pairs("0", "2", "0", "30"));
     // Same stop in two runs: nothing changed once object addresses are masked.
     let same = env.json(&["debug", "diff", &first[0], &later[0]]);

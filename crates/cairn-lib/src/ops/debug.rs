@@ -1,11 +1,16 @@
 //! Debugger captures as snapshots of `debug:<id>` targets: store a paused frame's variables,
-//! list, load, diff and delete them.
+//! list, load, diff and delete them; and [`Store::debug_run`], the breakpoint-to-breakpoint
+//! loop of `cairn debug run`.
 //!
-//! The live debug session (an async DAP connection) belongs to the front end that runs it,
-//! `cairn debug run` or the MCP server; the engine only keeps what they capture. Because the
-//! captures are in the store, two of them can be compared across debug sessions and days.
-//! The result shapes use camelCase keys: they are the debugger snapshot tools' contract,
-//! which agents already know.
+//! An interactive debug session (the MCP server's) belongs to the front end that holds it;
+//! the engine keeps what it captures. Because the captures are in the store, two of them can
+//! be compared across debug sessions and days. The result shapes use camelCase keys and
+//! `snap-<uuid>` ids: they are the debugger snapshot tools' contract, which agents already
+//! know.
+
+mod run;
+
+pub use run::{DebugRunOptions, DebugRunResult, DebugStop, adapter_for};
 
 use cairn_dap::{CaptureDiff, FrameCapture, RefusalCode};
 use serde::{Deserialize, Serialize};
@@ -21,6 +26,15 @@ pub const KIND: &str = "debug";
 
 /// The code of a refusal to diff, load or delete a capture that does not exist.
 pub const SNAPSHOT_NOT_FOUND: &str = "SNAPSHOT_NOT_FOUND";
+
+/// The prefix of a debug capture's id as the debugger snapshot tools write it
+/// (`snap-<uuid>`); the bare snapshot id (or a unique prefix of it) is accepted too.
+pub const ID_PREFIX: &str = "snap-";
+
+/// The id of a stored capture as the debug commands and tools show it: `snap-<uuid>`.
+pub fn capture_id(snapshot: &Snapshot) -> String {
+    format!("{ID_PREFIX}{}", snapshot.id)
+}
 
 /// A fresh id for a debug session, used as the `<id>` of its `debug:<id>` target.
 pub fn new_debug_session_id() -> String {
@@ -54,7 +68,7 @@ pub struct DebugSaveOptions {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct DebugSnapshot {
-    /// The snapshot id (what `snapshot_diff` and `snapshot_delete` take).
+    /// The capture's id, `snap-<uuid>` (what `snapshot_diff` and `snapshot_delete` take).
     pub id: String,
     /// The label given, or the generated one.
     pub label: String,
@@ -76,7 +90,7 @@ pub struct DebugSnapshot {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct DebugListEntry {
-    /// The snapshot id.
+    /// The capture's id, `snap-<uuid>`.
     pub id: String,
     /// Its label.
     pub label: String,
@@ -168,7 +182,7 @@ impl Store {
         };
         let snapshot = self.save_document(&save, &document)?;
         Ok(DebugSnapshot {
-            id: snapshot.id.to_string(),
+            id: capture_id(&snapshot),
             label,
             timestamp: capture.captured_at.to_string(),
             thread_id: capture.thread_id,
@@ -204,7 +218,7 @@ impl Store {
         let (a, capture_a) = self.debug_load(&options.session, &options.snapshot_a)?;
         let (b, capture_b) = self.debug_load(&options.session, &options.snapshot_b)?;
         Ok(cairn_dap::diff_captures(&capture_a, &capture_b, options.exact)
-            .with_snapshot_ids(a.id.to_string(), b.id.to_string()))
+            .with_snapshot_ids(capture_id(&a), capture_id(&b)))
     }
 
     /// Deletes one capture, or all captures of the session; their data is reclaimed by gc.
@@ -213,7 +227,7 @@ impl Store {
         let (chosen, deleted) = match &options.snapshot_id {
             Some(id) => {
                 let snapshot = self.find_debug_snapshot(&options.session, id)?;
-                let deleted = snapshot.id.to_string();
+                let deleted = capture_id(&snapshot);
                 (vec![snapshot], deleted)
             }
             None => (self.list_kind(KIND, &options.session)?, "all".to_owned()),
@@ -229,8 +243,8 @@ impl Store {
 
     fn find_debug_snapshot(&self, session: &SessionChoice, id: &str) -> Result<Snapshot> {
         let resolved = self.resolve_session(session)?;
-        // The debugger tools' ids carry a `snap-` prefix; accept ids written that way.
-        let reference = id.trim().strip_prefix("snap-").unwrap_or(id.trim());
+        // Ids are shown as `snap-<uuid>`; the bare id and unique prefixes work too.
+        let reference = id.trim().strip_prefix(ID_PREFIX).unwrap_or(id.trim());
         let missing = || {
             Error::not_found(format!(
                 "no debug snapshot {id:?} in session {:?}; `cairn debug list` shows the captures",
@@ -268,7 +282,7 @@ fn list_entry(snapshot: &Snapshot) -> DebugListEntry {
     let text = |key: &str| d.get(key).and_then(|v| v.as_str()).unwrap_or_default().to_owned();
     let number = |key: &str| d.get(key).and_then(serde_json::Value::as_u64).unwrap_or_default();
     DebugListEntry {
-        id: snapshot.id.to_string(),
+        id: capture_id(snapshot),
         label: text("label"),
         created_at: snapshot.created_at.clone(),
         thread_id: d.get("threadId").and_then(serde_json::Value::as_i64).unwrap_or_default(),

@@ -1,22 +1,16 @@
 //! `cairn debug run|list|diff|delete`: debugger captures of a paused program.
 //!
-//! `run` owns the live debug session (an async DAP connection on a tokio runtime): it runs
-//! the program to each breakpoint, has the engine store a capture, and continues. Storing,
-//! listing, diffing and deleting captures are engine calls.
+//! Each subcommand checks its arguments, makes one engine call (`debug_run`, `debug_list`,
+//! `debug_diff`, `debug_delete`) and prints the result.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
-use cairn_dap::{AdapterCommand, CaptureDiff, DebugSession, LaunchOptions, RefusalCode, SourceBreakpoints};
-use cairn_lib::Store;
+use cairn_dap::{CaptureDiff, SourceBreakpoints};
 use cairn_lib::ops::debug::{
-    DebugDeleteOptions, DebugDeleteResult, DebugDiffOptions, DebugList, DebugSaveOptions, DebugSnapshot,
-    dap_error, new_debug_session_id,
+    DebugDeleteOptions, DebugDeleteResult, DebugDiffOptions, DebugList, DebugRunOptions, DebugRunResult,
 };
-use cairn_lib::ops::resolve::SessionChoice;
 use clap::{Args, Subcommand};
-use serde::Serialize;
 
 use crate::commands::GlobalArgs;
 use crate::context::{open_store, session_choice};
@@ -107,42 +101,12 @@ pub struct DeleteArgs {
     session: Option<String>,
 }
 
-/// What `cairn debug run` did.
-#[derive(Debug, Serialize)]
-pub struct RunResult {
-    /// The `debug:<id>` target the captures were stored under.
-    pub target: String,
-    /// The adapter that ran the program.
-    pub adapter: String,
-    /// Each stop, in order.
-    pub stops: Vec<Stop>,
-    /// The diff between each pair of consecutive captures.
-    pub diffs: Vec<CaptureDiff>,
-    /// The program's exit code, when it ran to its end.
-    pub exit_code: Option<i64>,
-    /// True when the program was stopped at `--max-stops` instead of running to its end.
-    pub stopped_early: bool,
-}
-
-/// One stop of the program.
-#[derive(Debug, Serialize)]
-pub struct Stop {
-    /// The function it stopped in.
-    pub function_name: String,
-    /// Its source file, when known.
-    pub path: Option<PathBuf>,
-    /// Its line.
-    pub line: u32,
-    /// The capture stored at this stop, with `--capture-each-stop`.
-    pub snapshot: Option<DebugSnapshot>,
-}
-
 /// Runs a `debug` subcommand.
 pub fn run(global: &GlobalArgs, command: DebugCommand, printer: &Printer) -> CommandResult {
     let store = open_store(global)?;
     match command {
         DebugCommand::Run(args) => {
-            let result = run_program(&store, args)?;
+            let result = store.debug_run(&run_options(args)?)?;
             printer.result(&result, human_run);
         }
         DebugCommand::List(args) => {
@@ -174,114 +138,22 @@ pub fn run(global: &GlobalArgs, command: DebugCommand, printer: &Printer) -> Com
     Ok(())
 }
 
-/// Everything `run` needs once the arguments are checked.
-struct Plan {
-    adapter: AdapterCommand,
-    launch: LaunchOptions,
-    breakpoints: Vec<SourceBreakpoints>,
-    timeout: Duration,
-    capture: bool,
-    depth: u32,
-    exact: bool,
-    max_stops: usize,
-    session: SessionChoice,
-    target_id: String,
-}
-
-fn run_program(store: &Store, args: RunArgs) -> CommandResult<RunResult> {
-    let program = existing_file(&args.program)?;
-    let is_python = program.extension().is_some_and(|e| e == "py");
-    let adapter =
-        if is_python { AdapterCommand::debugpy() } else { AdapterCommand::lldb_dap() }.map_err(dap_error)?;
+/// Checks and resolves the arguments of `run`; the engine does the rest.
+fn run_options(args: RunArgs) -> CommandResult<DebugRunOptions> {
     let cwd = std::env::current_dir()
         .map_err(|e| CommandError::usage(format!("cannot read the current directory: {e}")))?;
-    let plan = Plan {
-        adapter,
-        launch: LaunchOptions { program, args: args.args, cwd: Some(cwd), stop_on_entry: false },
+    Ok(DebugRunOptions {
+        program: existing_file(&args.program)?,
+        args: args.args,
+        cwd: Some(cwd),
         breakpoints: parse_breakpoints(&args.breaks)?,
         timeout: cairn_lib::parse_duration("--timeout", &args.timeout)?,
-        capture: args.capture_each_stop,
+        capture_each_stop: args.capture_each_stop,
         depth: args.depth,
         exact: args.exact,
         max_stops: args.max_stops,
         session: session_choice(args.session.as_deref()),
-        target_id: new_debug_session_id(),
-    };
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .map_err(|e| CommandError::usage(format!("cannot start the async runtime: {e}")))?;
-    runtime.block_on(async {
-        let options = cairn_dap::SessionOptions { start_timeout: plan.timeout, ..Default::default() };
-        let session = DebugSession::launch(&plan.adapter, &plan.launch, &plan.breakpoints, options)
-            .await
-            .map_err(dap_error)?;
-        let outcome = drive(store, &session, &plan).await;
-        // Always end the session, so no adapter or debuggee outlives the command.
-        let stopped = session.stop().await.map_err(dap_error);
-        let result = outcome?;
-        stopped?;
-        Ok(result)
     })
-}
-
-/// Runs the program from stop to stop until it ends or `max_stops` is reached.
-async fn drive(store: &Store, session: &DebugSession, plan: &Plan) -> CommandResult<RunResult> {
-    let mut result = RunResult {
-        target: format!("debug:{}", plan.target_id),
-        adapter: session.adapter_kind().name().to_owned(),
-        stops: Vec::new(),
-        diffs: Vec::new(),
-        exit_code: None,
-        stopped_early: false,
-    };
-    loop {
-        match session.wait_until_stopped(plan.timeout).await {
-            Ok(_) => {}
-            Err(e) if e.refusal_code() == Some(RefusalCode::SessionEnded) => break,
-            Err(e) => return Err(dap_error(e).into()),
-        }
-        let top = session.stack(None, Some(1)).await.map_err(dap_error)?.into_iter().next();
-        let mut stop = Stop {
-            function_name: top.as_ref().map(|f| f.name.clone()).unwrap_or_default(),
-            path: top.as_ref().and_then(|f| f.path.clone()),
-            line: top.as_ref().map_or(0, |f| f.line),
-            snapshot: None,
-        };
-        if plan.capture {
-            let capture =
-                session.capture_frame(None, 0, plan.depth, plan.timeout).await.map_err(dap_error)?;
-            let save = DebugSaveOptions {
-                debug_session: plan.target_id.clone(),
-                label: Some(format!("stop {}", result.stops.len() + 1)),
-                session: plan.session.clone(),
-            };
-            let snapshot = store.debug_save(&save, &capture)?;
-            let previous = result.stops.iter().rev().find_map(|s| s.snapshot.as_ref());
-            if let Some(previous) = previous {
-                result.diffs.push(store.debug_diff(&DebugDiffOptions {
-                    snapshot_a: previous.id.clone(),
-                    snapshot_b: snapshot.id.clone(),
-                    exact: plan.exact,
-                    session: plan.session.clone(),
-                })?);
-            }
-            stop.snapshot = Some(snapshot);
-        }
-        result.stops.push(stop);
-        if result.stops.len() >= plan.max_stops {
-            result.stopped_early = true;
-            break;
-        }
-        match session.resume(None).await {
-            Ok(()) => {}
-            Err(e) if e.refusal_code() == Some(RefusalCode::SessionEnded) => break,
-            Err(e) => return Err(dap_error(e).into()),
-        }
-    }
-    result.exit_code = session.state().exit_code;
-    Ok(result)
 }
 
 /// `FILE:LINE` arguments grouped by file, files made absolute (adapters match them by path).
@@ -309,7 +181,7 @@ fn existing_file(path: &Path) -> CommandResult<PathBuf> {
     }
 }
 
-fn human_run(r: &RunResult) -> String {
+fn human_run(r: &DebugRunResult) -> String {
     let mut out = String::new();
     let mut diffs = r.diffs.iter();
     for (i, stop) in r.stops.iter().enumerate() {

@@ -1,0 +1,66 @@
+//! The snapshot tools: capture the paused frame into the store, diff and delete captures.
+
+use std::time::Duration;
+
+use cairn_lib::ops::agent::Capability;
+use cairn_lib::ops::debug::{DebugDeleteOptions, DebugDiffOptions, DebugSaveOptions};
+use tokio::time::Instant;
+
+use super::{CreateArgs, CreateResult, DeleteArgs, DeleteResult, DiffArgs, DiffResult, coded, dap, live};
+use crate::error::ToolError;
+use crate::state::ServerState;
+
+/// What a `snapshot_create` that timed out before it could read the variables waited for.
+const BUSY: &str = "the debug session, busy with another debug tool call \
+    (a debug_continue or debug_step waiting for a stop)";
+
+/// `snapshot_create`: `timeout_ms` bounds the whole call, including the wait for another
+/// debug tool call that holds the session (a `debug_continue` waiting for its next stop
+/// holds it for up to its `wait_ms`), not only the reading of the variables.
+pub(super) fn create(state: &ServerState, args: CreateArgs) -> Result<CreateResult, ToolError> {
+    state.permit(Capability::Save)?;
+    let timeout = Duration::from_millis(args.timeout_ms.unwrap_or(30_000));
+    let timed_out = |what: String| dap(cairn_dap::Error::Timeout { what, after: timeout });
+    let handle = tokio::runtime::Handle::current();
+    let (id, capture) = handle.block_on(async {
+        let deadline = Instant::now() + timeout;
+        let slot = tokio::time::timeout_at(deadline, state.debug.0.lock())
+            .await
+            .map_err(|_| timed_out(BUSY.to_owned()))?;
+        let live = live(&slot)?;
+        let remaining = deadline.saturating_duration_since(Instant::now());
+        let (frame, depth) = (args.frame_index.unwrap_or(0), args.depth.unwrap_or(0));
+        let capture = match live.session.capture_frame(args.thread_id, frame, depth, remaining).await {
+            Ok(capture) => capture,
+            // Report the limit the caller set, not what was left of it.
+            Err(cairn_dap::Error::Timeout { what, .. }) => return Err(timed_out(what)),
+            Err(e) => return Err(dap(e)),
+        };
+        Ok((live.id.clone(), capture))
+    })?;
+    let save = DebugSaveOptions { debug_session: id, label: args.label, session: state.choice(None) };
+    let snapshot = state.store.debug_save(&save, &capture).map_err(coded)?;
+    Ok(CreateResult { success: true, snapshot })
+}
+
+pub(super) fn diff(state: &ServerState, args: DiffArgs) -> Result<DiffResult, ToolError> {
+    let diff = state
+        .store
+        .debug_diff(&DebugDiffOptions {
+            snapshot_a: args.snapshot_id_1,
+            snapshot_b: args.snapshot_id_2,
+            exact: false,
+            session: state.choice(None),
+        })
+        .map_err(coded)?;
+    Ok(DiffResult { success: true, diff })
+}
+
+pub(super) fn delete(state: &ServerState, args: DeleteArgs) -> Result<DeleteResult, ToolError> {
+    state.permit(Capability::Remove)?;
+    let result = state
+        .store
+        .debug_delete(&DebugDeleteOptions { snapshot_id: args.snapshot_id, session: state.choice(None) })
+        .map_err(coded)?;
+    Ok(DeleteResult { success: true, deleted: result.deleted, remaining: result.remaining })
+}
