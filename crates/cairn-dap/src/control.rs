@@ -13,6 +13,9 @@ use crate::protocol::bodies::{
 };
 use crate::session::{DebugSession, SessionState};
 
+/// How long a pause refused right after a resume is retried (see [`DebugSession::pause`]).
+const PAUSE_SETTLE: Duration = Duration::from_secs(2);
+
 /// One breakpoint as the adapter accepted it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct BreakpointStatus {
@@ -110,8 +113,24 @@ impl DebugSession {
             Some(id) => id,
             None => self.first_thread().await?,
         };
-        self.conn.request::<Ignored>("pause", Some(ThreadArguments { thread_id })).await?;
-        Ok(())
+        // lldb-dap answers `continue` before its process has left the stopped state, and
+        // refuses a pause sent in that gap ("Process is not running"). While the session still
+        // believes the program runs, such a refusal is retried for a short while.
+        let deadline = tokio::time::Instant::now() + PAUSE_SETTLE;
+        loop {
+            match self.conn.request::<Ignored>("pause", Some(ThreadArguments { thread_id })).await {
+                Ok(_) => return Ok(()),
+                Err(Error::RequestFailed { .. })
+                    if tokio::time::Instant::now() < deadline && {
+                        let now = self.conn.state();
+                        !now.paused && !now.terminated && !now.closed
+                    } =>
+                {
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                }
+                Err(e) => return Err(e),
+            }
+        }
     }
 
     /// Waits until the program stops, for at most `timeout`. Refused with `SESSION_ENDED`
