@@ -113,13 +113,7 @@ impl DebugSession {
         let _ = stream.set_nodelay(true);
         let (reader, writer) = stream.into_split();
         let conn = Connection::start(Box::new(reader), Box::new(writer), address, options.request_timeout);
-        let session = DebugSession {
-            kind: AdapterKind::Debugpy,
-            conn,
-            child: tokio::sync::Mutex::new(None),
-            adapter_pid: None,
-            options,
-        };
+        let session = DebugSession::over(AdapterKind::Debugpy, conn, options);
         session.start("attach", attach_debugpy_arguments(host, port), breakpoints).await?;
         Ok(session)
     }
@@ -285,6 +279,14 @@ impl DebugSession {
         }
         *guard = None;
         Ok(())
+    }
+}
+
+impl DebugSession {
+    /// A session over a connection this process did not start an adapter for (a debugpy
+    /// listening on a socket, or a scripted peer in tests): there is no child to reap.
+    pub(crate) fn over(kind: AdapterKind, conn: Connection, options: SessionOptions) -> Self {
+        DebugSession { kind, conn, child: tokio::sync::Mutex::new(None), adapter_pid: None, options }
     }
 }
 

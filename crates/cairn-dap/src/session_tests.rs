@@ -130,13 +130,7 @@ async fn handshake(order: Order, outcome: Outcome) -> (Result<()>, Vec<String>) 
         "test".to_owned(),
         options.request_timeout,
     );
-    let session = DebugSession {
-        kind: AdapterKind::Debugpy,
-        conn,
-        child: tokio::sync::Mutex::new(None),
-        adapter_pid: None,
-        options,
-    };
+    let session = DebugSession::over(AdapterKind::Debugpy, conn, options);
     let breakpoints = [SourceBreakpoints { path: PathBuf::from("/src/loop.py"), lines: vec![4, 9] }];
     let started = session.start("launch", json!({"program": "/src/loop.py"}), &breakpoints).await;
     // Closing our side ends the script, which hands back its log.

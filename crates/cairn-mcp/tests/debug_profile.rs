@@ -73,6 +73,21 @@ impl Debug {
         path
     }
 
+    /// Writes the loop program and launches it to its `# BREAK` line; the script's path and the
+    /// launch result (paused at the breakpoint).
+    async fn launch_loop(&self) -> (std::path::PathBuf, Value) {
+        let script = self.write("loop.py", LOOP);
+        let line = line_of(LOOP, "# BREAK");
+        let launched = self
+            .ok(
+                "debug_launch",
+                json!({ "program": script, "breakpoints": [{ "file": script, "line": line }], "wait_ms": 30000 }),
+            )
+            .await;
+        assert_eq!(launched["paused"], true, "{launched}");
+        (script, launched)
+    }
+
     async fn call(&self, tool: &str, args: Value) -> CallToolResult {
         let Value::Object(map) = args else { panic!("arguments must be an object") };
         self.client.call_tool(CallToolRequestParams::new(tool.to_owned()).with_arguments(map)).await.unwrap()
@@ -222,20 +237,12 @@ time.sleep(120)
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn launch_capture_continue_capture_diff_delete_notify_and_not_paused_while_running() {
     let d = Debug::start().await;
-    let script = d.write("loop.py", LOOP);
-    let line = line_of(LOOP, "# BREAK");
 
     // No session yet: nothing to capture.
     let refused = d.err("snapshot_create", json!({})).await;
     assert!(refused.starts_with("NOT_PAUSED"), "{refused}");
 
-    let launched = d
-        .ok(
-            "debug_launch",
-            json!({ "program": script, "breakpoints": [{ "file": script, "line": line }], "wait_ms": 30000 }),
-        )
-        .await;
-    assert_eq!(launched["paused"], true, "{launched}");
+    let (_, launched) = d.launch_loop().await;
     assert_eq!(launched["reason"], "breakpoint");
     let stack = d.ok("debug_stack", json!({})).await;
     assert_eq!(stack["frames"][0]["name"], "work");
@@ -326,15 +333,7 @@ async fn launch_capture_continue_capture_diff_delete_notify_and_not_paused_while
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn snapshot_create_timeout_covers_the_wait_for_a_busy_session() {
     let d = Arc::new(Debug::start().await);
-    let script = d.write("loop.py", LOOP);
-    let line = line_of(LOOP, "# BREAK");
-    let launched = d
-        .ok(
-            "debug_launch",
-            json!({ "program": script, "breakpoints": [{ "file": script, "line": line }], "wait_ms": 30000 }),
-        )
-        .await;
-    assert_eq!(launched["paused"], true, "{launched}");
+    let (script, _) = d.launch_loop().await;
     d.ok("debug_set_breakpoints", json!({ "file": script, "lines": [] })).await;
 
     // The program runs on and sleeps, so this continue holds the session for its whole wait.
@@ -433,16 +432,8 @@ async fn attach_steps_breakpoints_and_stop_detaches_leaving_the_program_running(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn debug_stop_leaves_no_adapter_or_program_behind() {
     let d = Debug::start().await;
-    let script = d.write("loop.py", LOOP);
-    let line = line_of(LOOP, "# BREAK");
     let before = descendants();
-    let launched = d
-        .ok(
-            "debug_launch",
-            json!({ "program": script, "breakpoints": [{ "file": script, "line": line }], "wait_ms": 30000 }),
-        )
-        .await;
-    assert_eq!(launched["paused"], true, "{launched}");
+    d.launch_loop().await;
     let started: BTreeSet<i32> = descendants().difference(&before).copied().collect();
     // The adapter, its launcher and the program.
     assert!(started.len() >= 2, "expected the adapter and the program, found {started:?}");
