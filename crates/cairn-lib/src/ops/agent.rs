@@ -162,8 +162,7 @@ fn status_of(config: &Config, root: &Path) -> Result<AgentStatus> {
             })
         })
         .collect::<Result<_>>()?;
-    let warnings = invalid.iter().map(|bad| invalid_warning(root, bad)).collect();
-    Ok(AgentStatus { capabilities, warnings })
+    Ok(AgentStatus { capabilities, warnings: invalid_warnings(config, root) })
 }
 
 /// The warning for each invalid `agent.*` value in `config`.

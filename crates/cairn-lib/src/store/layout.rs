@@ -99,10 +99,8 @@ impl Layout {
             super::backend::sync_dir(parent)?;
         }
         // FORMAT last, and flushed: it marks a store whose skeleton is complete on disk.
-        let tmp =
-            super::backend::write_temp(&self.tmp(), format!("{FORMAT_PREFIX}{FORMAT_VERSION}\n").as_bytes())?;
-        std::fs::rename(&tmp, &format).at("create", &format)?;
-        super::backend::sync_dir(&self.root)?;
+        let text = format!("{FORMAT_PREFIX}{FORMAT_VERSION}\n");
+        super::backend::replace_file(&self.tmp(), text.as_bytes(), &format, "create")?;
         Ok(if made_root { Created::WithRoot } else { Created::InEmptyDir })
     }
 
@@ -149,11 +147,6 @@ impl Layout {
 pub(crate) fn create_private_dir(path: &Path) -> Result<()> {
     std::fs::DirBuilder::new().recursive(true).mode(0o700).create(path).at("create", path)?;
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o700)).at("protect", path)
-}
-
-/// Makes a file readable and writable by its owner only.
-pub(crate) fn make_private(path: &Path) -> Result<()> {
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600)).at("protect", path)
 }
 
 /// True when process `pid` is alive on this machine.

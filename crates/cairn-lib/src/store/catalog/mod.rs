@@ -125,13 +125,6 @@ impl Catalog {
         conn.pragma_update(None, "synchronous", "FULL")?;
         conn.execute_batch(SCHEMA)?;
         sessions::ensure_baseline(&conn)?;
-        // SQLite creates its files with the process umask; the store keeps them private.
-        for suffix in ["", "-wal", "-shm"] {
-            let file = std::path::PathBuf::from(format!("{}{suffix}", path.display()));
-            if file.exists() {
-                crate::store::layout::make_private(&file)?;
-            }
-        }
         Ok(Self { path: path.to_path_buf(), conn: Mutex::new(conn), readers: Mutex::new(Vec::new()) })
     }
 

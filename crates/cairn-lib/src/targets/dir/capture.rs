@@ -7,6 +7,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::ffi::OsStr;
 use std::io::Read;
+use std::ops::Bound;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
@@ -64,9 +65,9 @@ impl Uncovered {
 
     /// The first uncovered path strictly inside directory `dir`, if any.
     pub(crate) fn first_below(&self, dir: &[u8]) -> Option<&[u8]> {
-        let mut prefix = dir.to_vec();
-        prefix.push(b'/');
-        let (path, _) = self.paths.range(prefix.clone()..).next()?;
+        let prefix = [dir, b"/"].concat();
+        let (path, _) =
+            self.paths.range::<[u8], _>((Bound::Included(&prefix[..]), Bound::Unbounded)).next()?;
         path.starts_with(&prefix).then_some(path.as_slice())
     }
 
