@@ -297,3 +297,14 @@ fn compose_and_debug_refusals_that_need_no_engine_or_adapter() {
         ]
     );
 }
+
+/// Regression: `config unset` printed `keep.recent =  (default)`, an empty value, where
+/// `config get` prints `(unset)`.
+#[test]
+fn config_unset_printed_an_empty_value_instead_of_unset() {
+    let env = TestEnv::new();
+    env.ok(&["config", "set", "keep.recent", "5"]);
+    let unset = env.ok(&["config", "unset", "keep.recent"]);
+    assert_eq!(unset, "keep.recent = (unset)  (default)\n");
+    assert_eq!(unset, env.ok(&["config", "get", "keep.recent"]));
+}
