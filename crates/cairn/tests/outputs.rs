@@ -308,3 +308,17 @@ fn config_unset_printed_an_empty_value_instead_of_unset() {
     assert_eq!(unset, "keep.recent = (unset)  (default)\n");
     assert_eq!(unset, env.ok(&["config", "get", "keep.recent"]));
 }
+
+/// Regression: `cairn --json check` on a damaged store printed its result and then an error
+/// object, two JSON documents on stdout; the result, with its problems, is the one.
+#[test]
+fn check_json_with_problems_printed_two_json_documents() {
+    let env = TestEnv::new();
+    tree(&env);
+    env.ok(&["save"]);
+    std::fs::remove_dir_all(env.store().join("objects/packs")).unwrap();
+    let out = env.cairn(&["--json", "check"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let result: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON document");
+    assert_eq!(result["problems"].as_array().map(Vec::len), Some(2), "{result}");
+}
