@@ -322,3 +322,63 @@ fn check_json_with_problems_printed_two_json_documents() {
     let result: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON document");
     assert_eq!(result["problems"].as_array().map(Vec::len), Some(2), "{result}");
 }
+
+#[test]
+fn completions_for_each_shell_cover_every_command() {
+    let env = TestEnv::new();
+    for shell in ["bash", "zsh", "fish"] {
+        let script = env.ok(&["completions", shell]);
+        // The scripts are thousands of generated lines that change with every flag, so this
+        // checks what they must hold rather than pinning them whole.
+        for word in ["save", "restore", "session", "transcript", "completions", "store", "json", "dry-run"] {
+            assert!(script.contains(word), "the {shell} script misses {word}");
+        }
+    }
+    let bash = env.root().join("cairn.bash");
+    std::fs::write(&bash, env.ok(&["completions", "bash"])).unwrap();
+    let syntax = std::process::Command::new("bash").arg("-n").arg(&bash).output().unwrap();
+    assert!(syntax.status.success(), "{}", String::from_utf8_lossy(&syntax.stderr));
+    assert_cli!(env, "completions_refusals", [["completions", "tcsh"], ["completions"]]);
+}
+
+#[test]
+fn man_writes_one_page_per_command() {
+    let env = TestEnv::new();
+    assert_cli!(
+        env,
+        "man",
+        [
+            ["man", "--out", "../man"],
+            ["--json", "man", "--out", "../man"],
+            ["man"],
+            ["man", "--out", "/dev/null/man"]
+        ]
+    );
+    let page = std::fs::read_to_string(env.root().join("man/cairn-restore.1")).unwrap();
+    assert!(page.starts_with(".ie"), "{page}");
+    assert!(page.contains(".TH cairn-restore 1"), "{page}");
+    assert!(page.contains("dry\\-run"), "{page}");
+}
+
+#[test]
+fn a_short_id_from_the_list_is_accepted_back_as_a_reference() {
+    let env = TestEnv::new();
+    tree(&env);
+    for _ in 0..3 {
+        env.ok(&["save"]);
+    }
+    let full: Vec<String> = env.json(&["list"])["snapshots"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["id"].as_str().unwrap().to_owned())
+        .collect();
+    let human = env.ok(&["list"]);
+    let shown: Vec<&str> = human.lines().skip(1).filter_map(|l| l.split_whitespace().next()).collect();
+    assert_eq!(shown.len(), 3, "{human}");
+    for (short, id) in shown.iter().zip(&full) {
+        assert!(short.len() < id.len() && short.replace('-', "").len() >= 8, "{short}");
+        assert!(id.starts_with(short), "{short} is not a prefix of {id}");
+        assert_eq!(env.json(&["show", short])["id"], id.as_str());
+    }
+}

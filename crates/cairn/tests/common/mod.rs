@@ -139,7 +139,7 @@ impl TestEnv {
 
     /// Replaces what differs from run to run with stable tokens: the temp root `[TMP]`, each
     /// UUID `[IDn]` (numbered by first appearance in this environment; the fixed baseline
-    /// session id stays), a short id `[IDn]` too when it is the prefix of exactly one id seen,
+    /// session id stays), a short id `[IDn]` too, for the newest id seen that it is a prefix of,
     /// object hashes `[HASH]`, times `[TIME]`, durations `[DURATION]`, pids `[PID]`.
     pub fn normalize(&self, text: &str) -> String {
         let text = text.replace(&self.root.display().to_string(), "[TMP]");
@@ -163,14 +163,18 @@ impl TestEnv {
         let text = short.replace_all(&text, |c: &regex::Captures| {
             let found: Vec<usize> =
                 ids.iter().enumerate().filter(|(_, id)| id.starts_with(&c[0])).map(|(n, _)| n).collect();
-            match found.as_slice() {
-                [n] => format!("[ID{}]", n + 1),
-                _ => c[0].to_owned(),
+            // Lists show the newest snapshots, so an ambiguous prefix (one shared with ids removed
+            // since) names the newest id seen with it.
+            match found.last() {
+                Some(n) => format!("[ID{}]", n + 1),
+                None => c[0].to_owned(),
             }
         });
         let mut text = text.into_owned();
         for (pattern, token) in [
             (r"\b[0-9a-f]{64}\b", "[HASH]"),
+            // The ID column is as wide as the short ids, whose length depends on the times.
+            (r"(?m)^ID +NAME", "ID  NAME"),
             // A pack's fan-out directory is the first byte of its hash.
             (r"/[0-9a-f]{2}/\[HASH\]", "/[..]/[HASH]"),
             (r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})?", "[TIME]"),
