@@ -3,14 +3,15 @@
 
 #![allow(dead_code)]
 
-use std::cell::RefCell;
+mod normalize;
+
 use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;
-use regex::Regex;
+pub use normalize::Normalizer;
 
 /// One isolated run of cairn: its own HOME, store and work directory, and an environment
 /// cleared of everything but what the test sets.
@@ -18,9 +19,7 @@ pub struct TestEnv {
     _dir: tempfile::TempDir,
     root: PathBuf,
     vars: Vec<(OsString, OsString)>,
-    /// Every id seen in an output so far, in order: the snapshot tokens `[ID1]`, `[ID2]`… are
-    /// their positions, so one snapshot shows which id is which across commands.
-    ids: RefCell<Vec<String>>,
+    normalizer: Normalizer,
 }
 
 /// What one run of the binary printed, and how it ended.
@@ -45,7 +44,8 @@ impl TestEnv {
         std::fs::create_dir_all(root.join("work")).expect("work");
         let path = std::env::var_os("PATH").unwrap_or_default();
         let vars = vec![("PATH".into(), path), ("NO_COLOR".into(), "1".into())];
-        Self { _dir: dir, root, vars, ids: RefCell::default() }
+        let normalizer = Normalizer::new(&root);
+        Self { _dir: dir, root, vars, normalizer }
     }
 
     /// Sets `key` for every command this environment runs (the environment is otherwise
@@ -137,57 +137,9 @@ impl TestEnv {
         self.normalize(&out)
     }
 
-    /// Replaces what differs from run to run with stable tokens: the temp root `[TMP]`, each
-    /// UUID `[IDn]` (numbered by first appearance in this environment; the fixed baseline
-    /// session id stays), a short id `[IDn]` too, for the newest id seen that it is a prefix of,
-    /// object hashes `[HASH]`, times `[TIME]`, durations `[DURATION]`, pids `[PID]`.
+    /// Replaces what differs from run to run with stable tokens (see [`Normalizer`]).
     pub fn normalize(&self, text: &str) -> String {
-        let text = text.replace(&self.root.display().to_string(), "[TMP]");
-        let uuid = Regex::new(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b").unwrap();
-        let mut ids = self.ids.borrow_mut();
-        let text = uuid.replace_all(&text, |c: &regex::Captures| {
-            let id = &c[0];
-            if id.starts_with("00000000-0000-0000-0000-") {
-                return id.to_owned();
-            }
-            let n = match ids.iter().position(|known| known == id) {
-                Some(n) => n,
-                None => {
-                    ids.push(id.to_owned());
-                    ids.len() - 1
-                }
-            };
-            format!("[ID{}]", n + 1)
-        });
-        let short = Regex::new(r"\b[0-9a-f]{8}(-[0-9a-f]{1,4}){0,4}\b").unwrap();
-        let text = short.replace_all(&text, |c: &regex::Captures| {
-            let found: Vec<usize> =
-                ids.iter().enumerate().filter(|(_, id)| id.starts_with(&c[0])).map(|(n, _)| n).collect();
-            // Lists show the newest snapshots, so an ambiguous prefix (one shared with ids removed
-            // since) names the newest id seen with it.
-            match found.last() {
-                Some(n) => format!("[ID{}]", n + 1),
-                None => c[0].to_owned(),
-            }
-        });
-        let mut text = text.into_owned();
-        for (pattern, token) in [
-            (r"\b[0-9a-f]{64}\b", "[HASH]"),
-            // The ID column is as wide as the short ids, whose length depends on the times.
-            (r"(?m)^ID +NAME", "ID  NAME"),
-            // A pack's fan-out directory is the first byte of its hash.
-            (r"/[0-9a-f]{2}/\[HASH\]", "/[..]/[HASH]"),
-            (r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})?", "[TIME]"),
-            (r#"("\w*(duration|elapsed)\w*": )\d+(\.\d+)?"#, "${1}[DURATION]"),
-            (r#"("pid": )\d+"#, "${1}[PID]"),
-            (r"\bpid \d+", "pid [PID]"),
-            (r"\b\d+(\.\d+)? ?(B|KiB|MiB|GiB)/s\b", "[RATE]"),
-            (r"\bin \d+(\.\d+)?(ms|s)\b", "in [DURATION]"),
-            (r"\(\d+(\.\d+)?(ms|s)\)", "([DURATION])"),
-        ] {
-            text = Regex::new(pattern).unwrap().replace_all(&text, token).into_owned();
-        }
-        text
+        self.normalizer.normalize(text)
     }
 
     /// Runs cairn, expects success, returns stdout.
