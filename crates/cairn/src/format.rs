@@ -58,6 +58,12 @@ pub fn short_id(id: &str, hex_digits: usize) -> String {
     out
 }
 
+/// A record's creation time in a table: `2026-06-01 12:34:56`, whole seconds in UTC, so every
+/// row is as wide (the stored RFC 3339 times drop trailing zeros of the fraction).
+pub fn created(rfc3339: &str) -> String {
+    rfc3339.chars().take(19).collect::<String>().replace('T', " ")
+}
+
 /// The id, with the name in brackets when there is one.
 pub fn label(s: &Snapshot) -> String {
     match &s.name {

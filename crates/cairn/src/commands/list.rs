@@ -59,7 +59,7 @@ fn human(list: &SnapshotList, id_len: usize) -> String {
             vec![
                 format::short_id(&s.id.to_string(), id_len),
                 s.name.clone().unwrap_or_default() + if s.safety { "(safety)" } else { "" },
-                s.created_at.chars().take(19).collect::<String>().replace('T', " "),
+                format::created(&s.created_at),
                 s.stats.files.to_string(),
                 format::bytes(s.stats.bytes),
                 s.target.clone(),

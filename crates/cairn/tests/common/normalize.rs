@@ -20,15 +20,19 @@ impl Normalizer {
         Self { root: root.to_path_buf(), ids: RefCell::default() }
     }
 
-    /// Replaces what differs from run to run with stable tokens: the temp root `[TMP]`, each
+    /// Replaces what differs from run to run with stable tokens: the temp root `[TMP]` (`[TMP-AS-NAME]` where it
+    /// is spelled as a directory name), each
     /// UUID `[IDn]` (numbered by first appearance in this environment; the fixed baseline
     /// session id stays), a short id `[IDn]` too, for the newest id seen that it is a prefix of,
     /// object hashes `[HASH]`, times `[TIME]`, durations `[DURATION]`, pids `[PID]`.
     pub fn normalize(&self, text: &str) -> String {
-        let text = text.replace(&self.root.display().to_string(), "[TMP]");
-        // UUIDs, hyphenated or as 32 hex digits (codecalc's session folders).
+        let root = self.root.display().to_string();
+        // The agents name a project's directory after its path with `/` as `-`.
+        let text = text.replace(&root, "[TMP]").replace(&root.replace('/', "-"), "[TMP-AS-NAME]");
+        // UUIDs, hyphenated or as 32 hex digits (codecalc's session folders); no word boundary
+        // before the hyphenated form, as Pi names files `TIME_UUID.jsonl`.
         let uuid =
-            Regex::new(r"\b([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|[0-9a-f]{32})\b")
+            Regex::new(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b|\b[0-9a-f]{32}\b")
                 .unwrap();
         let mut ids = self.ids.borrow_mut();
         let text = uuid.replace_all(&text, |c: &regex::Captures| {
@@ -64,6 +68,8 @@ impl Normalizer {
             // A pack's fan-out directory is the first byte of its hash.
             (r"/[0-9a-f]{2}/\[HASH\]", "/[..]/[HASH]"),
             (r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})?", "[TIME]"),
+            // Pi's file names: 2025-01-10T09-00-00-000Z.
+            (r"\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}-\d{3}Z", "[TIME]"),
             (r#"("\w*(duration|elapsed)\w*": )\d+(\.\d+)?"#, "${1}[DURATION]"),
             (r#"("pid": )\d+"#, "${1}[PID]"),
             (r"\bpid \d+", "pid [PID]"),

@@ -11,6 +11,7 @@ mod agent;
 mod cli;
 mod client;
 mod mcp;
+mod outputs;
 mod places;
 mod save_args;
 mod targets;
