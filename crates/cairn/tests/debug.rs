@@ -299,3 +299,27 @@ fn bad_breakpoints_are_refused_before_anything_starts() {
     let left = env.leftovers();
     assert!(left.is_empty(), "processes left: {left:?}");
 }
+
+#[test]
+fn python_run_list_diff_and_delete_whole_outputs() {
+    let env = Env::new();
+    env.write("loop.py", PYTHON);
+    let brk = format!("loop.py:{}", line_of(PYTHON, "# BREAK"));
+    let run = ["debug", "run", "loop.py", "--break", &brk, "--capture-each-stop", "--max-stops", "2"];
+    let out = env.test.transcript(&[&run]);
+    let ids = snapshot_ids(&env.json(&run));
+    let (a, b) = (ids[0].as_str(), ids[1].as_str());
+    let rest = env.test.transcript(&[
+        &["debug", "list"],
+        &["debug", "diff", a, b],
+        &["--json", "debug", "diff", a, b],
+        &["debug", "delete", a],
+        &["--json", "debug", "delete", "--all"],
+        &["--json", "debug", "list"],
+    ]);
+    insta::with_settings!({omit_expression => true}, {
+        insta::assert_snapshot!("debug_python_run", out + &rest);
+    });
+    let left = env.leftovers();
+    assert!(left.is_empty(), "processes left: {left:?}");
+}

@@ -72,6 +72,8 @@ impl Normalizer {
             (r"\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}-\d{3}Z", "[TIME]"),
             (r#"("\w*(duration|elapsed)\w*": )\d+(\.\d+)?"#, "${1}[DURATION]"),
             (r#"("pid": )\d+"#, "${1}[PID]"),
+            // The debug profile's capture diffs: the time between the two captures.
+            (r#"("timeDelta": )"[^"]*""#, "${1}\"[DURATION]\""),
             (r"\bpid \d+", "pid [PID]"),
             (r"\b\d+(\.\d+)? ?(B|KiB|MiB|GiB)/s\b", "[RATE]"),
             (r"\bin \d+(\.\d+)?(ms|s)\b", "in [DURATION]"),
