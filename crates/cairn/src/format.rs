@@ -19,6 +19,51 @@ pub fn millis(ms: u64) -> String {
     if ms < 1000 { format!("{ms}ms") } else { format!("{:.2}s", ms as f64 / 1000.0) }
 }
 
+/// How many hex digits of an id human lists show: the fewest (at least 8) at which each id of
+/// `shown` differs from every other id of `all`, the ids a prefix is resolved among. One length
+/// for the whole list keeps its column aligned, as `git log --abbrev` does.
+pub fn short_id_len(shown: &[String], all: &[String]) -> usize {
+    let hex = |id: &str| id.replace('-', "");
+    let mut sorted: Vec<String> = all.iter().map(|id| hex(id)).collect();
+    sorted.sort();
+    sorted.dedup();
+    let common = |a: &str, b: &str| a.bytes().zip(b.bytes()).take_while(|(x, y)| x == y).count();
+    let mut len = 8;
+    for id in shown.iter().map(|id| hex(id)) {
+        // Only the neighbours in sorted order can share the longest prefix with it.
+        let at = sorted.partition_point(|other| *other < id);
+        let before = at.checked_sub(1).and_then(|i| sorted.get(i));
+        let after = sorted[at..].iter().find(|other| **other != id);
+        for other in before.into_iter().chain(after) {
+            len = len.max(common(&id, other) + 1);
+        }
+    }
+    len
+}
+
+/// The first `hex_digits` hex digits of `id`, with its hyphens, so that it is a prefix of the
+/// id as written in full (and accepted back as a reference).
+pub fn short_id(id: &str, hex_digits: usize) -> String {
+    let mut out = String::new();
+    let mut seen = 0;
+    for c in id.chars() {
+        if seen == hex_digits {
+            break;
+        }
+        if c != '-' {
+            seen += 1;
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// A record's creation time in a table: `2026-06-01 12:34:56`, whole seconds in UTC, so every
+/// row is as wide (the stored RFC 3339 times drop trailing zeros of the fraction).
+pub fn created(rfc3339: &str) -> String {
+    rfc3339.chars().take(19).collect::<String>().replace('T', " ")
+}
+
 /// The id, with the name in brackets when there is one.
 pub fn label(s: &Snapshot) -> String {
     match &s.name {
@@ -65,4 +110,34 @@ pub fn table(header: &[&str], rows: &[Vec<String>]) -> String {
         out.push('\n');
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ids(all: &[&str]) -> Vec<String> {
+        all.iter().map(|s| (*s).to_owned()).collect()
+    }
+
+    #[test]
+    fn short_ids_are_eight_digits_unless_a_longer_prefix_is_shared() {
+        let all = ids(&[
+            "019a0c2f-4a6d-7e4b-9a2c-1d5e8b7a4c31",
+            "019a0c2f-4a6e-7000-8000-000000000000",
+            "02000000-0000-7000-8000-000000000000",
+        ]);
+        assert_eq!(short_id_len(&all[2..], &all), 8);
+        // The first two share 11 hex digits, so 12 tell them apart, for every row.
+        assert_eq!(short_id_len(&all, &all), 12);
+        assert_eq!(short_id(&all[0], 12), "019a0c2f-4a6d");
+        assert_eq!(short_id(&all[0], 8), "019a0c2f");
+        assert_eq!(short_id(&all[0], 9), "019a0c2f-4");
+    }
+
+    #[test]
+    fn an_id_that_is_not_listed_still_lengthens_the_prefix() {
+        let all = ids(&["019a0c2f-4a6d-7e4b-9a2c-1d5e8b7a4c31", "019a0c2f-4a6d-7e4b-9a2c-1d5e8b7a4c32"]);
+        assert_eq!(short_id_len(&all[..1], &all), 32);
+    }
 }

@@ -13,12 +13,15 @@ use crate::error::CommandError;
 /// Writes results and errors in the format the user asked for.
 pub struct Printer {
     json: bool,
+    /// Whether a result is on stdout already: with `--json`, stdout holds one JSON document,
+    /// so an error after a result (`check` that found problems) goes to stderr only.
+    printed: std::cell::Cell<bool>,
 }
 
 impl Printer {
     /// A printer for `--json` (or text) output.
     pub fn new(json: bool) -> Self {
-        Self { json }
+        Self { json, printed: std::cell::Cell::new(false) }
     }
 
     /// Prints `value` as JSON, or the text `human` builds from it.
@@ -31,6 +34,7 @@ impl Printer {
         } else {
             human(value)
         };
+        self.printed.set(true);
         let mut out = std::io::stdout().lock();
         let _ = out.write_all(text.as_bytes());
         if !text.ends_with('\n') {
@@ -40,7 +44,7 @@ impl Printer {
 
     /// Prints an error: `error: …` on stderr, or a JSON object on stdout with `--json`.
     pub fn error(&self, err: &CommandError) {
-        if self.json {
+        if self.json && !self.printed.get() {
             let value = serde_json::json!({
                 "error": err.message,
                 "kind": err.kind,

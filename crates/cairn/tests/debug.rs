@@ -1,9 +1,11 @@
 //! `cairn debug …` through the real binary, with real Python and C programs under the real
 //! debug adapters (debugpy and lldb-dap; see scripts/deps/debug-adapters.sh).
 
+mod common;
+
 use std::path::{Path, PathBuf};
 
-use assert_cmd::Command;
+use common::TestEnv;
 use serde_json::Value;
 
 const PYTHON: &str = r#"class Inner:
@@ -45,24 +47,19 @@ int main(void) {
 }
 "#;
 
-/// One isolated run: a temporary store and working directory, a cleared environment that
-/// keeps only what finds the adapters, and a marker variable that every process the command
-/// starts inherits, so the test can tell whether any of them is left.
+/// One isolated run (the shared harness) whose PATH finds the adapters, and a marker variable
+/// that every process the command starts inherits, so the test can tell whether any of them is
+/// left.
 struct Env {
-    _root: tempfile::TempDir,
-    dir: PathBuf,
-    store: PathBuf,
+    test: TestEnv,
     marker: String,
-    path: String,
 }
 
 impl Env {
     fn new() -> Self {
-        let root = tempfile::tempdir().unwrap();
-        let dir = root.path().canonicalize().unwrap();
-        let store = dir.join("store");
-        let marker =
-            format!("cairn-debug-test-{}", std::process::id()) + &dir.to_string_lossy().replace('/', "-");
+        let test = TestEnv::new();
+        let marker = format!("cairn-debug-test-{}", std::process::id())
+            + &test.root().to_string_lossy().replace('/', "-");
         // The real interpreter's directory first, so a version-manager shim is not needed.
         let python = std::process::Command::new("python3")
             .args(["-c", "import sys; print(sys.executable)"])
@@ -71,31 +68,20 @@ impl Env {
         let python = PathBuf::from(String::from_utf8_lossy(&python.stdout).trim());
         let python_dir = python.parent().map(Path::to_path_buf).unwrap_or_default();
         let path = format!("{}:{}", python_dir.display(), std::env::var("PATH").unwrap_or_default());
-        Self { _root: root, dir, store, marker, path }
+        let test = test.with_var("PATH", path).with_var("CAIRN_TEST_MARKER", &marker);
+        Self { test, marker }
     }
 
-    fn cmd(&self, args: &[&str]) -> Command {
-        let mut cmd = Command::cargo_bin("cairn").unwrap();
-        cmd.env_clear()
-            .env("HOME", &self.dir)
-            .env("PATH", &self.path)
-            .env("CAIRN_STORE", &self.store)
-            .env("CAIRN_TEST_MARKER", &self.marker)
-            .current_dir(&self.dir)
-            .args(args);
-        cmd
+    fn cmd(&self, args: &[&str]) -> assert_cmd::Command {
+        self.test.cairn(args)
     }
 
     fn json(&self, args: &[&str]) -> Value {
-        let out = self.cmd(args).arg("--json").assert().success().get_output().stdout.clone();
-        serde_json::from_slice(&out)
-            .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(&out)))
+        self.test.json(args)
     }
 
     fn write(&self, name: &str, text: &str) -> PathBuf {
-        let path = self.dir.join(name);
-        std::fs::write(&path, text).unwrap();
-        path
+        self.test.write(name, text)
     }
 
     fn compile(&self, source: &Path) -> PathBuf {
@@ -310,6 +296,30 @@ fn bad_breakpoints_are_refused_before_anything_starts() {
     let out = env.cmd(&["debug", "run", script.to_str().unwrap(), "--break", "loop.py"]).assert().code(2);
     assert!(String::from_utf8_lossy(&out.get_output().stderr).contains("FILE:LINE"));
     env.cmd(&["debug", "delete"]).assert().code(2);
+    let left = env.leftovers();
+    assert!(left.is_empty(), "processes left: {left:?}");
+}
+
+#[test]
+fn python_run_list_diff_and_delete_whole_outputs() {
+    let env = Env::new();
+    env.write("loop.py", PYTHON);
+    let brk = format!("loop.py:{}", line_of(PYTHON, "# BREAK"));
+    let run = ["debug", "run", "loop.py", "--break", &brk, "--capture-each-stop", "--max-stops", "2"];
+    let out = env.test.transcript(&[&run]);
+    let ids = snapshot_ids(&env.json(&run));
+    let (a, b) = (ids[0].as_str(), ids[1].as_str());
+    let rest = env.test.transcript(&[
+        &["debug", "list"],
+        &["debug", "diff", a, b],
+        &["--json", "debug", "diff", a, b],
+        &["debug", "delete", a],
+        &["--json", "debug", "delete", "--all"],
+        &["--json", "debug", "list"],
+    ]);
+    insta::with_settings!({omit_expression => true}, {
+        insta::assert_snapshot!("debug_python_run", out + &rest);
+    });
     let left = env.leftovers();
     assert!(left.is_empty(), "processes left: {left:?}");
 }

@@ -2,6 +2,8 @@
 //! streamable HTTP on a loopback port, driven by the rmcp client through save → modify → diff
 //! → restore.
 
+mod common;
+
 use std::path::Path;
 use std::process::Stdio;
 
@@ -13,10 +15,11 @@ use rmcp::{RoleClient, ServiceExt};
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, BufReader};
 
-fn cairn(store: &Path) -> tokio::process::Command {
-    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_cairn"));
-    cmd.arg("--store").arg(store).env_remove("CAIRN_SESSION").env_remove("CAIRN_STORE");
-    cmd
+use common::TestEnv;
+
+/// `cairn --store STORE` in the harness's cleared environment, as a child the client drives.
+fn cairn(env: &TestEnv) -> tokio::process::Command {
+    tokio::process::Command::from(env.command(&[]))
 }
 
 async fn call(client: &RunningService<RoleClient, ()>, tool: &str, args: Value) -> CallToolResult {
@@ -48,21 +51,21 @@ async fn save_modify_diff_restore(client: &RunningService<RoleClient, ()>, tree:
 
 #[tokio::test]
 async fn stdio_child_process_round_trip() {
-    let dir = tempfile::tempdir().unwrap();
-    let cmd = cairn(&dir.path().join("store")).configure(|c| {
+    let env = TestEnv::new();
+    let cmd = cairn(&env).configure(|c| {
         c.args(["mcp", "--allow", "restore"]);
     });
     let client = ().serve(TokioChildProcess::new(cmd).unwrap()).await.unwrap();
     let info = client.peer_info().unwrap();
     assert_eq!(info.server_info.as_ref().map(|i| i.name.as_str()), Some("cairn"));
-    save_modify_diff_restore(&client, &dir.path().join("work")).await;
+    save_modify_diff_restore(&client, &env.work()).await;
     client.cancel().await.unwrap();
 }
 
 #[tokio::test]
 async fn http_round_trip_with_a_token() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut child = cairn(&dir.path().join("store"))
+    let env = TestEnv::new();
+    let mut child = cairn(&env)
         .args(["mcp", "--http", "127.0.0.1:0", "--token", "s3cret", "--allow", "restore"])
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -86,39 +89,22 @@ async fn http_round_trip_with_a_token() {
         StreamableHttpClientTransportConfig::with_uri(url).auth_header("s3cret"),
     );
     let client = ().serve(transport).await.unwrap();
-    save_modify_diff_restore(&client, &dir.path().join("work")).await;
+    save_modify_diff_restore(&client, &env.work()).await;
     client.cancel().await.unwrap();
     child.kill().await.unwrap();
 }
 
 #[test]
 fn unknown_profiles_are_refused_with_the_list() {
-    let dir = tempfile::tempdir().unwrap();
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_cairn"))
-        .arg("--store")
-        .arg(dir.path().join("store"))
-        .args(["mcp", "--profile", "nope"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("unknown profile \"nope\"; the profiles are: cairn, codecalc"), "{stderr}");
-    assert!(out.stdout.is_empty());
+    let env = TestEnv::new();
+    assert_cli!(env, "mcp_unknown_profile", [["mcp", "--profile", "nope"]]);
 }
 
 #[test]
 fn agent_commands_change_what_agents_may_do() {
-    let dir = tempfile::tempdir().unwrap();
+    let env = TestEnv::new();
     let run = |args: &[&str]| {
-        let out = std::process::Command::new(env!("CARGO_BIN_EXE_cairn"))
-            .arg("--store")
-            .arg(dir.path().join("store"))
-            .arg("--json")
-            .args(args)
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-        let status: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let status = env.json(args);
         status["capabilities"].as_array().unwrap().iter().find(|c| c["capability"] == "restore").unwrap()
                 ["allowed"]
                 .clone()
@@ -129,73 +115,43 @@ fn agent_commands_change_what_agents_may_do() {
     assert_eq!(run(&["agent", "reset", "all"]), json!(false));
 }
 
-/// Runs `cairn --store STORE ARGS` to completion.
-fn run_cairn(store: &Path, args: &[&str]) -> std::process::Output {
-    std::process::Command::new(env!("CARGO_BIN_EXE_cairn"))
-        .arg("--store")
-        .arg(store)
-        .args(args)
-        .env_remove("CAIRN_SESSION")
-        .env_remove("CAIRN_STORE")
-        .output()
-        .unwrap()
-}
-
 /// A store whose config.toml holds `agent.restore = "yes"`, as a user might write by hand.
-fn store_with_invalid_agent_setting(dir: &Path) -> std::path::PathBuf {
-    let store = dir.join("store");
-    assert!(run_cairn(&store, &["agent", "deny", "remove"]).status.success());
-    std::fs::write(store.join("config.toml"), "[agent]\nrestore = \"yes\"\n").unwrap();
-    store
+fn with_invalid_agent_setting(env: &TestEnv) {
+    env.ok(&["agent", "deny", "remove"]);
+    std::fs::write(env.store().join("config.toml"), "[agent]\nrestore = \"yes\"\n").unwrap();
 }
 
 #[test]
 fn agent_status_warns_about_an_invalid_setting_and_reset_repairs_it() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = store_with_invalid_agent_setting(dir.path());
-    let out = run_cairn(&store, &["agent", "status"]);
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    assert!(stdout.contains("save               refused"), "{stdout}");
-    assert!(stdout.contains("warning: agent.restore = \"yes\""), "{stdout}");
-    assert!(stdout.contains("agent reset restore`"), "{stdout}");
-
-    let out = run_cairn(&store, &["--json", "agent", "reset", "restore"]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let status: Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(status["warnings"], json!([]));
-    assert_eq!(status["capabilities"][0]["allowed"], json!(true));
-    let file = std::fs::read_to_string(store.join("config.toml")).unwrap();
+    let env = TestEnv::new();
+    with_invalid_agent_setting(&env);
+    assert_cli!(
+        env,
+        "agent_invalid_setting",
+        [["agent", "status"], ["--json", "agent", "status"], ["--json", "agent", "reset", "restore"]]
+    );
+    let file = std::fs::read_to_string(env.store().join("config.toml")).unwrap();
     assert!(!file.contains("yes"), "{file}");
 }
 
 #[test]
 fn agent_deny_refuses_save_and_other_keys_still_refuse_at_load() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = dir.path().join("store");
-    let out = run_cairn(&store, &["--json", "agent", "deny", "save"]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let status: Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(
-        status["capabilities"][0],
-        json!({"capability": "save", "allowed": false, "set": true, "key": "agent.save"})
-    );
-    std::fs::write(store.join("config.toml"), "[gc]\ngrace = \"10\"\n").unwrap();
-    let out = run_cairn(&store, &["agent", "status"]);
-    assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("gc.grace"));
+    let env = TestEnv::new();
+    env.ok(&["agent", "deny", "save"]);
+    std::fs::write(env.store().join("config.toml"), "[gc]\ngrace = \"10\"\n").unwrap();
+    assert_cli!(env, "config_invalid_setting", [["agent", "status"], ["--json", "agent", "status"]]);
 }
 
 #[tokio::test]
 async fn an_invalid_agent_setting_starts_the_server_refuses_gated_calls_and_warns() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = store_with_invalid_agent_setting(dir.path());
-    let cmd = cairn(&store).configure(|c| {
+    let env = TestEnv::new();
+    with_invalid_agent_setting(&env);
+    let cmd = cairn(&env).configure(|c| {
         c.arg("mcp");
     });
     let (transport, stderr) = TokioChildProcess::builder(cmd).stderr(Stdio::piped()).spawn().unwrap();
     let client = ().serve(transport).await.unwrap();
-    let tree = dir.path().join("work");
+    let tree = env.work();
     std::fs::create_dir_all(&tree).unwrap();
     let refused = call(&client, "snapshot_save", json!({"target": tree})).await;
     assert_eq!(refused.is_error, Some(true));
@@ -209,8 +165,8 @@ async fn an_invalid_agent_setting_starts_the_server_refuses_gated_calls_and_warn
 }
 
 /// Starts `cairn mcp --http 127.0.0.1:0 --token s3cret EXTRA` and returns it with its port.
-async fn http_server(store: &Path, extra: &[&str]) -> (tokio::process::Child, u16) {
-    let mut child = cairn(store)
+async fn http_server(env: &TestEnv, extra: &[&str]) -> (tokio::process::Child, u16) {
+    let mut child = cairn(env)
         .args(["mcp", "--http", "127.0.0.1:0", "--token", "s3cret"])
         .args(extra)
         .stdout(Stdio::null())
@@ -246,40 +202,38 @@ fn status_for_host(port: u16, host: &str) -> u16 {
 
 #[tokio::test]
 async fn http_checks_the_host_header_and_takes_allowed_hosts() {
-    let dir = tempfile::tempdir().unwrap();
-    let (mut plain, port) = http_server(&dir.path().join("a"), &[]).await;
+    let (a, b) = (TestEnv::new(), TestEnv::new());
+    let (mut plain, port) = http_server(&a, &[]).await;
     assert_eq!(status_for_host(port, &format!("127.0.0.1:{port}")), 200);
     assert_eq!(status_for_host(port, "evil.example"), 403);
     assert_eq!(status_for_host(port, "myhost.test"), 403);
     plain.kill().await.unwrap();
 
-    let (mut extended, port) = http_server(&dir.path().join("b"), &["--allowed-host", "myhost.test"]).await;
+    let (mut extended, port) = http_server(&b, &["--allowed-host", "myhost.test"]).await;
     assert_eq!(status_for_host(port, &format!("myhost.test:{port}")), 200);
     assert_eq!(status_for_host(port, "evil.example"), 403);
     extended.kill().await.unwrap();
-
-    let bad = run_cairn(&dir.path().join("c"), &["mcp", "--http", "127.0.0.1:0", "--allowed-host", "a/b"]);
-    assert_eq!(bad.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&bad.stderr).contains("--allowed-host \"a/b\""));
 }
 
 #[test]
-fn http_on_a_non_loopback_address_needs_a_token() {
-    let dir = tempfile::tempdir().unwrap();
-    let out = run_cairn(&dir.path().join("store"), &["mcp", "--http", "0.0.0.0:0"]);
-    assert_eq!(out.status.code(), Some(2));
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("0.0.0.0:0 is reachable from other machines"), "{stderr}");
-    assert!(stderr.contains("--token SECRET"), "{stderr}");
+fn http_refuses_a_bad_allowed_host_and_a_non_loopback_address_without_a_token() {
+    let env = TestEnv::new();
+    assert_cli!(
+        env,
+        "mcp_http_usage_errors",
+        [
+            ["mcp", "--http", "127.0.0.1:0", "--allowed-host", "a/b"],
+            ["mcp", "--http", "0.0.0.0:0"],
+            ["mcp", "--profile", "codecalc"],
+        ]
+    );
 }
 
 #[tokio::test]
 async fn cairn_session_in_the_environment_pins_the_server() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = dir.path().join("store");
-    let created = run_cairn(&store, &["session", "create", "pinned"]);
-    assert!(created.status.success(), "{}", String::from_utf8_lossy(&created.stderr));
-    let cmd = cairn(&store).configure(|c| {
+    let env = TestEnv::new();
+    env.ok(&["session", "create", "pinned"]);
+    let cmd = cairn(&env).configure(|c| {
         c.arg("mcp").env("CAIRN_SESSION", "pinned");
     });
     let client = ().serve(TokioChildProcess::new(cmd).unwrap()).await.unwrap();
@@ -294,23 +248,14 @@ async fn cairn_session_in_the_environment_pins_the_server() {
 
 #[tokio::test]
 async fn allow_takes_a_comma_separated_list() {
-    let dir = tempfile::tempdir().unwrap();
-    let cmd = cairn(&dir.path().join("store")).configure(|c| {
+    let env = TestEnv::new();
+    let cmd = cairn(&env).configure(|c| {
         c.args(["mcp", "--allow", "restore,remove"]);
     });
     let client = ().serve(TokioChildProcess::new(cmd).unwrap()).await.unwrap();
-    let tree = dir.path().join("work");
+    let tree = env.work();
     save_modify_diff_restore(&client, &tree).await;
     let removed = ok(&client, "snapshot_remove", json!({"refs": ["before"]})).await;
     assert!(removed.is_object());
     client.cancel().await.unwrap();
-}
-
-#[test]
-fn codecalc_needs_a_workspace_root() {
-    let dir = tempfile::tempdir().unwrap();
-    let out = run_cairn(&dir.path().join("store"), &["mcp", "--profile", "codecalc"]);
-    assert_eq!(out.status.code(), Some(2));
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("the codecalc profile needs --workspace-root DIR"), "{stderr}");
 }

@@ -3,6 +3,10 @@
 
 #![allow(dead_code)]
 
+// The CLI harness's normalizer, so both fronts' snapshots use the same tokens.
+#[path = "../../../cairn/tests/common/normalize.rs"]
+mod normalize;
+
 use std::path::PathBuf;
 
 use cairn_mcp::{CairnServer, ServeOptions, Transport};
@@ -15,6 +19,7 @@ use serde_json::Value;
 pub struct Harness {
     pub dir: tempfile::TempDir,
     pub client: RunningService<RoleClient, ()>,
+    normalizer: normalize::Normalizer,
 }
 
 /// Options for a server on a fresh store under `dir`.
@@ -48,7 +53,8 @@ impl Harness {
             }
         });
         let client = ().serve(client_io).await.unwrap();
-        Self { dir, client }
+        let normalizer = normalize::Normalizer::new(&dir.path().canonicalize().unwrap());
+        Self { dir, client, normalizer }
     }
 
     /// A directory with a couple of files, to snapshot.
@@ -84,6 +90,46 @@ impl Harness {
         assert_eq!(result.is_error, Some(true), "{tool} succeeded: {:?}", result.structured_content);
         text(&result)
     }
+}
+
+impl Harness {
+    /// Calls each tool in turn and renders the exchanges for a snapshot: the request's
+    /// arguments, then `ok` with the structured result or `error` with the message (checking
+    /// that the text content says the same), with temp paths, ids and times replaced by stable
+    /// tokens.
+    pub async fn exchanges(&self, calls: &[(&str, Value)]) -> String {
+        let mut out = String::new();
+        for (tool, args) in calls {
+            let result = self.call(tool, args.clone()).await;
+            let pretty = |v: &Value| serde_json::to_string_pretty(v).unwrap();
+            out.push_str(&format!(">>> {tool} {}\n", serde_json::to_string(args).unwrap()));
+            if result.is_error == Some(true) {
+                out.push_str(&format!("<<< error\n{}\n\n", text(&result)));
+            } else {
+                let structured = result.structured_content.clone().unwrap_or(Value::Null);
+                let as_text: Value = serde_json::from_str(&text(&result)).unwrap_or(Value::Null);
+                assert_eq!(as_text, structured, "{tool}: the text content differs from structuredContent");
+                out.push_str(&format!("<<< ok\n{}\n\n", pretty(&structured)));
+            }
+        }
+        // The temp dir as the server sees it may be spelled without resolving symlinks.
+        let out = out.replace(
+            &self.dir.path().display().to_string(),
+            &self.dir.path().canonicalize().unwrap().display().to_string(),
+        );
+        self.normalizer.normalize(&out)
+    }
+}
+
+/// Snapshots the tool calls' whole exchanges (see [`Harness::exchanges`]) under `name`.
+#[macro_export]
+macro_rules! assert_exchanges {
+    ($h:expr, $name:expr, [$(($tool:expr, $args:expr)),+ $(,)?]) => {
+        let text = $h.exchanges(&[$(($tool, $args)),+]).await;
+        insta::with_settings!({omit_expression => true}, {
+            insta::assert_snapshot!($name, text)
+        })
+    };
 }
 
 /// The first text content of a result.

@@ -44,38 +44,38 @@ pub fn run(global: &GlobalArgs, cmd: ConfigCommand, printer: &Printer) -> Comman
                 store.config().get(&key)?;
                 settings.retain(|s| s.key == key);
             }
-            printer.result(&Settings { settings }, |s| {
-                s.settings
-                    .iter()
-                    .map(|s| {
-                        format!(
-                            "{} = {}{}\n",
-                            s.key,
-                            if s.value.is_empty() { "(unset)" } else { &s.value },
-                            if s.set { "" } else { "  (default)" }
-                        )
-                    })
-                    .collect()
-            });
+            printer.result(&Settings { settings }, human);
         }
         ConfigCommand::Set { key, value } => {
             let mut config = store.config().clone();
             config.set(&key, &value)?;
             store.save_config(config)?;
             let settings = store.config().all().into_iter().filter(|s| s.key == key).collect();
-            printer.result(&Settings { settings }, |s| {
-                s.settings.iter().map(|s| format!("{} = {}\n", s.key, s.value)).collect()
-            });
+            printer.result(&Settings { settings }, human);
         }
         ConfigCommand::Unset { key } => {
             let mut config = store.config().clone();
             config.unset(&key)?;
             store.save_config(config)?;
             let settings = store.config().all().into_iter().filter(|s| s.key == key).collect();
-            printer.result(&Settings { settings }, |s| {
-                s.settings.iter().map(|s| format!("{} = {} (default)\n", s.key, s.value)).collect()
-            });
+            printer.result(&Settings { settings }, human);
         }
     }
     Ok(())
+}
+
+/// One line per setting, the same after get, set and unset: `key = value`, `(unset)` for an
+/// empty value, and `(default)` when the store does not set it.
+fn human(s: &Settings) -> String {
+    s.settings
+        .iter()
+        .map(|s| {
+            format!(
+                "{} = {}{}\n",
+                s.key,
+                if s.value.is_empty() { "(unset)" } else { &s.value },
+                if s.set { "" } else { "  (default)" }
+            )
+        })
+        .collect()
 }

@@ -27,17 +27,28 @@ pub struct ListArgs {
 
 pub fn run(global: &GlobalArgs, args: ListArgs, printer: &Printer) -> CommandResult {
     let store = open_store(global)?;
+    let session = session_choice(args.session.as_deref());
     let list = store.list(&ListOptions {
         target: args.target,
         include_safety_snapshots: args.include_safety_snapshots,
         sort: Some(args.sort),
-        session: session_choice(args.session.as_deref()),
+        session: session.clone(),
     })?;
-    printer.result(&list, human);
+    // Short ids must be unique among every snapshot a prefix is resolved among: all targets of
+    // the session, safety snapshots too. `--json` has full ids and needs none of this.
+    let id_len = if global.json {
+        0
+    } else {
+        let all =
+            store.list(&ListOptions { target: None, include_safety_snapshots: true, sort: None, session })?;
+        let ids = |l: &SnapshotList| l.snapshots.iter().map(|s| s.id.to_string()).collect::<Vec<_>>();
+        format::short_id_len(&ids(&list), &ids(&all))
+    };
+    printer.result(&list, |list| human(list, id_len));
     Ok(())
 }
 
-fn human(list: &SnapshotList) -> String {
+fn human(list: &SnapshotList, id_len: usize) -> String {
     if list.snapshots.is_empty() {
         return "no snapshots\n".into();
     }
@@ -46,9 +57,9 @@ fn human(list: &SnapshotList) -> String {
         .iter()
         .map(|s| {
             vec![
-                s.id.to_string(),
+                format::short_id(&s.id.to_string(), id_len),
                 s.name.clone().unwrap_or_default() + if s.safety { "(safety)" } else { "" },
-                s.created_at.chars().take(19).collect::<String>().replace('T', " "),
+                format::created(&s.created_at),
                 s.stats.files.to_string(),
                 format::bytes(s.stats.bytes),
                 s.target.clone(),

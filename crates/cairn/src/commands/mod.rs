@@ -3,12 +3,14 @@
 
 mod agent;
 mod check;
+mod completions;
 mod compose;
 mod config;
 mod debug;
 mod diff;
 mod gc;
 mod list;
+mod man;
 mod mcp;
 mod remove;
 mod restore;
@@ -87,6 +89,10 @@ pub enum Command {
     Agent(agent::AgentCommand),
     /// Run the MCP server agents use (stdio by default, or --http ADDR).
     Mcp(mcp::McpArgs),
+    /// Print the shell completion script for bash, zsh or fish.
+    Completions(completions::CompletionsArgs),
+    /// Write the man pages, one per command, into a directory.
+    Man(man::ManArgs),
 }
 
 /// Runs the parsed command.
@@ -108,6 +114,8 @@ pub fn run(cli: Cli, printer: &Printer) -> CommandResult {
         Command::Compose(cmd) => compose::run(global, cmd, printer),
         Command::Transcript(cmd) => transcript::run(global, cmd, printer),
         Command::Debug(cmd) => debug::run(global, cmd, printer),
+        Command::Completions(args) => completions::run(global, args, printer),
+        Command::Man(args) => man::run(global, args, printer),
     }
 }
 

@@ -314,10 +314,16 @@ fn human_list(r: &TranscriptList) -> String {
                 ),
                 None => (String::new(), String::new(), String::new()),
             };
-            vec![s.name.clone().unwrap_or_else(|| "-".into()), s.created_at.clone(), agent, entries, first]
+            vec![
+                s.name.clone().unwrap_or_else(|| "-".into()),
+                format::created(&s.created_at),
+                agent,
+                entries,
+                first,
+            ]
         })
         .collect();
-    out.push_str(&format::table(&["NAME", "CREATED", "AGENT", "ENTRIES", "FIRST MESSAGE"], &rows));
+    out.push_str(&format::table(&["NAME", "CREATED (UTC)", "AGENT", "ENTRIES", "FIRST MESSAGE"], &rows));
     out
 }
 

@@ -3,69 +3,143 @@
 
 #![allow(dead_code)]
 
+mod normalize;
+
 use std::collections::BTreeMap;
+use std::ffi::OsString;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;
+pub use normalize::Normalizer;
 
-/// One isolated run of cairn: its own HOME, store and work directory.
+/// One isolated run of cairn: its own HOME, store and work directory, and an environment
+/// cleared of everything but what the test sets.
 pub struct TestEnv {
-    pub dir: tempfile::TempDir,
+    _dir: tempfile::TempDir,
+    root: PathBuf,
+    vars: Vec<(OsString, OsString)>,
+    normalizer: Normalizer,
+}
+
+/// What one run of the binary printed, and how it ended.
+pub struct Run {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Default for TestEnv {
+    fn default() -> Self {
+        Self::new()
+    }
 }
 
 impl TestEnv {
     pub fn new() -> Self {
         let dir = tempfile::Builder::new().prefix("cairn-test-").tempdir().expect("temp dir");
-        std::fs::create_dir_all(dir.path().join("home")).expect("home");
-        std::fs::create_dir_all(dir.path().join("work")).expect("work");
-        Self { dir }
+        // Canonical, so the paths the binary prints (it canonicalizes targets) are this one.
+        let root = dir.path().canonicalize().expect("canonical temp dir");
+        std::fs::create_dir_all(root.join("home")).expect("home");
+        std::fs::create_dir_all(root.join("work")).expect("work");
+        let path = std::env::var_os("PATH").unwrap_or_default();
+        let vars = vec![("PATH".into(), path), ("NO_COLOR".into(), "1".into())];
+        let normalizer = Normalizer::new(&root);
+        Self { _dir: dir, root, vars, normalizer }
+    }
+
+    /// Sets `key` for every command this environment runs (the environment is otherwise
+    /// cleared, except `HOME`, `PATH` and `NO_COLOR`).
+    pub fn with_var(mut self, key: impl Into<OsString>, value: impl Into<OsString>) -> Self {
+        let key = key.into();
+        self.vars.retain(|(k, _)| *k != key);
+        self.vars.push((key, value.into()));
+        self
     }
 
     pub fn root(&self) -> &Path {
-        self.dir.path()
+        &self.root
     }
 
     pub fn home(&self) -> PathBuf {
-        self.root().join("home")
+        self.root.join("home")
     }
 
     pub fn store(&self) -> PathBuf {
-        self.root().join("store")
+        self.root.join("store")
     }
 
-    /// The default work tree captured by the tests.
+    /// The default work tree captured by the tests, and where every command runs.
     pub fn work(&self) -> PathBuf {
-        self.root().join("work")
+        self.root.join("work")
     }
 
     /// `cairn --store <store> ARGS` with a cleared environment, run in the work tree.
     pub fn cairn(&self, args: &[&str]) -> Command {
-        let mut cmd = Command::cargo_bin("cairn").expect("the cairn binary");
-        cmd.env_clear()
-            .env("HOME", self.home())
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-            .env("NO_COLOR", "1")
-            .current_dir(self.work())
-            .arg("--store")
-            .arg(self.store())
-            .args(args);
+        Command::from_std(self.command(args))
+    }
+
+    /// The same command as [`TestEnv::cairn`], as a std process that can be spawned and killed,
+    /// with its output discarded.
+    pub fn process(&self, args: &[&str]) -> std::process::Command {
+        let mut cmd = self.command(args);
+        cmd.stdout(std::process::Stdio::null()).stderr(std::process::Stdio::null());
         cmd
     }
 
-    /// The same command as [`TestEnv::cairn`], as a std process that can be spawned and killed.
-    pub fn process(&self, args: &[&str]) -> std::process::Command {
-        let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("cairn"));
-        cmd.env_clear()
-            .env("HOME", self.home())
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-            .current_dir(self.work())
-            .arg("--store")
-            .arg(self.store())
-            .args(args)
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null());
+    /// The same command as [`TestEnv::cairn`], as a std process with its output inherited.
+    pub fn command(&self, args: &[&str]) -> std::process::Command {
+        let mut cmd = self.without_store_flag(&[]);
+        cmd.arg("--store").arg(self.store()).args(args);
         cmd
+    }
+
+    /// `cairn ARGS` without `--store`, so the store is found from the environment (by default
+    /// `$HOME/.local/share/cairn`).
+    pub fn without_store_flag(&self, args: &[&str]) -> std::process::Command {
+        let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("cairn"));
+        cmd.env_clear().env("HOME", self.home()).envs(self.vars.iter().map(|(k, v)| (k, v)));
+        cmd.current_dir(self.work()).args(args);
+        cmd
+    }
+
+    /// Runs cairn and returns what it printed and its exit code, whatever it is.
+    pub fn run(&self, args: &[&str]) -> Run {
+        let out = self.cairn(args).output().expect("run cairn");
+        Run {
+            code: out.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        }
+    }
+
+    /// Runs each command in turn and renders them all for a snapshot: the command line, the
+    /// exit code, stdout and stderr, with temp paths, ids, times and durations replaced by
+    /// stable tokens.
+    pub fn transcript(&self, commands: &[&[&str]]) -> String {
+        let mut out = String::new();
+        for args in commands {
+            let run = self.run(args);
+            out.push_str(&format!("$ cairn {}\n", args.join(" ")));
+            out.push_str(&format!("exit: {}\n", run.code));
+            for (name, text) in [("stdout", &run.stdout), ("stderr", &run.stderr)] {
+                if text.is_empty() {
+                    out.push_str(&format!("--- {name}: empty\n"));
+                } else {
+                    out.push_str(&format!("--- {name}\n{text}"));
+                    if !text.ends_with('\n') {
+                        out.push_str("\n[no newline at end]\n");
+                    }
+                }
+            }
+            out.push('\n');
+        }
+        self.normalize(&out)
+    }
+
+    /// Replaces what differs from run to run with stable tokens (see [`Normalizer`]).
+    pub fn normalize(&self, text: &str) -> String {
+        self.normalizer.normalize(text)
     }
 
     /// Runs cairn, expects success, returns stdout.
@@ -101,26 +175,32 @@ impl TestEnv {
         String::from_utf8_lossy(&out.stderr).into_owned()
     }
 
-    /// insta settings that replace temp paths, UUIDs and times with stable tokens.
+    /// insta settings with the same replacements as [`TestEnv::normalize`] for the temp root,
+    /// UUIDs, times and durations, for snapshots of text not produced by [`TestEnv::transcript`].
     pub fn filters(&self) -> insta::Settings {
         let mut settings = insta::Settings::clone_current();
-        settings.add_filter(&regex_escape(&self.root().display().to_string()), "[TMP]");
+        settings.add_filter(&regex::escape(&self.root.display().to_string()), "[TMP]");
         settings.add_filter(r"[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12}", "[ID]");
         settings.add_filter(r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(\.\d+)?Z?", "[TIME]");
         settings.add_filter(r"\b\d+(\.\d+)?(ms|s)\b", "[DURATION]");
         settings
     }
+
+    /// Writes `content` to `rel` below the work tree, creating parents; returns its path.
+    pub fn write(&self, rel: &str, content: impl AsRef<[u8]>) -> PathBuf {
+        write(&self.work(), rel, content);
+        self.work().join(rel)
+    }
 }
 
-fn regex_escape(text: &str) -> String {
-    let mut out = String::new();
-    for c in text.chars() {
-        if "\\.+*?()|[]{}^$".contains(c) {
-            out.push('\\');
-        }
-        out.push(c);
-    }
-    out
+/// Snapshots the commands' whole outputs (see [`TestEnv::transcript`]) under `name`.
+#[macro_export]
+macro_rules! assert_cli {
+    ($env:expr, $name:expr, [$($args:expr),+ $(,)?]) => {
+        insta::with_settings!({omit_expression => true}, {
+            insta::assert_snapshot!($name, $env.transcript(&[$(&$args[..]),+]))
+        })
+    };
 }
 
 /// Everything about one entry that a round trip must keep.

@@ -2,7 +2,7 @@
 
 use serde_json::Value;
 
-use crate::Env;
+use crate::TestEnv;
 
 /// (allowed, set) of one capability in a status result.
 fn answer(status: &Value, capability: &str) -> (bool, bool) {
@@ -16,8 +16,8 @@ fn answer(status: &Value, capability: &str) -> (bool, bool) {
 }
 
 /// The line `cairn agent status` prints for `capability`.
-fn human_line(env: &Env, capability: &str) -> String {
-    let out = env.cmd(&["agent", "status"]).assert().success().get_output().stdout.clone();
+fn human_line(env: &TestEnv, capability: &str) -> String {
+    let out = env.cairn(&["agent", "status"]).assert().success().get_output().stdout.clone();
     let out = String::from_utf8(out).unwrap();
     out.lines()
         .find(|l| l.split_whitespace().next() == Some(capability))
@@ -27,7 +27,7 @@ fn human_line(env: &Env, capability: &str) -> String {
 
 #[test]
 fn status_shows_each_transcript_capability_refused_by_default_then_as_set() {
-    let env = Env::new();
+    let env = TestEnv::new();
     for capability in ["transcript-save", "transcript-restore"] {
         let status = env.json(&["agent", "status"]);
         assert_eq!(answer(&status, capability), (false, false), "{capability}");
@@ -52,9 +52,9 @@ fn status_shows_each_transcript_capability_refused_by_default_then_as_set() {
 
 #[test]
 fn reset_returns_each_transcript_capability_to_its_default() {
-    let env = Env::new();
+    let env = TestEnv::new();
     env.json(&["agent", "allow", "transcript-save", "transcript-restore"]);
-    let config = env.home.join(".local/share/cairn/config.toml");
+    let config = env.store().join("config.toml");
 
     let status = env.json(&["agent", "reset", "transcript-save"]);
     assert_eq!(answer(&status, "transcript-save"), (false, false));

@@ -5,11 +5,11 @@ use std::path::{Path, PathBuf};
 use cairn_transcript::{ActivePath, Format, Transcript};
 use serde_json::Value;
 
-use crate::{Env, active, files_under, ids, leaf_to_root, mode};
+use crate::{Agents, TestEnv, active, files_under, ids, leaf_to_root, mode};
 
 #[test]
 fn save_keeps_exactly_the_active_path_of_each_format() {
-    let env = Env::new();
+    let env = TestEnv::new();
     let cases = [
         ("pi_v3_branched.jsonl", "2025-01-10T09-00-00-000Z_0193a1f0.jsonl", "branched"),
         ("pi_v1_linear.jsonl", "2024-08-01T10-00-00-000Z_0191e000.jsonl", "linear-v1"),
@@ -53,7 +53,7 @@ fn save_keeps_exactly_the_active_path_of_each_format() {
 
 #[test]
 fn load_writes_a_pi_session_with_the_same_path_and_private_modes() {
-    let env = Env::new();
+    let env = TestEnv::new();
     let file = env.place("pi_v3_branched.jsonl", "2025-01-10T09-00-00-000Z_0193a1f0.jsonl");
     env.json(&["transcript", "save", file.to_str().unwrap(), "baseline"]);
     let before = env.listed();
@@ -61,12 +61,12 @@ fn load_writes_a_pi_session_with_the_same_path_and_private_modes() {
 
     let original = active(&file);
     // A session of a directory the agent never ran in: the directories are created 0700.
-    std::fs::remove_dir_all(env.home.join(".pi")).unwrap();
+    std::fs::remove_dir_all(env.home().join(".pi")).unwrap();
     let loaded = env.json(&["transcript", "load", "baseline"]);
     let written = PathBuf::from(loaded["file"].as_str().unwrap());
     assert_eq!(written.parent(), Some(env.pi_dir().as_path()));
     assert_eq!(mode(&written), 0o600);
-    for dir in [env.pi_dir(), env.home.join(".pi/agent/sessions")] {
+    for dir in [env.pi_dir(), env.home().join(".pi/agent/sessions")] {
         assert_eq!(mode(&dir), 0o700, "{}", dir.display());
     }
     assert_eq!(loaded["format"], "pi");
@@ -97,7 +97,7 @@ fn load_writes_a_pi_session_with_the_same_path_and_private_modes() {
 
 #[test]
 fn load_writes_a_claude_session_with_a_new_session_id_and_records_the_prompt() {
-    let env = Env::new();
+    let env = TestEnv::new();
     let file = env.place("claude_sidechain.jsonl", "5f2c7e3a-1111-4222-8333-444455556666.jsonl");
     env.json(&["transcript", "save", file.to_str().unwrap(), "login-bug"]);
     let loaded = env.json(&["transcript", "load", "login-bug", "--prompt", "/continue with the fix"]);
@@ -127,7 +127,7 @@ fn load_writes_a_claude_session_with_a_new_session_id_and_records_the_prompt() {
 
 #[test]
 fn an_existing_name_needs_force_and_force_replaces_it() {
-    let env = Env::new();
+    let env = TestEnv::new();
     let first = env.place("pi_v3_branched.jsonl", "a.jsonl");
     let second = env.place("pi_v2.jsonl", "b.jsonl");
     let old = env.json(&["transcript", "save", first.to_str().unwrap(), "baseline"]);
@@ -151,7 +151,7 @@ fn an_existing_name_needs_force_and_force_replaces_it() {
 
 #[test]
 fn names_outside_the_rule_are_refused_and_nothing_is_stored() {
-    let env = Env::new();
+    let env = TestEnv::new();
     let file = env.place("pi_v3_branched.jsonl", "a.jsonl");
     let file = file.to_str().unwrap();
     for bad in ["../x", "a b", "-x", ""] {
@@ -166,7 +166,7 @@ fn names_outside_the_rule_are_refused_and_nothing_is_stored() {
 
 #[test]
 fn damaged_transcripts_are_refused_with_their_line_and_nothing_is_stored() {
-    let env = Env::new();
+    let env = TestEnv::new();
     let cases = [
         ("bad_malformed.jsonl", "line 3 is not valid JSON"),
         ("bad_missing_parent.jsonl", "line 3 names parent gone0000"),
@@ -179,7 +179,7 @@ fn damaged_transcripts_are_refused_with_their_line_and_nothing_is_stored() {
     }
     assert!(env.listed().is_empty());
     // No record and no pack reached the store's objects either.
-    let objects = env.home.join(".local/share/cairn/objects");
+    let objects = env.store().join("objects");
     assert_eq!(files_under(&objects), Vec::<PathBuf>::new());
     let all = env.json(&["list"]);
     assert!(all["snapshots"].as_array().unwrap().is_empty());
@@ -187,10 +187,10 @@ fn damaged_transcripts_are_refused_with_their_line_and_nothing_is_stored() {
 
 #[test]
 fn export_writes_a_version_3_session_that_pi_can_fork() {
-    let env = Env::new();
+    let env = TestEnv::new();
     let file = env.place("pi_v1_linear.jsonl", "old.jsonl");
     env.json(&["transcript", "save", file.to_str().unwrap(), "old"]);
-    let out = env.project.join("fork-me.jsonl");
+    let out = env.work().join("fork-me.jsonl");
     let exported = env.json(&["transcript", "export", "old", "-o", out.to_str().unwrap()]);
     assert_eq!(exported["fork_command"], format!("pi --fork {}", out.display()));
     let parsed = Transcript::read(&out).unwrap();
@@ -206,7 +206,7 @@ fn export_writes_a_version_3_session_that_pi_can_fork() {
 
 #[test]
 fn diff_of_two_transcript_snapshots_shows_entries_with_roles_and_previews() {
-    let env = Env::new();
+    let env = TestEnv::new();
     let file = env.place("pi_v3_branched.jsonl", "s.jsonl");
     env.json(&["transcript", "save", file.to_str().unwrap(), "before"]);
     // The user goes back to the abandoned branch and continues there.
@@ -233,14 +233,14 @@ fn diff_of_two_transcript_snapshots_shows_entries_with_roles_and_previews() {
     assert_eq!(changes["added"][2]["preview"], "Fine, show me the Python version after all.");
     assert_eq!(diff["summary"]["added"], 3);
 
-    let human = env.cmd(&["diff", "before", "after"]).assert().success().get_output().stdout.clone();
+    let human = env.cairn(&["diff", "before", "after"]).assert().success().get_output().stdout.clone();
     let human = String::from_utf8(human).unwrap();
     assert!(human.contains("+ d0000001 user") && human.contains("- c0000002 compaction"), "{human}");
 }
 
 #[test]
 fn save_without_a_file_takes_the_newest_session_of_the_directory() {
-    let env = Env::new();
+    let env = TestEnv::new();
     let old = env.place("pi_v2.jsonl", "older.jsonl");
     let newest = env.place("claude_sidechain.jsonl", "5f2c7e3a-1111-4222-8333-444455556666.jsonl");
     let past = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
@@ -250,16 +250,16 @@ fn save_without_a_file_takes_the_newest_session_of_the_directory() {
     assert_eq!(saved["summary"]["format"], "claude");
 
     // Another directory has no sessions: a clear refusal.
-    let elsewhere = env.project.join("sub");
+    let elsewhere = env.work().join("sub");
     std::fs::create_dir(&elsewhere).unwrap();
-    let out = env.cmd(&["transcript", "save", "x"]).current_dir(&elsewhere).assert().code(1);
+    let out = env.cairn(&["transcript", "save", "x"]).current_dir(&elsewhere).assert().code(1);
     let err = String::from_utf8(out.get_output().stderr.clone()).unwrap();
     assert!(err.contains("no Pi or Claude Code session") && err.contains("sub"), "{err}");
 }
 
 #[test]
 fn delete_needs_force_when_not_interactive() {
-    let env = Env::new();
+    let env = TestEnv::new();
     let file = env.place("pi_v2.jsonl", "s.jsonl");
     env.json(&["transcript", "save", file.to_str().unwrap(), "gone-soon"]);
     let err = env.fails(&["transcript", "delete", "gone-soon"], 2);
@@ -274,14 +274,16 @@ fn delete_needs_force_when_not_interactive() {
 
 #[test]
 fn list_shows_the_store_and_a_summary_of_each_snapshot() {
-    let env = Env::new();
+    let env = TestEnv::new();
     let file = env.place("pi_v3_branched.jsonl", "s.jsonl");
-    let human = env.cmd(&["transcript", "list"]).assert().success().get_output().stdout.clone();
+    // Without `--store`, the store is the default one below HOME.
+    let human = env.without_store_flag(&["transcript", "list"]).output().unwrap().stdout;
     let human = String::from_utf8(human).unwrap();
-    assert!(human.contains(&env.home.join(".local/share/cairn").display().to_string()), "{human}");
+    let default_store = env.home().join(".local/share/cairn");
+    assert!(human.contains(&default_store.display().to_string()), "{human}");
     env.json(&["transcript", "save", file.to_str().unwrap(), "flag"]);
     let list = env.json(&["transcript", "list"]);
-    assert_eq!(list["store"], env.home.join(".local/share/cairn").to_str().unwrap());
+    assert_eq!(list["store"], env.store().to_str().unwrap());
     let entry = &list["snapshots"][0];
     assert_eq!(entry["name"], "flag");
     assert_eq!(entry["summary"]["format"], "pi");
@@ -291,7 +293,7 @@ fn list_shows_the_store_and_a_summary_of_each_snapshot() {
 
 #[test]
 fn the_generic_save_accepts_transcript_targets() {
-    let env = Env::new();
+    let env = TestEnv::new();
     let file = env.place("pi_v3_branched.jsonl", "s.jsonl");
     let target = format!("transcript:{}", file.display());
     let saved = env.json(&["save", &target, "--name", "generic"]);
@@ -300,6 +302,6 @@ fn the_generic_save_accepts_transcript_targets() {
     assert_eq!(listed.len(), 1);
     assert_eq!(listed[0]["name"], "generic");
     // And the snapshot store files are private.
-    let store = env.home.join(".local/share/cairn");
+    let store = env.store();
     assert_eq!(mode(&store), 0o700);
 }

@@ -8,7 +8,7 @@ use std::process::{Child, ChildStdin, ChildStdout, ExitStatus, Stdio};
 
 use serde_json::{Value, json};
 
-use crate::Env;
+use crate::TestEnv;
 
 /// A running `cairn mcp` child and the pipes to it.
 pub(crate) struct Client {
@@ -21,7 +21,7 @@ pub(crate) struct Client {
 
 impl Client {
     /// Starts `cairn ARGS` in the project with the test's HOME and initializes the session.
-    pub(crate) fn start(env: &Env, args: &[&str]) -> Self {
+    pub(crate) fn start(env: &TestEnv, args: &[&str]) -> Self {
         let mut client = Self::spawn(env, args);
         let init = client.initialize().expect("the server closed stdout before answering initialize");
         assert!(init["result"]["serverInfo"].is_object(), "{init}");
@@ -29,19 +29,16 @@ impl Client {
     }
 
     /// Starts `cairn ARGS` without speaking to it yet.
-    pub(crate) fn spawn(env: &Env, args: &[&str]) -> Self {
+    pub(crate) fn spawn(env: &TestEnv, args: &[&str]) -> Self {
         // Beside HOME, inside the test's temporary root, so it goes when the test ends.
         let (stderr_file, stderr) = tempfile::Builder::new()
             .prefix("mcp-stderr-")
-            .tempfile_in(env.home.parent().unwrap())
+            .tempfile_in(env.home().parent().unwrap())
             .unwrap()
             .keep()
             .unwrap();
-        let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("cairn"))
-            .args(args)
-            .env_clear()
-            .env("HOME", &env.home)
-            .current_dir(&env.project)
+        let mut child = env
+            .command(args)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(stderr_file)

@@ -4,10 +4,14 @@
 //! the pi profile (`agent`), the pi profile of `cairn mcp` (`mcp`) and `transcript:` targets in
 //! cairn's own MCP tools (`targets`), the last two through a stdio client (`client`).
 
+#[path = "../common/mod.rs"]
+mod common;
+
 mod agent;
 mod cli;
 mod client;
 mod mcp;
+mod outputs;
 mod places;
 mod save_args;
 mod targets;
@@ -15,9 +19,10 @@ mod targets;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
-use assert_cmd::Command;
 use cairn_transcript::{ActivePath, Transcript};
 use serde_json::Value;
+
+pub(crate) use common::TestEnv;
 
 /// The format crate's fixtures: a branched Pi v3 tree with a branch summary and a compaction,
 /// a Pi v1 linear file with a compaction, a Pi v2 file, a Claude Code file with sidechains,
@@ -26,57 +31,32 @@ pub(crate) fn fixture(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../cairn-transcript/tests/fixtures").join(name)
 }
 
-/// One isolated run: a temporary HOME (so the store and the agents' directories are in it),
-/// a project directory to run in, and an otherwise empty environment.
-pub(crate) struct Env {
-    _root: tempfile::TempDir,
-    pub(crate) home: PathBuf,
-    pub(crate) project: PathBuf,
+/// What the transcript tests add to the shared harness: where the agents keep a project's
+/// session files, and placing fixtures there.
+pub(crate) trait Agents {
+    fn cwd(&self) -> String;
+    fn pi_dir(&self) -> PathBuf;
+    fn claude_dir(&self) -> PathBuf;
+    fn place(&self, fixture_name: &str, file_name: &str) -> PathBuf;
+    fn listed(&self) -> Vec<Value>;
 }
 
-impl Env {
-    pub(crate) fn new() -> Self {
-        let root = tempfile::tempdir().unwrap();
-        let base = root.path().canonicalize().unwrap();
-        let home = base.join("home");
-        let project = base.join("work/proj");
-        std::fs::create_dir_all(&home).unwrap();
-        std::fs::create_dir_all(&project).unwrap();
-        Self { _root: root, home, project }
+impl Agents for TestEnv {
+    /// The project directory the commands run in.
+    fn cwd(&self) -> String {
+        self.work().to_string_lossy().into_owned()
     }
 
-    pub(crate) fn cmd(&self, args: &[&str]) -> Command {
-        let mut cmd = Command::cargo_bin("cairn").unwrap();
-        cmd.env_clear().env("HOME", &self.home).current_dir(&self.project).args(args);
-        cmd
+    fn pi_dir(&self) -> PathBuf {
+        self.home().join(".pi/agent/sessions").join(cairn_transcript::pi_dir_name(&self.cwd()))
     }
 
-    /// Runs with `--json` and returns the parsed result, asserting success.
-    pub(crate) fn json(&self, args: &[&str]) -> Value {
-        let out = self.cmd(args).arg("--json").assert().success().get_output().stdout.clone();
-        serde_json::from_slice(&out).unwrap()
-    }
-
-    /// Runs expecting failure with `code`; returns stderr.
-    pub(crate) fn fails(&self, args: &[&str], code: i32) -> String {
-        let out = self.cmd(args).assert().code(code).get_output().stderr.clone();
-        String::from_utf8(out).unwrap()
-    }
-
-    pub(crate) fn cwd(&self) -> String {
-        self.project.to_string_lossy().into_owned()
-    }
-
-    pub(crate) fn pi_dir(&self) -> PathBuf {
-        self.home.join(".pi/agent/sessions").join(cairn_transcript::pi_dir_name(&self.cwd()))
-    }
-
-    pub(crate) fn claude_dir(&self) -> PathBuf {
-        self.home.join(".claude/projects").join(cairn_transcript::claude_dir_name(&self.cwd()))
+    fn claude_dir(&self) -> PathBuf {
+        self.home().join(".claude/projects").join(cairn_transcript::claude_dir_name(&self.cwd()))
     }
 
     /// Copies a fixture into the agent's directory for the project, as the agent would keep it.
-    pub(crate) fn place(&self, fixture_name: &str, file_name: &str) -> PathBuf {
+    fn place(&self, fixture_name: &str, file_name: &str) -> PathBuf {
         let dir = if fixture_name.starts_with("claude") { self.claude_dir() } else { self.pi_dir() };
         std::fs::create_dir_all(&dir).unwrap();
         let dest = dir.join(file_name);
@@ -84,7 +64,7 @@ impl Env {
         dest
     }
 
-    pub(crate) fn listed(&self) -> Vec<Value> {
+    fn listed(&self) -> Vec<Value> {
         self.json(&["transcript", "list"])["snapshots"].as_array().unwrap().clone()
     }
 }

@@ -6,13 +6,13 @@ use cairn_transcript::{Format, Transcript};
 use serde_json::json;
 
 use crate::client::{Client, text};
-use crate::{Env, active, leaf_to_root, mode};
+use crate::{Agents, TestEnv, active, leaf_to_root, mode};
 
 const PI: &[&str] = &["mcp", "--profile", "pi"];
 
 #[test]
 fn the_pi_profile_serves_exactly_its_two_tools() {
-    let env = Env::new();
+    let env = TestEnv::new();
     let mut client = Client::start(&env, PI);
     let tools = client.request("tools/list", json!({}));
     let mut names: Vec<&str> =
@@ -29,7 +29,7 @@ fn the_pi_profile_serves_exactly_its_two_tools() {
 
 #[test]
 fn pi_tools_are_denied_by_default_and_allowed_each_on_its_own() {
-    let env = Env::new();
+    let env = TestEnv::new();
     let file = env.place("pi_v3_branched.jsonl", "2025-01-10T09-00-00-000Z_0193a1f0.jsonl");
     let mut client = Client::start(&env, PI);
 
@@ -79,13 +79,13 @@ fn pi_tools_are_denied_by_default_and_allowed_each_on_its_own() {
 
 #[test]
 fn invalid_settings_refuse_the_pi_tools_and_warn_naming_the_key() {
-    let env = Env::new();
+    let env = TestEnv::new();
     env.place("pi_v2.jsonl", "s.jsonl");
     env.json(&["agent", "allow", "transcript-save"]);
     let mut client = Client::start(&env, PI);
     // The settings go bad while the server runs: the next call fails closed, and the user is
     // told on stderr which setting is wrong.
-    let config = env.home.join(".local/share/cairn/config.toml");
+    let config = env.store().join("config.toml");
     let valid = std::fs::read_to_string(&config).unwrap();
     std::fs::write(&config, "[agent]\n\"transcript-save\" = \"yes please\"\n").unwrap();
     let (denied, message) = client.call("snapshot_save", json!({"name": "x"}));
@@ -106,10 +106,10 @@ fn invalid_settings_refuse_the_pi_tools_and_warn_naming_the_key() {
 
 #[test]
 fn settings_invalid_at_start_never_let_a_pi_tool_run() {
-    let env = Env::new();
+    let env = TestEnv::new();
     env.place("pi_v2.jsonl", "s.jsonl");
     env.json(&["agent", "allow", "transcript-save", "transcript-restore"]);
-    let config = env.home.join(".local/share/cairn/config.toml");
+    let config = env.store().join("config.toml");
     std::fs::write(&config, "[agent]\n\"transcript-save\" = \"yes please\"\n").unwrap();
     let mut client = Client::spawn(&env, PI);
     // Whether the server refuses to start or starts and refuses the calls, nothing is saved and

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use cairn_transcript::{Format, Transcript, claude_dir_name, pi_dir_name};
 use serde_json::Value;
 
-use crate::{Env, files_under, fixture, mode};
+use crate::{Agents, TestEnv, files_under, fixture, mode};
 
 /// Copies a fixture to `dir/file_name`, creating `dir`.
 fn put(fixture_name: &str, dir: &Path, file_name: &str) -> PathBuf {
@@ -24,8 +24,8 @@ fn age(file: &Path) {
 }
 
 /// Runs `cairn ARGS --json` with extra environment variables; asserts success.
-fn json_with(env: &Env, vars: &[(&str, &Path)], args: &[&str]) -> Value {
-    let mut cmd = env.cmd(args);
+fn json_with(env: &TestEnv, vars: &[(&str, &Path)], args: &[&str]) -> Value {
+    let mut cmd = env.cairn(args);
     for (key, value) in vars {
         cmd.env(key, value);
     }
@@ -35,7 +35,7 @@ fn json_with(env: &Env, vars: &[(&str, &Path)], args: &[&str]) -> Value {
 
 /// Saves the newest session and loads it back, both with `vars` and `flags` saying
 /// where the agent keeps its sessions; returns (saved, loaded).
-fn save_and_load(env: &Env, vars: &[(&str, &Path)], flags: &[&str]) -> (Value, Value) {
+fn save_and_load(env: &TestEnv, vars: &[(&str, &Path)], flags: &[&str]) -> (Value, Value) {
     let mut save = vec!["transcript", "save", "here"];
     save.extend_from_slice(flags);
     let saved = json_with(env, vars, &save);
@@ -47,8 +47,8 @@ fn save_and_load(env: &Env, vars: &[(&str, &Path)], flags: &[&str]) -> (Value, V
 
 #[test]
 fn pi_dir_names_where_pi_sessions_are_read_and_written() {
-    let env = Env::new();
-    let custom = env.home.with_file_name("pi-sessions");
+    let env = TestEnv::new();
+    let custom = env.home().with_file_name("pi-sessions");
     let project_dir = custom.join(pi_dir_name(&env.cwd()));
     let session = put("pi_v3_branched.jsonl", &project_dir, "2025-01-10T09-00-00-000Z_a.jsonl");
     age(&session);
@@ -66,8 +66,8 @@ fn pi_dir_names_where_pi_sessions_are_read_and_written() {
 
 #[test]
 fn claude_dir_names_where_claude_sessions_are_read_and_written() {
-    let env = Env::new();
-    let custom = env.home.with_file_name("claude-projects");
+    let env = TestEnv::new();
+    let custom = env.home().with_file_name("claude-projects");
     let project_dir = custom.join(claude_dir_name(&env.cwd()));
     let session = put("claude_sidechain.jsonl", &project_dir, "5f2c7e3a-1111-4222-8333-444455556666.jsonl");
     age(&session);
@@ -84,8 +84,8 @@ fn claude_dir_names_where_claude_sessions_are_read_and_written() {
 
 #[test]
 fn pi_coding_agent_dir_holds_the_sessions_directory() {
-    let env = Env::new();
-    let agent = env.home.with_file_name("pi-agent");
+    let env = TestEnv::new();
+    let agent = env.home().with_file_name("pi-agent");
     let project_dir = agent.join("sessions").join(pi_dir_name(&env.cwd()));
     let session = put("pi_v1_linear.jsonl", &project_dir, "2024-08-01T10-00-00-000Z_b.jsonl");
     age(&session);
@@ -101,8 +101,8 @@ fn pi_coding_agent_dir_holds_the_sessions_directory() {
 
 #[test]
 fn claude_config_dir_holds_the_projects_directory() {
-    let env = Env::new();
-    let config = env.home.with_file_name("claude-config");
+    let env = TestEnv::new();
+    let config = env.home().with_file_name("claude-config");
     let project_dir = config.join("projects").join(claude_dir_name(&env.cwd()));
     let session = put("claude_sidechain.jsonl", &project_dir, "5f2c7e3a-1111-4222-8333-444455556666.jsonl");
     age(&session);
@@ -117,10 +117,10 @@ fn claude_config_dir_holds_the_projects_directory() {
 
 #[test]
 fn a_flag_wins_over_the_agents_variable() {
-    let env = Env::new();
-    let from_var = env.home.with_file_name("pi-agent");
+    let env = TestEnv::new();
+    let from_var = env.home().with_file_name("pi-agent");
     let var_session = put("pi_v2.jsonl", &from_var.join("sessions").join(pi_dir_name(&env.cwd())), "v.jsonl");
-    let flag_dir = env.home.with_file_name("pi-flag");
+    let flag_dir = env.home().with_file_name("pi-flag");
     let project_dir = flag_dir.join(pi_dir_name(&env.cwd()));
     let flag_session = put("pi_v3_branched.jsonl", &project_dir, "f.jsonl");
     age(&flag_session);

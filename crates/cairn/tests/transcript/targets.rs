@@ -4,7 +4,7 @@
 use serde_json::{Value, json};
 
 use crate::client::Client;
-use crate::{Env, fixture};
+use crate::{TestEnv, fixture};
 
 const DEFAULT: &[&str] = &["mcp"];
 
@@ -15,10 +15,10 @@ fn names(list: &Value) -> Vec<&str> {
 
 #[test]
 fn save_list_and_diff_of_a_transcript_target_spelled_relative_to_the_server() {
-    let env = Env::new();
-    let file = env.project.join("conv.jsonl");
+    let env = TestEnv::new();
+    let file = env.work().join("conv.jsonl");
     std::fs::copy(fixture("pi_v3_branched.jsonl"), &file).unwrap();
-    std::os::unix::fs::symlink("conv.jsonl", env.project.join("link.jsonl")).unwrap();
+    std::os::unix::fs::symlink("conv.jsonl", env.work().join("link.jsonl")).unwrap();
     let key = format!("transcript:{}", file.display());
     let mut client = Client::start(&env, DEFAULT);
 
