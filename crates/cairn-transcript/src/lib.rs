@@ -20,6 +20,7 @@ mod jsonl;
 mod locate;
 mod migrate;
 mod model;
+mod pending;
 mod pi;
 mod preview;
 mod summary;
@@ -28,8 +29,9 @@ mod write;
 
 pub use diff::{DiffEntry, TranscriptDiff, diff_paths};
 pub use error::{Result, TranscriptError};
+pub use jsonl::SkippedLine;
 pub use locate::{AgentDirs, SessionFile, claude_dir_name, list_sessions, newest_session, pi_dir_name};
 pub use model::{ActivePath, Entry, Format};
 pub use summary::TranscriptSummary;
 pub use transcript::Transcript;
-pub use write::{LoadOptions, WrittenSession, export_session, load_session};
+pub use write::{LoadOptions, RestoreNote, WrittenSession, export_session, load_session};

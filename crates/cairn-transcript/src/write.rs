@@ -24,6 +24,31 @@ pub struct LoadOptions {
     /// Claude Code: also rewrite every entry's `cwd` to [`LoadOptions::cwd`] (kept otherwise).
     #[serde(default)]
     pub rewrite_cwd: bool,
+    /// Pi: a note to end the new session with, which the user sees and the model's context
+    /// does not (see [`RestoreNote`]).
+    #[serde(default)]
+    pub note: Option<RestoreNote>,
+}
+
+/// A note that closes a restored Pi session: "Restored session snapshot "<name>"."
+///
+/// It is written as a Pi `custom` entry: the entry type Pi keeps for extensions' own records,
+/// which Pi's session context leaves out of what the model is sent (only `message`,
+/// `custom_message`, `branch_summary` and `compaction` entries reach it) and which the session
+/// tree shows. A `custom_message` would be shown in the chat but is always sent to the model.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RestoreNote {
+    /// The `customType` of the entry (the extension the note speaks for).
+    pub custom_type: String,
+    /// The snapshot that was restored.
+    pub name: String,
+}
+
+impl RestoreNote {
+    /// The sentence the note carries.
+    pub fn message(&self) -> String {
+        format!("Restored session snapshot \"{}\".", self.name)
+    }
 }
 
 /// A session file that was written, and how to open it.
@@ -55,11 +80,19 @@ pub fn load_session(path: &ActivePath, dirs: &AgentDirs, options: &LoadOptions) 
         Format::Pi => {
             let timestamp = iso_millis(now);
             let parent = options.parent_session.as_deref().unwrap_or(&path.source);
-            let header = pi_header(&session_id, &timestamp, &options.cwd, Some(parent));
+            let header =
+                keep_v1_header_fields(path, pi_header(&session_id, &timestamp, &options.cwd, Some(parent)));
             let file_stamp = timestamp.replace([':', '.'], "-");
             let file = dirs.pi_dir_for(&options.cwd).join(format!("{file_stamp}_{session_id}.jsonl"));
-            let text = join_lines(Some(header), v3_entry_lines(path));
-            write_checked(&file, &text, path, false)?;
+            let mut lines = v3_entry_lines(path);
+            let mut expected = entry_ids(path);
+            if let Some(note) = &options.note {
+                let id = note_id(path);
+                lines.push(note_line(note, &id, path.leaf_id(), &timestamp));
+                expected.push(Some(id));
+            }
+            let text = join_lines(Some(header), lines);
+            write_checked(&file, &text, &expected, false)?;
             Ok(pi_written(file, session_id))
         }
         Format::Claude => {
@@ -69,7 +102,7 @@ pub fn load_session(path: &ActivePath, dirs: &AgentDirs, options: &LoadOptions) 
             }
             let lines = path.entries.iter().map(|e| claude_line(&e.text, &fields)).collect();
             let file = dirs.claude_dir_for(&options.cwd).join(format!("{session_id}.jsonl"));
-            write_checked(&file, &join_lines(None, lines), path, false)?;
+            write_checked(&file, &join_lines(None, lines), &entry_ids(path), false)?;
             Ok(WrittenSession {
                 path: file,
                 format: Format::Claude,
@@ -98,21 +131,19 @@ pub fn export_session(path: &ActivePath, dest: &Path, overwrite: bool) -> Result
                 .unwrap_or(Value::Null);
             let field = |key: &str| old.get(key).and_then(Value::as_str).unwrap_or_default();
             let session_id = field("id").to_owned();
+            // As Pi's own migration does: the header keeps every field (a version 1 header's
+            // `provider`, `modelId` and `thinkingLevel` included) and only its version changes.
             let header = match (&path.header, path.pi_version) {
                 (Some(header), Some(3)) => header.clone(),
-                _ => pi_header(
-                    &session_id,
-                    field("timestamp"),
-                    field("cwd"),
-                    old.get("parentSession").and_then(Value::as_str),
-                ),
+                (Some(header), _) => set_fields(header, &[("version", Value::from(3))]),
+                (None, _) => pi_header(&session_id, field("timestamp"), field("cwd"), None),
             };
             let text = join_lines(Some(header), v3_entry_lines(path));
-            write_checked(dest, &text, path, overwrite)?;
+            write_checked(dest, &text, &entry_ids(path), overwrite)?;
             Ok(pi_written(dest.to_path_buf(), session_id))
         }
         Format::Claude => {
-            write_checked(dest, &path.document(), path, overwrite)?;
+            write_checked(dest, &path.document(), &entry_ids(path), overwrite)?;
             Ok(WrittenSession {
                 path: dest.to_path_buf(),
                 format: Format::Claude,
@@ -174,15 +205,89 @@ fn iso_millis(now: jiff::Timestamp) -> String {
     format!("{}.{millis:03}Z", now.strftime("%Y-%m-%dT%H:%M:%S"))
 }
 
-/// Checks that `text` parses as the same path, then writes it atomically.
-fn write_checked(dest: &Path, text: &str, expected: &ActivePath, overwrite: bool) -> Result<()> {
+/// Checks that `text` parses as a path with the `expected` entry ids, then writes it
+/// atomically.
+fn write_checked(dest: &Path, text: &str, expected: &[Option<String>], overwrite: bool) -> Result<()> {
     let refuse = |reason: String| TranscriptError::WouldBeInvalid { path: dest.to_path_buf(), reason };
-    let reparsed = Transcript::parse(&dest.display().to_string(), text).map_err(|e| refuse(e.to_string()))?;
-    let ids = |p: &ActivePath| -> Vec<Option<String>> { p.entries.iter().map(|e| e.id.clone()).collect() };
-    if ids(&reparsed.active_path()) != ids(expected) {
+    let reparsed =
+        Transcript::parse_saved(&dest.display().to_string(), text).map_err(|e| refuse(e.to_string()))?;
+    if entry_ids(&reparsed.active_path()) != expected {
         return Err(refuse("its active path differs from the saved one".to_owned()));
     }
     crate::fsio::write_atomic(dest, text, overwrite)
+}
+
+fn entry_ids(path: &ActivePath) -> Vec<Option<String>> {
+    path.entries.iter().map(|e| e.id.clone()).collect()
+}
+
+/// A version 1 header carried the session's model and thinking level; a new header built for
+/// its path keeps them, as Pi's migration keeps them in the file.
+fn keep_v1_header_fields(path: &ActivePath, header: String) -> String {
+    if path.pi_version != Some(1) {
+        return header;
+    }
+    let Some(old) = path.header.as_deref().and_then(|h| serde_json::from_str::<Value>(h).ok()) else {
+        return header;
+    };
+    let kept: Vec<(&str, Value)> = ["provider", "modelId", "thinkingLevel"]
+        .into_iter()
+        .filter_map(|key| old.get(key).map(|value| (key, value.clone())))
+        .collect();
+    if kept.is_empty() {
+        return header;
+    }
+    let Ok(Value::Object(mut object)) = serde_json::from_str::<Value>(&header) else {
+        return header;
+    };
+    for (key, value) in kept {
+        object.insert(key.to_owned(), value);
+    }
+    Value::Object(object).to_string()
+}
+
+/// An 8-hex-digit id for the note that no entry of `path` uses.
+fn note_id(path: &ActivePath) -> String {
+    let taken: std::collections::HashSet<&str> =
+        path.entries.iter().filter_map(|e| e.id.as_deref()).collect();
+    let mut uuid = uuid::Uuid::now_v7().simple().to_string();
+    loop {
+        // The random tail of a UUIDv7, cut as Pi cuts a random UUID.
+        let id = uuid[uuid.len() - 8..].to_owned();
+        if !taken.contains(id.as_str()) {
+            return id;
+        }
+        uuid = uuid::Uuid::now_v7().simple().to_string();
+    }
+}
+
+/// The note's line, with Pi's field order for a `custom` entry.
+fn note_line(note: &RestoreNote, id: &str, parent: Option<&str>, timestamp: &str) -> String {
+    #[derive(Serialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Data<'a> {
+        message: String,
+        name: &'a str,
+    }
+    #[derive(Serialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Custom<'a> {
+        r#type: &'a str,
+        custom_type: &'a str,
+        data: Data<'a>,
+        id: &'a str,
+        parent_id: Option<&'a str>,
+        timestamp: &'a str,
+    }
+    let entry = Custom {
+        r#type: "custom",
+        custom_type: &note.custom_type,
+        data: Data { message: note.message(), name: &note.name },
+        id,
+        parent_id: parent,
+        timestamp,
+    };
+    serde_json::to_string(&entry).unwrap_or_default()
 }
 
 /// Quotes a path for a POSIX shell when it holds characters the shell would interpret.

@@ -28,8 +28,20 @@ impl Client {
         client
     }
 
+    /// Starts `cairn ARGS` with `vars` set too, and initializes the session.
+    pub(crate) fn start_with(env: &Env, args: &[&str], vars: &[(&str, &str)]) -> Self {
+        let mut client = Self::spawn_with(env, args, vars);
+        let init = client.initialize().expect("the server closed stdout before answering initialize");
+        assert!(init["result"]["serverInfo"].is_object(), "{init}");
+        client
+    }
+
     /// Starts `cairn ARGS` without speaking to it yet.
     pub(crate) fn spawn(env: &Env, args: &[&str]) -> Self {
+        Self::spawn_with(env, args, &[])
+    }
+
+    fn spawn_with(env: &Env, args: &[&str], vars: &[(&str, &str)]) -> Self {
         // Beside HOME, inside the test's temporary root, so it goes when the test ends.
         let (stderr_file, stderr) = tempfile::Builder::new()
             .prefix("mcp-stderr-")
@@ -41,6 +53,7 @@ impl Client {
             .args(args)
             .env_clear()
             .env("HOME", &env.home)
+            .envs(vars.iter().copied())
             .current_dir(&env.project)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())

@@ -7,7 +7,9 @@
 mod agent;
 mod cli;
 mod client;
+mod drop_in;
 mod mcp;
+mod pi_contract;
 mod places;
 mod save_args;
 mod targets;

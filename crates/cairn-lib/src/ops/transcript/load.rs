@@ -4,7 +4,7 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use cairn_transcript::{Format, LoadOptions, WrittenSession, export_session, load_session};
+use cairn_transcript::{Format, LoadOptions, RestoreNote, WrittenSession, export_session, load_session};
 use serde::{Deserialize, Serialize};
 
 use super::{AgentPlaces, transcript_error};
@@ -27,6 +27,13 @@ pub struct TranscriptLoadOptions {
     /// The cairn session to look the snapshot up in.
     #[serde(default)]
     pub session: SessionChoice,
+    /// Take `name` as a name only (no id, id prefix or `latest`).
+    #[serde(default)]
+    pub names_only: bool,
+    /// End a new Pi session with a note, `Restored session snapshot "<name>".`, that the user
+    /// sees and the model's context leaves out (a Pi `custom` entry of this type).
+    #[serde(default)]
+    pub restore_note: Option<String>,
 }
 
 /// Which snapshot to export, and where to.
@@ -74,9 +81,18 @@ impl Store {
             return Err(Error::invalid("no working directory to load the session for; pass one"));
         }
         let session = self.resolve_session(&options.session)?;
-        let snapshot = self.find_transcript(&session, &options.name)?;
+        let snapshot = if options.names_only {
+            self.find_transcript_by_name(&session, &options.name)?
+        } else {
+            self.find_transcript(&session, &options.name)?
+        };
         let path = self.transcript_path(&snapshot)?;
-        let load = LoadOptions { cwd: options.places.cwd.clone(), parent_session: None, rewrite_cwd: false };
+        let note = options.restore_note.as_ref().map(|custom_type| RestoreNote {
+            custom_type: custom_type.clone(),
+            name: snapshot.name.clone().unwrap_or_else(|| options.name.trim().to_owned()),
+        });
+        let load =
+            LoadOptions { cwd: options.places.cwd.clone(), parent_session: None, rewrite_cwd: false, note };
         let written = load_session(&path, &options.places.dirs(), &load).map_err(transcript_error)?;
         let prompt_file = match &options.prompt {
             Some(prompt) => match write_prompt(&written.path, prompt) {
