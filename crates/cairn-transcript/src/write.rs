@@ -10,6 +10,7 @@ use crate::error::{Result, TranscriptError};
 use crate::locate::AgentDirs;
 use crate::migrate::v3_entry_lines;
 use crate::model::{ActivePath, Format};
+use crate::subagents::AttachedFile;
 use crate::transcript::Transcript;
 
 /// How a saved path becomes a new session.
@@ -28,6 +29,10 @@ pub struct LoadOptions {
     /// does not (see [`RestoreNote`]).
     #[serde(default)]
     pub note: Option<RestoreNote>,
+    /// Claude Code: files saved with the path (subagent transcripts), written beside the new
+    /// session under its new id.
+    #[serde(default)]
+    pub attached: Vec<AttachedFile>,
 }
 
 /// A note that closes a restored Pi session: "Restored session snapshot "<name>"."
@@ -65,6 +70,9 @@ pub struct WrittenSession {
     pub resume_command: Option<String>,
     /// The command that starts a new session from it (`pi --fork FILE`), for Pi.
     pub fork_command: Option<String>,
+    /// The files written beside it (subagent transcripts), if any.
+    #[serde(default)]
+    pub attached: Vec<PathBuf>,
 }
 
 /// Writes `path` as a new session of its agent, under the directory for `options.cwd`.
@@ -101,14 +109,30 @@ pub fn load_session(path: &ActivePath, dirs: &AgentDirs, options: &LoadOptions) 
                 fields.push(("cwd", Value::String(options.cwd.clone())));
             }
             let lines = path.entries.iter().map(|e| claude_line(&e.text, &fields)).collect();
-            let file = dirs.claude_dir_for(&options.cwd).join(format!("{session_id}.jsonl"));
+            let dir = dirs.claude_dir_for(&options.cwd);
+            let file = dir.join(format!("{session_id}.jsonl"));
             write_checked(&file, &join_lines(None, lines), &entry_ids(path), false)?;
+            let old_id = Path::new(&path.source).file_stem().and_then(|s| s.to_str()).unwrap_or_default();
+            let mut attached = Vec::new();
+            for extra in &options.attached {
+                match write_attached(&dir, extra, old_id, &session_id, &fields) {
+                    Ok(written) => attached.extend(written),
+                    Err(e) => {
+                        // A session whose subagent files are missing is not what was saved.
+                        for done in attached.iter().chain(std::iter::once(&file)) {
+                            let _ = std::fs::remove_file(done);
+                        }
+                        return Err(e);
+                    }
+                }
+            }
             Ok(WrittenSession {
                 path: file,
                 format: Format::Claude,
                 resume_command: Some(format!("claude --resume {session_id}")),
                 fork_command: None,
                 session_id,
+                attached,
             })
         }
     }
@@ -150,9 +174,47 @@ pub fn export_session(path: &ActivePath, dest: &Path, overwrite: bool) -> Result
                 session_id: path.summary().session_id.unwrap_or_default(),
                 resume_command: None,
                 fork_command: None,
+                attached: Vec::new(),
             })
         }
     }
+}
+
+/// Writes one carried file under `dir`: a path under the old session's id moves under the new
+/// one, and each line of a transcript gets the new session id (the meta file is kept as is).
+/// A file Claude Code 2.0 kept beside the sessions (`agent-<id>.jsonl`, named by the agent id
+/// alone) that is still there is left as it is: it already resolves the reference. Returns the
+/// file written, if one was.
+fn write_attached(
+    dir: &Path,
+    file: &AttachedFile,
+    old_id: &str,
+    new_id: &str,
+    fields: &[(&str, Value)],
+) -> Result<Option<PathBuf>> {
+    let relative = match file.path.strip_prefix(&format!("{old_id}/")) {
+        Some(rest) if !old_id.is_empty() => format!("{new_id}/{rest}"),
+        _ => file.path.clone(),
+    };
+    let plain = Path::new(&relative).components().all(|c| matches!(c, std::path::Component::Normal(_)));
+    if !plain {
+        return Err(TranscriptError::WouldBeInvalid {
+            path: dir.join(&relative),
+            reason: "a file saved with the session names a path outside the session's directory".to_owned(),
+        });
+    }
+    let text = if relative.ends_with(".jsonl") {
+        let lines: Vec<String> = file.text.lines().map(|l| claude_line(l, fields)).collect();
+        join_lines(None, lines)
+    } else {
+        file.text.clone()
+    };
+    let dest = dir.join(&relative);
+    if !relative.contains('/') && dest.exists() {
+        return Ok(None);
+    }
+    crate::fsio::write_atomic(&dest, &text, false)?;
+    Ok(Some(dest))
 }
 
 fn pi_written(path: PathBuf, session_id: String) -> WrittenSession {
@@ -163,6 +225,7 @@ fn pi_written(path: PathBuf, session_id: String) -> WrittenSession {
         path,
         format: Format::Pi,
         session_id,
+        attached: Vec::new(),
     }
 }
 

@@ -21,7 +21,13 @@ fn ids(path: &ActivePath) -> Vec<Option<String>> {
 }
 
 fn options(cwd: &str) -> LoadOptions {
-    LoadOptions { cwd: cwd.to_owned(), parent_session: None, rewrite_cwd: false, note: None }
+    LoadOptions {
+        cwd: cwd.to_owned(),
+        parent_session: None,
+        rewrite_cwd: false,
+        note: None,
+        attached: Vec::new(),
+    }
 }
 
 fn mode(path: &Path) -> u32 {

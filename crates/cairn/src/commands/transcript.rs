@@ -276,6 +276,9 @@ fn human_save(r: &TranscriptSaveResult) -> String {
     if let Some(first) = &r.summary.first_user_message {
         out.push_str(&format!("  first message: {first}\n"));
     }
+    if !r.subagent_files.is_empty() {
+        out.push_str(&format!("  with its subagents' transcripts: {}\n", r.subagent_files.join(", ")));
+    }
     if r.off_path > 0 {
         out.push_str(&format!("  left out: {} entries on other branches of the conversation\n", r.off_path));
     }
@@ -306,6 +309,9 @@ fn human_written(verb: &str, r: &TranscriptWritten) -> String {
     }
     if let Some(cmd) = &r.fork_command {
         out.push_str(&format!("or start a new session from it: {cmd}\n"));
+    }
+    for file in &r.subagent_files {
+        out.push_str(&format!("  subagent transcript: {}\n", file.display()));
     }
     if let Some(file) = &r.prompt_file {
         out.push_str(&format!("the message to send first is in {}\n", file.display()));

@@ -257,3 +257,111 @@ fn exporting_a_pi_v1_file_keeps_provider_model_and_thinking_level() {
     assert_eq!(header["modelId"], "claude-3-5-sonnet-20240620");
     assert_eq!(header["thinkingLevel"], "off");
 }
+
+#[test]
+fn claude_subagent_transcripts_are_saved_with_the_session_and_loaded_beside_it() {
+    let env = Env::new();
+    let dir = env.claude_dir();
+    let main = dir.join(format!("{SESSION}.jsonl"));
+    // One Task result per layout: Claude Code 2.1 (`<session>/subagents/`) and 2.0 (beside).
+    let mut first_result = claude(
+        "user",
+        "33333333-0000-4000-8000-000000000003",
+        Some("33333333-0000-4000-8000-000000000002"),
+        json!([{"tool_use_id": "toolu_01", "type": "tool_result", "content": [{"type": "text", "text": "tests/login.spec.ts"}]}]),
+    );
+    first_result["toolUseResult"] = json!({"status": "completed", "prompt": "Find the login test", "agentId": "a96cf8a57447af436",
+        "agentType": "general-purpose", "totalDurationMs": 5118, "totalTokens": 17824, "totalToolUseCount": 1});
+    let mut second_result = claude(
+        "user",
+        "33333333-0000-4000-8000-000000000005",
+        Some("33333333-0000-4000-8000-000000000004"),
+        json!([{"tool_use_id": "toolu_02", "type": "tool_result", "content": [{"type": "text", "text": "no other callers"}]}]),
+    );
+    second_result["toolUseResult"] =
+        json!({"status": "completed", "prompt": "Find callers", "agentId": "4f1b2c3d"});
+    write_lines(
+        &main,
+        &[
+            claude(
+                "user",
+                "33333333-0000-4000-8000-000000000001",
+                None,
+                json!("Why is the login test flaky?"),
+            ),
+            claude(
+                "assistant",
+                "33333333-0000-4000-8000-000000000002",
+                Some("33333333-0000-4000-8000-000000000001"),
+                json!([{"type": "tool_use", "id": "toolu_01", "name": "Task", "input": {"description": "search", "prompt": "Find the login test", "subagent_type": "general-purpose"}}]),
+            ),
+            first_result,
+            claude(
+                "assistant",
+                "33333333-0000-4000-8000-000000000004",
+                Some("33333333-0000-4000-8000-000000000003"),
+                json!([{"type": "tool_use", "id": "toolu_02", "name": "Task", "input": {"description": "callers", "prompt": "Find callers", "subagent_type": "general-purpose"}}]),
+            ),
+            second_result,
+        ],
+    );
+    let nested = dir.join(SESSION).join("subagents/agent-a96cf8a57447af436.jsonl");
+    write_lines(
+        &nested,
+        &[sidechain(
+            "aaaaaaaa-0000-4000-8000-0000000000a1",
+            None,
+            "a96cf8a57447af436",
+            "Find the login test",
+        )],
+    );
+    let meta = dir.join(SESSION).join("subagents/agent-a96cf8a57447af436.meta.json");
+    std::fs::write(&meta, r#"{"agentType":"general-purpose"}"#).unwrap();
+    let beside = dir.join("agent-4f1b2c3d.jsonl");
+    write_lines(
+        &beside,
+        &[sidechain("bbbbbbbb-0000-4000-8000-0000000000b1", None, "4f1b2c3d", "Find callers")],
+    );
+
+    let saved = env.json(&["transcript", "save", main.to_str().unwrap(), "with-agents"]);
+    assert_eq!(
+        saved["subagent_files"],
+        json!([
+            format!("{SESSION}/subagents/agent-a96cf8a57447af436.jsonl"),
+            format!("{SESSION}/subagents/agent-a96cf8a57447af436.meta.json"),
+            "agent-4f1b2c3d.jsonl"
+        ])
+    );
+    assert_eq!(saved["stats"]["files"], 4);
+
+    // The subagents' files come back from the store, under the new session's id.
+    std::fs::remove_dir_all(dir.join(SESSION)).unwrap();
+    std::fs::remove_file(&beside).unwrap();
+    let loaded = env.json(&["transcript", "load", "with-agents"]);
+    let new_id = text(&loaded["session_id"]).to_owned();
+    let restored = dir.join(&new_id).join("subagents/agent-a96cf8a57447af436.jsonl");
+    for file in [&restored, &dir.join("agent-4f1b2c3d.jsonl")] {
+        let line: Value =
+            serde_json::from_str(std::fs::read_to_string(file).unwrap().lines().next().unwrap()).unwrap();
+        assert_eq!(line["sessionId"], new_id.as_str(), "{}", file.display());
+        assert_eq!(line["isSidechain"], true);
+    }
+    let meta_back = dir.join(&new_id).join("subagents/agent-a96cf8a57447af436.meta.json");
+    assert_eq!(std::fs::read_to_string(meta_back).unwrap(), r#"{"agentType":"general-purpose"}"#);
+    // The loaded session itself holds no trace of how the files were carried.
+    let session = std::fs::read_to_string(text(&loaded["file"])).unwrap();
+    assert!(!session.contains("cairn-attached-file"), "{session}");
+    let exported = env.json(&["transcript", "export", "with-agents", "-o", "out.jsonl"]);
+    assert!(!std::fs::read_to_string(text(&exported["file"])).unwrap().contains("cairn-attached-file"));
+
+    // A subagent named on the path whose file is gone is listed in not_covered.
+    std::fs::remove_file(dir.join("agent-4f1b2c3d.jsonl")).unwrap();
+    let saved = env.json(&["transcript", "save", text(&loaded["file"]), "missing-agent"]);
+    let skipped = saved["not_covered"]["skipped"].as_array().unwrap();
+    assert!(
+        skipped
+            .iter()
+            .any(|s| s["path"] == "agent-4f1b2c3d.jsonl" && text(&s["reason"]).starts_with("missing")),
+        "{skipped:?}"
+    );
+}

@@ -71,6 +71,8 @@ pub struct TranscriptWritten {
     pub prompt: Option<String>,
     /// The sidecar file holding that message.
     pub prompt_file: Option<PathBuf>,
+    /// Files written beside the session (its subagents' transcripts).
+    pub subagent_files: Vec<PathBuf>,
 }
 
 impl Store {
@@ -86,13 +88,19 @@ impl Store {
         } else {
             self.find_transcript(&session, &options.name)?
         };
-        let path = self.transcript_path(&snapshot)?;
+        let mut path = self.transcript_path_and_files(&snapshot)?;
+        let attached = path.take_attached();
         let note = options.restore_note.as_ref().map(|custom_type| RestoreNote {
             custom_type: custom_type.clone(),
             name: snapshot.name.clone().unwrap_or_else(|| options.name.trim().to_owned()),
         });
-        let load =
-            LoadOptions { cwd: options.places.cwd.clone(), parent_session: None, rewrite_cwd: false, note };
+        let load = LoadOptions {
+            cwd: options.places.cwd.clone(),
+            parent_session: None,
+            rewrite_cwd: false,
+            note,
+            attached,
+        };
         let written = load_session(&path, &options.places.dirs(), &load).map_err(transcript_error)?;
         let prompt_file = match &options.prompt {
             Some(prompt) => match write_prompt(&written.path, prompt) {
@@ -101,6 +109,9 @@ impl Store {
                     // A session without the message it was meant to start with is not what
                     // was asked for: take it back.
                     let _ = std::fs::remove_file(&written.path);
+                    for file in &written.attached {
+                        let _ = std::fs::remove_file(file);
+                    }
                     return Err(e);
                 }
             },
@@ -141,6 +152,7 @@ fn written_result(
         fork_command: written.fork_command,
         prompt,
         prompt_file,
+        subagent_files: written.attached,
     }
 }
 

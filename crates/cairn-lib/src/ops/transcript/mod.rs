@@ -187,8 +187,17 @@ impl Store {
         Ok(self.list_kind(KIND, &choice)?.into_iter().rev().find(|s| s.name.as_deref() == Some(name)))
     }
 
-    /// The saved path of a transcript snapshot, with the file it was read from as its source.
+    /// The saved path of a transcript snapshot, with the file it was read from as its source,
+    /// without the files saved with it.
     pub(crate) fn transcript_path(&self, snapshot: &Snapshot) -> Result<ActivePath> {
+        let mut path = self.transcript_path_and_files(snapshot)?;
+        path.take_attached();
+        Ok(path)
+    }
+
+    /// The saved path of a transcript snapshot, with the files saved with it (subagent
+    /// transcripts) still in it, for [`ActivePath::take_attached`].
+    pub(crate) fn transcript_path_and_files(&self, snapshot: &Snapshot) -> Result<ActivePath> {
         if snapshot.kind != KIND {
             return Err(Error::invalid(format!(
                 "snapshot {} is a {} snapshot, not a transcript snapshot",

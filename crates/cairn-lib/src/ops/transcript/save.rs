@@ -68,6 +68,9 @@ pub struct TranscriptSaveResult {
     pub cut_entries: usize,
     /// The copy written for `pi --fork`, when one was asked for and the path is Pi's.
     pub fork_file: Option<PathBuf>,
+    /// Files saved with the path: the transcripts of the subagents its tool results name,
+    /// relative to the session's directory.
+    pub subagent_files: Vec<String>,
 }
 
 impl Store {
@@ -91,7 +94,16 @@ impl Store {
         let off_path = transcript.entries_off_path();
         let cut_entries =
             if options.cut_unanswered_tool_calls { path.cut_unanswered_tool_calls() } else { 0 };
-        let not_covered = not_covered(&transcript, off_path, cut_entries);
+        let subagents = path.find_subagents(&file).map_err(transcript_error)?;
+        let mut not_covered = not_covered(&transcript, off_path, cut_entries);
+        not_covered.skipped.extend(subagents.missing.iter().map(|id| {
+            SkippedEntry {
+                path: format!("agent-{id}.jsonl"),
+                reason:
+                    "missing: a tool result names this subagent, but its transcript is not beside the session"
+                        .to_owned(),
+            }
+        }));
         let summary = path.summary();
         let details =
             Details { source: source.clone(), pi_version: path.pi_version, summary: summary.clone() };
@@ -118,11 +130,11 @@ impl Store {
             description: options.description.clone(),
             force: options.force,
             details,
-            stats: SnapshotStats { files: 1, ..SnapshotStats::default() },
+            stats: SnapshotStats { files: 1 + subagents.files.len() as u64, ..SnapshotStats::default() },
             not_covered,
             session: SessionChoice::call(Some(session.id.to_string())),
         };
-        let snapshot = self.save_document(&save, path.document().as_bytes())?;
+        let snapshot = self.save_document(&save, path.document_with(&subagents.files).as_bytes())?;
         let fork_file = match (&options.fork_copy, path.format) {
             (Some(dest), cairn_transcript::Format::Pi) => {
                 export_session(&path, dest, true).map_err(transcript_error)?;
@@ -144,6 +156,7 @@ impl Store {
             skipped_lines: transcript.skipped_lines().to_vec(),
             cut_entries,
             fork_file,
+            subagent_files: subagents.files.iter().map(|f| f.path.clone()).collect(),
         })
     }
 
