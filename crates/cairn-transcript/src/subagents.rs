@@ -12,13 +12,14 @@
 //! reader takes those lines out again ([`ActivePath::take_attached`]), so they never reach a
 //! written session.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::error::{Result, TranscriptError};
 use crate::model::{ActivePath, Format};
+use crate::write::{claude_line, join_lines};
 
 /// The `type` of a line that carries a file in a saved document.
 pub const ATTACHED: &str = "cairn-attached-file";
@@ -119,6 +120,43 @@ impl ActivePath {
         });
         files
     }
+}
+
+/// Writes one carried file under `dir`: a path under the old session's id moves under the new
+/// one, and each line of a transcript gets the new session id (the meta file is kept as is).
+/// A file Claude Code 2.0 kept beside the sessions (`agent-<id>.jsonl`, named by the agent id
+/// alone) that is still there is left as it is: it already resolves the reference. Returns the
+/// file written, if one was.
+pub(crate) fn write_attached(
+    dir: &Path,
+    file: &AttachedFile,
+    old_id: &str,
+    new_id: &str,
+    fields: &[(&str, Value)],
+) -> Result<Option<PathBuf>> {
+    let relative = match file.path.strip_prefix(&format!("{old_id}/")) {
+        Some(rest) if !old_id.is_empty() => format!("{new_id}/{rest}"),
+        _ => file.path.clone(),
+    };
+    let plain = Path::new(&relative).components().all(|c| matches!(c, std::path::Component::Normal(_)));
+    if !plain {
+        return Err(TranscriptError::WouldBeInvalid {
+            path: dir.join(&relative),
+            reason: "a file saved with the session names a path outside the session's directory".to_owned(),
+        });
+    }
+    let text = if relative.ends_with(".jsonl") {
+        let lines: Vec<String> = file.text.lines().map(|l| claude_line(l, fields)).collect();
+        join_lines(None, lines)
+    } else {
+        file.text.clone()
+    };
+    let dest = dir.join(&relative);
+    if !relative.contains('/') && dest.exists() {
+        return Ok(None);
+    }
+    crate::fsio::write_atomic(&dest, &text, false)?;
+    Ok(Some(dest))
 }
 
 /// An agent id is used in a file name: only letters, digits, `-` and `_` are taken.

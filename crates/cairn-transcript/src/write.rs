@@ -10,7 +10,8 @@ use crate::error::{Result, TranscriptError};
 use crate::locate::AgentDirs;
 use crate::migrate::v3_entry_lines;
 use crate::model::{ActivePath, Format};
-use crate::subagents::AttachedFile;
+use crate::note::{RestoreNote, note_id, note_line};
+use crate::subagents::{AttachedFile, write_attached};
 use crate::transcript::Transcript;
 
 /// How a saved path becomes a new session.
@@ -33,27 +34,6 @@ pub struct LoadOptions {
     /// session under its new id.
     #[serde(default)]
     pub attached: Vec<AttachedFile>,
-}
-
-/// A note that closes a restored Pi session: "Restored session snapshot "<name>"."
-///
-/// It is written as a Pi `custom` entry: the entry type Pi keeps for extensions' own records,
-/// which Pi's session context leaves out of what the model is sent (only `message`,
-/// `custom_message`, `branch_summary` and `compaction` entries reach it) and which the session
-/// tree shows. A `custom_message` would be shown in the chat but is always sent to the model.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct RestoreNote {
-    /// The `customType` of the entry (the extension the note speaks for).
-    pub custom_type: String,
-    /// The snapshot that was restored.
-    pub name: String,
-}
-
-impl RestoreNote {
-    /// The sentence the note carries.
-    pub fn message(&self) -> String {
-        format!("Restored session snapshot \"{}\".", self.name)
-    }
 }
 
 /// A session file that was written, and how to open it.
@@ -180,43 +160,6 @@ pub fn export_session(path: &ActivePath, dest: &Path, overwrite: bool) -> Result
     }
 }
 
-/// Writes one carried file under `dir`: a path under the old session's id moves under the new
-/// one, and each line of a transcript gets the new session id (the meta file is kept as is).
-/// A file Claude Code 2.0 kept beside the sessions (`agent-<id>.jsonl`, named by the agent id
-/// alone) that is still there is left as it is: it already resolves the reference. Returns the
-/// file written, if one was.
-fn write_attached(
-    dir: &Path,
-    file: &AttachedFile,
-    old_id: &str,
-    new_id: &str,
-    fields: &[(&str, Value)],
-) -> Result<Option<PathBuf>> {
-    let relative = match file.path.strip_prefix(&format!("{old_id}/")) {
-        Some(rest) if !old_id.is_empty() => format!("{new_id}/{rest}"),
-        _ => file.path.clone(),
-    };
-    let plain = Path::new(&relative).components().all(|c| matches!(c, std::path::Component::Normal(_)));
-    if !plain {
-        return Err(TranscriptError::WouldBeInvalid {
-            path: dir.join(&relative),
-            reason: "a file saved with the session names a path outside the session's directory".to_owned(),
-        });
-    }
-    let text = if relative.ends_with(".jsonl") {
-        let lines: Vec<String> = file.text.lines().map(|l| claude_line(l, fields)).collect();
-        join_lines(None, lines)
-    } else {
-        file.text.clone()
-    };
-    let dest = dir.join(&relative);
-    if !relative.contains('/') && dest.exists() {
-        return Ok(None);
-    }
-    crate::fsio::write_atomic(&dest, &text, false)?;
-    Ok(Some(dest))
-}
-
 fn pi_written(path: PathBuf, session_id: String) -> WrittenSession {
     let quoted = shell_quote(&path.display().to_string());
     WrittenSession {
@@ -248,12 +191,12 @@ fn pi_header(id: &str, timestamp: &str, cwd: &str, parent: Option<&str>) -> Stri
 
 /// Sets `fields` on a Claude Code line that has a `sessionId` (lines without one, such as
 /// `summary`, are left alone).
-fn claude_line(text: &str, fields: &[(&str, Value)]) -> String {
+pub(crate) fn claude_line(text: &str, fields: &[(&str, Value)]) -> String {
     let has_session = serde_json::from_str::<Value>(text).ok().is_some_and(|v| v.get("sessionId").is_some());
     if has_session { set_fields(text, fields) } else { text.to_owned() }
 }
 
-fn join_lines(header: Option<String>, lines: Vec<String>) -> String {
+pub(crate) fn join_lines(header: Option<String>, lines: Vec<String>) -> String {
     let mut out = String::new();
     for line in header.into_iter().chain(lines) {
         out.push_str(&line);
@@ -307,50 +250,6 @@ fn keep_v1_header_fields(path: &ActivePath, header: String) -> String {
         object.insert(key.to_owned(), value);
     }
     Value::Object(object).to_string()
-}
-
-/// An 8-hex-digit id for the note that no entry of `path` uses.
-fn note_id(path: &ActivePath) -> String {
-    let taken: std::collections::HashSet<&str> =
-        path.entries.iter().filter_map(|e| e.id.as_deref()).collect();
-    let mut uuid = uuid::Uuid::now_v7().simple().to_string();
-    loop {
-        // The random tail of a UUIDv7, cut as Pi cuts a random UUID.
-        let id = uuid[uuid.len() - 8..].to_owned();
-        if !taken.contains(id.as_str()) {
-            return id;
-        }
-        uuid = uuid::Uuid::now_v7().simple().to_string();
-    }
-}
-
-/// The note's line, with Pi's field order for a `custom` entry.
-fn note_line(note: &RestoreNote, id: &str, parent: Option<&str>, timestamp: &str) -> String {
-    #[derive(Serialize)]
-    #[serde(rename_all = "camelCase")]
-    struct Data<'a> {
-        message: String,
-        name: &'a str,
-    }
-    #[derive(Serialize)]
-    #[serde(rename_all = "camelCase")]
-    struct Custom<'a> {
-        r#type: &'a str,
-        custom_type: &'a str,
-        data: Data<'a>,
-        id: &'a str,
-        parent_id: Option<&'a str>,
-        timestamp: &'a str,
-    }
-    let entry = Custom {
-        r#type: "custom",
-        custom_type: &note.custom_type,
-        data: Data { message: note.message(), name: &note.name },
-        id,
-        parent_id: parent,
-        timestamp,
-    };
-    serde_json::to_string(&entry).unwrap_or_default()
 }
 
 /// Quotes a path for a POSIX shell when it holds characters the shell would interpret.

@@ -114,8 +114,8 @@ pub struct RestoreResult {
     pub prompt_file: Option<String>,
 }
 
-const SAVE: &str = "Save the active path of the current conversation (root to leaf; other branches are left out) as a named snapshot. Saving an existing name fails unless force is true. Denied unless the user ran `cairn agent allow transcript-save`.";
-const RESTORE: &str = "Restore a named conversation snapshot as a new session in the current working directory. Returns the new session's file and the command that resumes it; an optional literal prompt is recorded to be submitted exactly once in that session. The snapshot itself is unchanged. Denied unless the user ran `cairn agent allow transcript-restore`.";
+const SAVE: &str = "Save the active path of the current conversation (root to leaf; other branches are left out) as a named snapshot. Saving an existing name fails unless force is true. Denied unless the user allowed it (`cairn agent allow transcript-save`, or agentSaveToolAllowed in Pi's settings). The path ends before the assistant message holding this call; read not_covered for what else it leaves out.";
+const RESTORE: &str = "Restore a named conversation snapshot as a new session in the current working directory. Returns the new session's file and the command that resumes it; an optional literal prompt is recorded to be submitted exactly once in that session. The snapshot itself is unchanged. Takes a snapshot name only. Denied unless the user allowed it (`cairn agent allow transcript-restore`, or agentRestoreToolAllowed in Pi's settings).";
 
 /// What the server tells an agent when it connects.
 pub const INSTRUCTIONS: &str = "snapshot_save keeps the active path of this conversation under a name; snapshot_restore starts a new session from a saved one. Both need the user's permission.";
