@@ -88,6 +88,7 @@ impl CairnServer {
             allow,
             workspace_root: options.workspace_root.clone(),
             debug: Default::default(),
+            pi: Default::default(),
         };
         CairnServer::new(state, profile)
     }

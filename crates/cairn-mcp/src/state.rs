@@ -24,6 +24,8 @@ pub struct ServerState {
     pub workspace_root: Option<PathBuf>,
     /// The debug profile's live debug session, one at a time.
     pub debug: crate::profiles::debug::DebugSlot,
+    /// The conversation the pi profile serves, once it is known.
+    pub pi: crate::profiles::pi::PiSlot,
 }
 
 impl ServerState {

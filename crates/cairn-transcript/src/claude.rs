@@ -31,7 +31,7 @@ pub(crate) fn is_entry(line: &RawLine) -> bool {
 }
 
 /// Builds a Claude Code transcript from its parsed lines.
-pub(crate) fn parse(file: &str, lines: Vec<RawLine>) -> Result<Transcript> {
+pub(crate) fn parse(file: &str, lines: Vec<RawLine>, tolerate_orphans: bool) -> Result<Transcript> {
     let mut entries: Vec<Entry> = Vec::new();
     let mut ids = IdIndex::new();
     let mut logical_parents: Vec<(usize, String)> = Vec::new();
@@ -86,7 +86,7 @@ pub(crate) fn parse(file: &str, lines: Vec<RawLine>) -> Result<Transcript> {
             entries[index].parent_id = Some(logical);
         }
     }
-    graph::check_parents(file, &entries, &ids)?;
+    let orphans = graph::check_parents(file, &mut entries, &ids, tolerate_orphans)?;
     graph::check_cycles(file, &entries, &ids)?;
 
     let leaf = entries
@@ -106,5 +106,23 @@ pub(crate) fn parse(file: &str, lines: Vec<RawLine>) -> Result<Transcript> {
         ids,
         leaf: Some(leaf),
         meta_refs,
+        skipped: Vec::new(),
+        orphans,
+    })
+}
+
+/// Whether a line is a `summary` line (a session title Claude Code writes, pointing at a leaf).
+pub(crate) fn is_summary(line: &RawLine) -> bool {
+    str_field(&line.object, "type") == Some("summary")
+}
+
+/// Whether the transcript at `text` holds a conversation of its own, not only a subagent's
+/// sidechain or summary lines: what picking "the session" of a directory has to skip.
+pub(crate) fn has_main_chain(text: &str) -> bool {
+    text.lines().any(|raw| {
+        let Ok(Value::Object(object)) = serde_json::from_str::<Value>(raw) else {
+            return false;
+        };
+        str_field(&object, "uuid").is_some() && object.get("isSidechain") != Some(&Value::Bool(true))
     })
 }

@@ -30,7 +30,9 @@ pub enum TranscriptError {
     },
 
     /// A line is not a JSON object.
-    #[error("{file} line {line} is not valid JSON ({reason}); repair or remove that line")]
+    #[error(
+        "{file} line {line} is not valid JSON ({reason}); repair or remove that line, or read the file as the agent does, which skips it"
+    )]
     Malformed {
         /// The file (or name) that was read.
         file: String,
@@ -135,10 +137,23 @@ pub enum TranscriptError {
     },
 
     /// A Claude Code transcript has no main-chain entry to take as the leaf.
-    #[error("{file} has no conversation entries outside sidechains; there is nothing to extract")]
+    #[error(
+        "{file} is a subagent's transcript: every entry is on a sidechain; save the session that started the subagent, which keeps this file with it"
+    )]
     NoConversation {
         /// The file (or name) that was read.
         file: String,
+    },
+
+    /// A Claude Code file that holds only `summary` lines (titles of sessions), no entries.
+    #[error(
+        "{file} holds only {count} summary line(s), the titles Claude Code keeps for sessions, and no conversation; pass the session's own transcript"
+    )]
+    OnlySummaries {
+        /// The file (or name) that was read.
+        file: String,
+        /// How many summary lines it holds.
+        count: usize,
     },
 
     /// Text that should be a session was refused when written back; nothing was written.

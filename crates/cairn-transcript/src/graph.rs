@@ -8,20 +8,31 @@ use crate::model::Entry;
 /// Maps each entry id to its index in the entry list.
 pub(crate) type IdIndex = HashMap<String, usize>;
 
-/// Refuses a parent link that names an entry not in the file.
-pub(crate) fn check_parents(file: &str, entries: &[Entry], ids: &IdIndex) -> Result<()> {
-    for entry in entries {
+/// Refuses a parent link that names an entry not in the file, or, when `tolerate`, makes that
+/// entry a root (as the agents' walk from the leaf stops there) and returns its line.
+pub(crate) fn check_parents(
+    file: &str,
+    entries: &mut [Entry],
+    ids: &IdIndex,
+    tolerate: bool,
+) -> Result<Vec<usize>> {
+    let mut orphans = Vec::new();
+    for entry in entries.iter_mut() {
         if let Some(parent) = &entry.parent_id
             && !ids.contains_key(parent)
         {
-            return Err(TranscriptError::UnknownParent {
-                file: file.to_owned(),
-                line: entry.line,
-                parent: parent.clone(),
-            });
+            if !tolerate {
+                return Err(TranscriptError::UnknownParent {
+                    file: file.to_owned(),
+                    line: entry.line,
+                    parent: parent.clone(),
+                });
+            }
+            entry.parent_id = None;
+            orphans.push(entry.line);
         }
     }
-    Ok(())
+    Ok(orphans)
 }
 
 /// Refuses parent links that loop back on themselves.

@@ -102,8 +102,27 @@ pub fn list_sessions(dirs: &AgentDirs, cwd: &str) -> Result<Vec<SessionFile>> {
 }
 
 /// The most recently modified session file of either agent for `cwd`, if any.
+///
+/// Files that are not a session of their own are passed over, as the agents pass them over
+/// when they pick the session to continue: a Pi file whose first line is not a session header
+/// (Pi's own check), and a Claude Code file holding only a subagent's sidechain
+/// (`agent-*.jsonl`, which Claude Code 2.0 keeps beside the sessions) or only summary lines.
 pub fn newest_session(dirs: &AgentDirs, cwd: &str) -> Result<Option<SessionFile>> {
-    Ok(list_sessions(dirs, cwd)?.into_iter().next())
+    for found in list_sessions(dirs, cwd)? {
+        let text = match std::fs::read_to_string(&found.path) {
+            Ok(text) => text,
+            // Vanished or unreadable since it was listed: not the session to pick.
+            Err(_) => continue,
+        };
+        let is_session = match found.format {
+            Format::Pi => crate::pi::starts_with_header(&text),
+            Format::Claude => crate::claude::has_main_chain(&text),
+        };
+        if is_session {
+            return Ok(Some(found));
+        }
+    }
+    Ok(None)
 }
 
 fn collect(dir: &Path, format: Format, found: &mut Vec<SessionFile>) -> Result<()> {

@@ -19,8 +19,21 @@ pub(crate) fn is_header(line: &RawLine) -> bool {
     str_field(&line.object, "type") == Some("session")
 }
 
+/// Whether a file's first line is a Pi session header with a string id, the test Pi applies
+/// before it takes a file as the most recent session.
+pub(crate) fn starts_with_header(text: &str) -> bool {
+    let first = text.lines().next().unwrap_or_default();
+    match serde_json::from_str::<Value>(first) {
+        Ok(header) => {
+            header.get("type") == Some(&Value::from("session"))
+                && header.get("id").is_some_and(Value::is_string)
+        }
+        Err(_) => false,
+    }
+}
+
 /// Builds a Pi transcript from its parsed lines; `lines[0]` is the header.
-pub(crate) fn parse(file: &str, lines: Vec<RawLine>) -> Result<Transcript> {
+pub(crate) fn parse(file: &str, lines: Vec<RawLine>, tolerate_orphans: bool) -> Result<Transcript> {
     let mut lines = lines.into_iter();
     let Some(header) = lines.next() else {
         return Err(TranscriptError::Empty { file: file.to_owned() });
@@ -68,7 +81,7 @@ pub(crate) fn parse(file: &str, lines: Vec<RawLine>) -> Result<Transcript> {
             text: line.text,
         });
     }
-    graph::check_parents(file, &entries, &ids)?;
+    let orphans = graph::check_parents(file, &mut entries, &ids, tolerate_orphans)?;
     graph::check_cycles(file, &entries, &ids)?;
 
     // The leaf is the last entry in the file: Pi appends every new entry as the new leaf.
@@ -84,6 +97,8 @@ pub(crate) fn parse(file: &str, lines: Vec<RawLine>) -> Result<Transcript> {
         ids,
         leaf,
         meta_refs: Default::default(),
+        skipped: Vec::new(),
+        orphans,
     })
 }
 

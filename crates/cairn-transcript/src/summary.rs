@@ -4,7 +4,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::model::{ActivePath, Format};
-use crate::preview::describe;
+use crate::preview::{claude_prompt, describe, shorten};
 
 /// What a listing shows about one transcript snapshot.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -26,13 +26,8 @@ pub struct TranscriptSummary {
 impl ActivePath {
     /// Summarises the path for a listing.
     pub fn summary(&self) -> TranscriptSummary {
-        let first_user_message = self
-            .entries
-            .iter()
-            .filter(|e| e.id.is_some())
-            .map(|e| describe(self.format, e))
-            .find(|(role, preview)| role == "user" && !preview.is_empty())
-            .map(|(_, preview)| preview);
+        let first_user_message =
+            self.entries.iter().filter(|e| e.id.is_some()).find_map(|e| first_prompt(self.format, e));
         // Pi keeps both in the header; Claude Code repeats them on every entry, so the
         // leaf's (the last entry that has them) reflect the session as it was saved.
         let fields_from = match self.format {
@@ -59,4 +54,28 @@ fn first_string(lines: &[&String], key: &str) -> Option<String> {
         let value: Value = serde_json::from_str(text).ok()?;
         value.get(key)?.as_str().map(str::to_owned)
     })
+}
+
+/// The preview of `entry` when it is a prompt the user typed. Claude Code also writes user
+/// entries the user never typed: `isMeta` ones (the "Caveat: The messages below were
+/// generated…" preamble of a local command), command echoes, and IDE context wrapped in
+/// `<ide_selection>` / `<ide_opened_file>` beside the real prompt. Those are passed over.
+fn first_prompt(format: Format, entry: &crate::model::Entry) -> Option<String> {
+    match format {
+        Format::Pi => {
+            let (role, preview) = describe(format, entry);
+            (role == "user" && !preview.is_empty()).then_some(preview)
+        }
+        Format::Claude => {
+            if entry.kind != "user" {
+                return None;
+            }
+            let object: Value = serde_json::from_str(&entry.text).ok()?;
+            if object.get("isMeta").and_then(Value::as_bool) == Some(true) {
+                return None;
+            }
+            let text = claude_prompt(object.get("message")?.get("content")?)?;
+            Some(shorten(&text))
+        }
+    }
 }

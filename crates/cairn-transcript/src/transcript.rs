@@ -5,7 +5,7 @@ use std::path::Path;
 
 use crate::error::{Result, TranscriptError};
 use crate::graph::{self, IdIndex};
-use crate::jsonl;
+use crate::jsonl::{self, SkippedLine};
 use crate::model::{ActivePath, Entry, Format};
 use crate::{claude, pi};
 
@@ -25,26 +25,89 @@ pub struct Transcript {
     pub(crate) leaf: Option<usize>,
     /// For Claude Code lines without `uuid`: the entry they point at, by index of the line.
     pub(crate) meta_refs: HashMap<usize, String>,
+    /// Lines left out because they are not JSON objects (read as the agent reads).
+    pub(crate) skipped: Vec<SkippedLine>,
+    /// Lines of entries whose parent is not in the file, taken as roots as the agent does.
+    pub(crate) orphans: Vec<usize>,
+}
+
+/// How forgiving a read is.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Reading {
+    /// Refuse a line that is not a JSON object instead of skipping it.
+    pub strict: bool,
+    /// A saved path: an entry whose parent is not in it starts the path (its parent sat on a
+    /// line that was skipped when it was saved).
+    pub saved: bool,
 }
 
 impl Transcript {
-    /// Reads and checks the transcript at `path`.
+    /// Reads and checks the transcript at `path`, refusing any line that is not JSON.
     pub fn read(path: &Path) -> Result<Transcript> {
         let text = std::fs::read_to_string(path).map_err(|e| TranscriptError::io("read", path, e))?;
         Transcript::parse(&path.display().to_string(), &text)
     }
 
+    /// Reads the transcript at `path` as the agents read their own files: a line that is not
+    /// a JSON object (a torn last line, two entries glued together) is left out and listed in
+    /// [`Transcript::skipped_lines`], and an entry whose parent was on such a line starts the
+    /// path, as it does when the agent walks back from its leaf.
+    pub fn read_as_agent(path: &Path) -> Result<Transcript> {
+        let text = std::fs::read_to_string(path).map_err(|e| TranscriptError::io("read", path, e))?;
+        Transcript::parse_as_agent(&path.display().to_string(), &text)
+    }
+
     /// Parses and checks transcript text; `source` names it in errors and in `parentSession`.
     pub fn parse(source: &str, text: &str) -> Result<Transcript> {
-        let lines = jsonl::parse_lines(source, text)?;
+        Transcript::parse_with(source, text, Reading { strict: true, saved: false })
+    }
+
+    /// [`Transcript::parse`] as the agents read: see [`Transcript::read_as_agent`].
+    pub fn parse_as_agent(source: &str, text: &str) -> Result<Transcript> {
+        Transcript::parse_with(source, text, Reading { strict: false, saved: false })
+    }
+
+    /// Parses a saved path ([`ActivePath::document`]) again. A path saved from a file with
+    /// skipped lines may start at an entry whose parent is not in it; that entry is its root.
+    pub fn parse_saved(source: &str, text: &str) -> Result<Transcript> {
+        Transcript::parse_with(source, text, Reading { strict: true, saved: true })
+    }
+
+    pub(crate) fn parse_with(source: &str, text: &str, reading: Reading) -> Result<Transcript> {
+        let parsed = jsonl::parse_lines(source, text, reading.strict)?;
+        let lines = parsed.lines;
+        // Only when lines were skipped can a missing parent be explained by them.
+        let tolerate_orphans = reading.saved || !parsed.skipped.is_empty();
         let first = &lines[0];
-        if pi::is_header(first) {
-            pi::parse(source, lines)
+        let mut transcript = if pi::is_header(first) {
+            pi::parse(source, lines, tolerate_orphans)?
         } else if lines.iter().any(claude::is_entry) {
-            claude::parse(source, lines)
+            claude::parse(source, lines, tolerate_orphans)?
+        } else if lines.iter().all(claude::is_summary) {
+            return Err(TranscriptError::OnlySummaries { file: source.to_owned(), count: lines.len() });
         } else {
-            Err(TranscriptError::UnknownFormat { file: source.to_owned(), line: first.line })
-        }
+            return Err(TranscriptError::UnknownFormat { file: source.to_owned(), line: first.line });
+        };
+        transcript.skipped = parsed.skipped;
+        Ok(transcript)
+    }
+
+    /// The lines left out because they are not JSON objects (empty for a strict read).
+    pub fn skipped_lines(&self) -> &[SkippedLine] {
+        &self.skipped
+    }
+
+    /// The lines of entries whose parent is not in the file and that were taken as roots.
+    pub fn orphan_lines(&self) -> &[usize] {
+        &self.orphans
+    }
+
+    /// How many conversation entries are on branches the active path leaves out (sidechains,
+    /// a subagent's own conversation, are not counted).
+    pub fn entries_off_path(&self) -> usize {
+        let on_path = self.active_path().entries.iter().filter(|e| e.id.is_some()).count();
+        let all = self.entries.iter().filter(|e| e.id.is_some() && !e.sidechain).count();
+        all.saturating_sub(on_path)
     }
 
     /// The file (or name) the transcript was read from.

@@ -10,6 +10,8 @@ use crate::error::{Result, TranscriptError};
 use crate::locate::AgentDirs;
 use crate::migrate::v3_entry_lines;
 use crate::model::{ActivePath, Format};
+use crate::note::{RestoreNote, note_id, note_line};
+use crate::subagents::{AttachedFile, write_attached};
 use crate::transcript::Transcript;
 
 /// How a saved path becomes a new session.
@@ -24,6 +26,14 @@ pub struct LoadOptions {
     /// Claude Code: also rewrite every entry's `cwd` to [`LoadOptions::cwd`] (kept otherwise).
     #[serde(default)]
     pub rewrite_cwd: bool,
+    /// Pi: a note to end the new session with, which the user sees and the model's context
+    /// does not (see [`RestoreNote`]).
+    #[serde(default)]
+    pub note: Option<RestoreNote>,
+    /// Claude Code: files saved with the path (subagent transcripts), written beside the new
+    /// session under its new id.
+    #[serde(default)]
+    pub attached: Vec<AttachedFile>,
 }
 
 /// A session file that was written, and how to open it.
@@ -40,6 +50,9 @@ pub struct WrittenSession {
     pub resume_command: Option<String>,
     /// The command that starts a new session from it (`pi --fork FILE`), for Pi.
     pub fork_command: Option<String>,
+    /// The files written beside it (subagent transcripts), if any.
+    #[serde(default)]
+    pub attached: Vec<PathBuf>,
 }
 
 /// Writes `path` as a new session of its agent, under the directory for `options.cwd`.
@@ -55,11 +68,19 @@ pub fn load_session(path: &ActivePath, dirs: &AgentDirs, options: &LoadOptions) 
         Format::Pi => {
             let timestamp = iso_millis(now);
             let parent = options.parent_session.as_deref().unwrap_or(&path.source);
-            let header = pi_header(&session_id, &timestamp, &options.cwd, Some(parent));
+            let header =
+                keep_v1_header_fields(path, pi_header(&session_id, &timestamp, &options.cwd, Some(parent)));
             let file_stamp = timestamp.replace([':', '.'], "-");
             let file = dirs.pi_dir_for(&options.cwd).join(format!("{file_stamp}_{session_id}.jsonl"));
-            let text = join_lines(Some(header), v3_entry_lines(path));
-            write_checked(&file, &text, path, false)?;
+            let mut lines = v3_entry_lines(path);
+            let mut expected = entry_ids(path);
+            if let Some(note) = &options.note {
+                let id = note_id(path);
+                lines.push(note_line(note, &id, path.leaf_id(), &timestamp));
+                expected.push(Some(id));
+            }
+            let text = join_lines(Some(header), lines);
+            write_checked(&file, &text, &expected, false)?;
             Ok(pi_written(file, session_id))
         }
         Format::Claude => {
@@ -68,14 +89,30 @@ pub fn load_session(path: &ActivePath, dirs: &AgentDirs, options: &LoadOptions) 
                 fields.push(("cwd", Value::String(options.cwd.clone())));
             }
             let lines = path.entries.iter().map(|e| claude_line(&e.text, &fields)).collect();
-            let file = dirs.claude_dir_for(&options.cwd).join(format!("{session_id}.jsonl"));
-            write_checked(&file, &join_lines(None, lines), path, false)?;
+            let dir = dirs.claude_dir_for(&options.cwd);
+            let file = dir.join(format!("{session_id}.jsonl"));
+            write_checked(&file, &join_lines(None, lines), &entry_ids(path), false)?;
+            let old_id = Path::new(&path.source).file_stem().and_then(|s| s.to_str()).unwrap_or_default();
+            let mut attached = Vec::new();
+            for extra in &options.attached {
+                match write_attached(&dir, extra, old_id, &session_id, &fields) {
+                    Ok(written) => attached.extend(written),
+                    Err(e) => {
+                        // A session whose subagent files are missing is not what was saved.
+                        for done in attached.iter().chain(std::iter::once(&file)) {
+                            let _ = std::fs::remove_file(done);
+                        }
+                        return Err(e);
+                    }
+                }
+            }
             Ok(WrittenSession {
                 path: file,
                 format: Format::Claude,
                 resume_command: Some(format!("claude --resume {session_id}")),
                 fork_command: None,
                 session_id,
+                attached,
             })
         }
     }
@@ -98,27 +135,26 @@ pub fn export_session(path: &ActivePath, dest: &Path, overwrite: bool) -> Result
                 .unwrap_or(Value::Null);
             let field = |key: &str| old.get(key).and_then(Value::as_str).unwrap_or_default();
             let session_id = field("id").to_owned();
+            // As Pi's own migration does: the header keeps every field (a version 1 header's
+            // `provider`, `modelId` and `thinkingLevel` included) and only its version changes.
             let header = match (&path.header, path.pi_version) {
                 (Some(header), Some(3)) => header.clone(),
-                _ => pi_header(
-                    &session_id,
-                    field("timestamp"),
-                    field("cwd"),
-                    old.get("parentSession").and_then(Value::as_str),
-                ),
+                (Some(header), _) => set_fields(header, &[("version", Value::from(3))]),
+                (None, _) => pi_header(&session_id, field("timestamp"), field("cwd"), None),
             };
             let text = join_lines(Some(header), v3_entry_lines(path));
-            write_checked(dest, &text, path, overwrite)?;
+            write_checked(dest, &text, &entry_ids(path), overwrite)?;
             Ok(pi_written(dest.to_path_buf(), session_id))
         }
         Format::Claude => {
-            write_checked(dest, &path.document(), path, overwrite)?;
+            write_checked(dest, &path.document(), &entry_ids(path), overwrite)?;
             Ok(WrittenSession {
                 path: dest.to_path_buf(),
                 format: Format::Claude,
                 session_id: path.summary().session_id.unwrap_or_default(),
                 resume_command: None,
                 fork_command: None,
+                attached: Vec::new(),
             })
         }
     }
@@ -132,6 +168,7 @@ fn pi_written(path: PathBuf, session_id: String) -> WrittenSession {
         path,
         format: Format::Pi,
         session_id,
+        attached: Vec::new(),
     }
 }
 
@@ -154,12 +191,12 @@ fn pi_header(id: &str, timestamp: &str, cwd: &str, parent: Option<&str>) -> Stri
 
 /// Sets `fields` on a Claude Code line that has a `sessionId` (lines without one, such as
 /// `summary`, are left alone).
-fn claude_line(text: &str, fields: &[(&str, Value)]) -> String {
+pub(crate) fn claude_line(text: &str, fields: &[(&str, Value)]) -> String {
     let has_session = serde_json::from_str::<Value>(text).ok().is_some_and(|v| v.get("sessionId").is_some());
     if has_session { set_fields(text, fields) } else { text.to_owned() }
 }
 
-fn join_lines(header: Option<String>, lines: Vec<String>) -> String {
+pub(crate) fn join_lines(header: Option<String>, lines: Vec<String>) -> String {
     let mut out = String::new();
     for line in header.into_iter().chain(lines) {
         out.push_str(&line);
@@ -174,15 +211,45 @@ fn iso_millis(now: jiff::Timestamp) -> String {
     format!("{}.{millis:03}Z", now.strftime("%Y-%m-%dT%H:%M:%S"))
 }
 
-/// Checks that `text` parses as the same path, then writes it atomically.
-fn write_checked(dest: &Path, text: &str, expected: &ActivePath, overwrite: bool) -> Result<()> {
+/// Checks that `text` parses as a path with the `expected` entry ids, then writes it
+/// atomically.
+fn write_checked(dest: &Path, text: &str, expected: &[Option<String>], overwrite: bool) -> Result<()> {
     let refuse = |reason: String| TranscriptError::WouldBeInvalid { path: dest.to_path_buf(), reason };
-    let reparsed = Transcript::parse(&dest.display().to_string(), text).map_err(|e| refuse(e.to_string()))?;
-    let ids = |p: &ActivePath| -> Vec<Option<String>> { p.entries.iter().map(|e| e.id.clone()).collect() };
-    if ids(&reparsed.active_path()) != ids(expected) {
+    let reparsed =
+        Transcript::parse_saved(&dest.display().to_string(), text).map_err(|e| refuse(e.to_string()))?;
+    if entry_ids(&reparsed.active_path()) != expected {
         return Err(refuse("its active path differs from the saved one".to_owned()));
     }
     crate::fsio::write_atomic(dest, text, overwrite)
+}
+
+fn entry_ids(path: &ActivePath) -> Vec<Option<String>> {
+    path.entries.iter().map(|e| e.id.clone()).collect()
+}
+
+/// A version 1 header carried the session's model and thinking level; a new header built for
+/// its path keeps them, as Pi's migration keeps them in the file.
+fn keep_v1_header_fields(path: &ActivePath, header: String) -> String {
+    if path.pi_version != Some(1) {
+        return header;
+    }
+    let Some(old) = path.header.as_deref().and_then(|h| serde_json::from_str::<Value>(h).ok()) else {
+        return header;
+    };
+    let kept: Vec<(&str, Value)> = ["provider", "modelId", "thinkingLevel"]
+        .into_iter()
+        .filter_map(|key| old.get(key).map(|value| (key, value.clone())))
+        .collect();
+    if kept.is_empty() {
+        return header;
+    }
+    let Ok(Value::Object(mut object)) = serde_json::from_str::<Value>(&header) else {
+        return header;
+    };
+    for (key, value) in kept {
+        object.insert(key.to_owned(), value);
+    }
+    Value::Object(object).to_string()
 }
 
 /// Quotes a path for a POSIX shell when it holds characters the shell would interpret.

@@ -18,6 +18,9 @@ fn write(path: &Path, text: &str) {
     std::fs::write(path, text).unwrap();
 }
 
+const PI_SESSION: &str = "{\"type\":\"session\",\"version\":3,\"id\":\"s1\",\"timestamp\":\"2025-01-01T00:00:00.000Z\",\"cwd\":\"/home/a/proj\"}\n";
+const CLAUDE_SESSION: &str = "{\"parentUuid\":null,\"isSidechain\":false,\"sessionId\":\"s\",\"type\":\"user\",\"message\":{\"role\":\"user\",\"content\":\"hi\"},\"uuid\":\"u1\"}\n";
+
 fn set_mtime(path: &Path, seconds: u64) {
     let file = std::fs::File::options().write(true).open(path).unwrap();
     let time = std::time::UNIX_EPOCH + std::time::Duration::from_secs(seconds);
@@ -34,8 +37,9 @@ fn newest_session_looks_in_both_agents() {
     let claude = home.path().join(".claude/projects/-home-a-proj/abc.jsonl");
     let other = home.path().join(".claude/projects/-home-a-other/new.jsonl");
     let not_jsonl = home.path().join(".claude/projects/-home-a-proj/notes.txt");
-    for file in [&pi, &claude, &other, &not_jsonl] {
-        write(file, "{}\n");
+    write(&pi, PI_SESSION);
+    for file in [&claude, &other, &not_jsonl] {
+        write(file, CLAUDE_SESSION);
     }
     set_mtime(&pi, 1_700_000_000);
     set_mtime(&claude, 1_600_000_000);
@@ -60,6 +64,6 @@ fn long_claude_names_are_found_by_prefix() {
     let cwd = format!("/{}", "d".repeat(250));
     let shortened = format!("{}-1abc2", &claude_dir_name(&cwd)[..200]);
     let file = home.path().join(".claude/projects").join(shortened).join("s.jsonl");
-    write(&file, "{}\n");
+    write(&file, CLAUDE_SESSION);
     assert_eq!(newest_session(&dirs, &cwd).unwrap().unwrap().path, file);
 }

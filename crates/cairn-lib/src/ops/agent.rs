@@ -20,6 +20,8 @@ use crate::config::{Config, InvalidSetting};
 use crate::error::{Error, ErrorKind, Result};
 use crate::store::Store;
 
+pub use super::pi_settings::{PI_SETTINGS_NAMESPACE, PiToolDefaults, pi_tool_defaults};
+
 /// The code attached to a refusal caused by an unreadable or invalid config file, so a front
 /// end can also warn the user (the refusal itself is what fails closed).
 pub const INVALID_CONFIG_CODE: &str = "AGENT_CONFIG_INVALID";
@@ -235,6 +237,18 @@ pub fn check_agent_permission(
     capability: Capability,
     server_allow: &[Capability],
 ) -> Result<()> {
+    check_agent_permission_with_default(store, capability, server_allow, None)
+}
+
+/// [`check_agent_permission`] where `default`, when given, replaces the built-in default of a
+/// capability the store's config leaves unset: the pi profile takes it from Pi's own settings
+/// ([`pi_tool_defaults`]). An answer set in the store's config still wins.
+pub fn check_agent_permission_with_default(
+    store: &Store,
+    capability: Capability,
+    server_allow: &[Capability],
+    default: Option<bool>,
+) -> Result<()> {
     if server_allow.contains(&capability) {
         return Ok(());
     }
@@ -260,7 +274,12 @@ pub fn check_agent_permission(
         )
         .with_code(INVALID_CONFIG_CODE));
     }
-    if config.get(capability.key())? == "true" {
+    let set = config.all().iter().any(|s| s.key == capability.key() && s.set);
+    let allowed = match (set, default) {
+        (false, Some(default)) => default,
+        _ => config.get(capability.key())? == "true",
+    };
+    if allowed {
         return Ok(());
     }
     Err(Error::new(

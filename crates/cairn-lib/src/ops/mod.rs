@@ -9,6 +9,7 @@ pub mod diff;
 pub mod document;
 pub mod gc;
 pub mod list;
+mod pi_settings;
 pub mod remove;
 pub mod resolve;
 pub mod restore;

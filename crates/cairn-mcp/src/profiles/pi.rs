@@ -1,29 +1,61 @@
 //! The pi profile: the `snapshot_save` and `snapshot_restore` tools of Pi's session snapshot
 //! extension, over cairn's transcript snapshots.
 //!
-//! Both are refused until the user allows each one (`cairn agent allow transcript-save`,
-//! `cairn agent allow transcript-restore`); the answer is read from the store's settings on
-//! every call, and settings that cannot be read refuse the call and warn on stderr.
+//! Permission: an answer set in the store's settings (`cairn agent allow|deny
+//! transcript-save`) wins; otherwise the extension's own settings decide, the
+//! `pi-session-snapshot` namespace of Pi's `settings.json` with a trusted project's
+//! `.pi/settings.json` over it field by field; otherwise both are refused. Everything is read
+//! again on every call, and settings that cannot be used refuse the call and warn on stderr.
 //!
 //! Which conversation is saved: the file named by `CAIRN_TRANSCRIPT` when the server was given
-//! one, otherwise the newest Pi or Claude Code session of the server's working directory. The
-//! agents' directories follow the agents' own variables (`PI_CODING_AGENT_DIR`,
-//! `CLAUDE_CONFIG_DIR`) and default to `~/.pi/agent/sessions` and `~/.claude/projects`.
+//! one, otherwise the session the server first saved (or, if it restored first, the newest
+//! session when it did), never a newer file written since (such as a restored copy). A save
+//! ends before an assistant message whose tool calls have no results yet: the call that
+//! asked for the save is still running. Each save also keeps the extension's file,
+//! `<Pi agent dir>/pi-session-snapshot/<name>.jsonl`, for `pi --fork`.
 //!
-//! A restore writes a new session in the agent's directory for the working directory and
-//! returns its file and the command that resumes it. The `prompt`, when given, is returned
-//! and kept in a sidecar file beside the session (`<session>.prompt`) for the launcher to
-//! deliver once; the server cannot replace the running agent's session by itself.
+//! A restore takes a name only, writes a new session in the agent's directory for the working
+//! directory, ending with a note the user sees and the model does not, and returns its file
+//! and the command that resumes it. The `prompt`, when given, is returned and kept in a
+//! sidecar file beside the session (`<session>.prompt`) for the launcher to deliver once; the
+//! server cannot replace the running agent's session by itself.
 
 use std::path::PathBuf;
+use std::sync::Mutex;
 
-use cairn_lib::ops::agent::Capability;
+use cairn_lib::NotCovered;
+use cairn_lib::ops::agent::{
+    Capability, INVALID_CONFIG_CODE, PI_SETTINGS_NAMESPACE, check_agent_permission_with_default,
+    pi_tool_defaults,
+};
 use cairn_lib::ops::transcript::{AgentPlaces, TranscriptLoadOptions, TranscriptSaveOptions};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{ServeError, ToolError};
 use crate::registry::{Hints, ToolSpec};
-use crate::state::ServerState;
+use crate::state::{ServerState, warn};
+
+/// The variable that tells the server the project's `.pi/settings.json` is trusted (cairn
+/// cannot see the answer Pi keeps).
+const TRUST_VARIABLE: &str = "CAIRN_PI_TRUST_PROJECT";
+
+/// The conversation one pi-profile server serves, fixed by its first save or restore.
+#[derive(Debug, Default)]
+pub struct PiSlot(Mutex<Option<PathBuf>>);
+
+impl PiSlot {
+    fn get(&self) -> Option<PathBuf> {
+        self.0.lock().map(|g| g.clone()).unwrap_or_default()
+    }
+
+    fn keep(&self, file: PathBuf) {
+        if let Ok(mut slot) = self.0.lock()
+            && slot.is_none()
+        {
+            *slot = Some(file);
+        }
+    }
+}
 
 /// Arguments of `snapshot_save`.
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
@@ -59,6 +91,10 @@ pub struct SaveResult {
     pub entries: usize,
     /// True when an existing snapshot of that name was replaced.
     pub replaced: bool,
+    /// The file `pi --fork` starts a new session from (Pi sessions only).
+    pub fork_file: Option<String>,
+    /// What the saved path leaves out of the session file, and why.
+    pub not_covered: NotCovered,
 }
 
 /// What `snapshot_restore` returns.
@@ -78,8 +114,8 @@ pub struct RestoreResult {
     pub prompt_file: Option<String>,
 }
 
-const SAVE: &str = "Save the active path of the current conversation (root to leaf; other branches are left out) as a named snapshot. Saving an existing name fails unless force is true. Denied unless the user ran `cairn agent allow transcript-save`.";
-const RESTORE: &str = "Restore a named conversation snapshot as a new session in the current working directory. Returns the new session's file and the command that resumes it; an optional literal prompt is recorded to be submitted exactly once in that session. The snapshot itself is unchanged. Denied unless the user ran `cairn agent allow transcript-restore`.";
+const SAVE: &str = "Save the active path of the current conversation (root to leaf; other branches are left out) as a named snapshot. Saving an existing name fails unless force is true. Denied unless the user allowed it (`cairn agent allow transcript-save`, or agentSaveToolAllowed in Pi's settings). The path ends before the assistant message holding this call; read not_covered for what else it leaves out.";
+const RESTORE: &str = "Restore a named conversation snapshot as a new session in the current working directory. Returns the new session's file and the command that resumes it; an optional literal prompt is recorded to be submitted exactly once in that session. The snapshot itself is unchanged. Takes a snapshot name only. Denied unless the user allowed it (`cairn agent allow transcript-restore`, or agentRestoreToolAllowed in Pi's settings).";
 
 /// What the server tells an agent when it connects.
 pub const INSTRUCTIONS: &str = "snapshot_save keeps the active path of this conversation under a name; snapshot_restore starts a new session from a saved one. Both need the user's permission.";
@@ -94,31 +130,49 @@ pub fn tools() -> Result<Vec<ToolSpec>, ServeError> {
 }
 
 fn save(state: &ServerState, a: SaveArgs) -> Result<SaveResult, ToolError> {
-    state.permit(Capability::TranscriptSave)?;
+    let places = places()?;
+    permit(state, Capability::TranscriptSave, &places)?;
+    let fork_copy =
+        places.pi_agent_dir().join(PI_SETTINGS_NAMESPACE).join(format!("{}.jsonl", a.name.trim()));
     let saved = state.store.transcript_save(&TranscriptSaveOptions {
-        file: env_path("CAIRN_TRANSCRIPT"),
+        file: served_file(state),
         name: Some(a.name.clone()),
         description: None,
         force: a.force,
-        places: places()?,
+        places,
         session: state.choice(None),
+        strict: false,
+        cut_unanswered_tool_calls: true,
+        fork_copy: Some(fork_copy),
     })?;
+    state.pi.keep(saved.file.clone());
     Ok(SaveResult {
         name: a.name,
         snapshot_id: saved.snapshot.id.to_string(),
         session_file: saved.file.to_string_lossy().into_owned(),
         entries: saved.summary.entry_count,
         replaced: saved.replaced.is_some(),
+        fork_file: saved.fork_file.map(|f| f.to_string_lossy().into_owned()),
+        not_covered: saved.snapshot.not_covered,
     })
 }
 
 fn restore(state: &ServerState, a: RestoreArgs) -> Result<RestoreResult, ToolError> {
-    state.permit(Capability::TranscriptRestore)?;
+    let places = places()?;
+    permit(state, Capability::TranscriptRestore, &places)?;
+    // The restored session becomes the newest file: fix the served one before writing it.
+    if served_file(state).is_none()
+        && let Ok(Some(newest)) = places.newest_session()
+    {
+        state.pi.keep(newest);
+    }
     let loaded = state.store.transcript_load(&TranscriptLoadOptions {
         name: a.name.clone(),
-        places: places()?,
+        places,
         prompt: a.prompt,
         session: state.choice(None),
+        names_only: true,
+        restore_note: Some(PI_SETTINGS_NAMESPACE.to_owned()),
     })?;
     Ok(RestoreResult {
         name: a.name,
@@ -127,6 +181,36 @@ fn restore(state: &ServerState, a: RestoreArgs) -> Result<RestoreResult, ToolErr
         resume_command: loaded.resume_command,
         prompt: loaded.prompt,
         prompt_file: loaded.prompt_file.map(|f| f.to_string_lossy().into_owned()),
+    })
+}
+
+/// The conversation this server saves: `CAIRN_TRANSCRIPT`, else the one it kept; `None` lets
+/// the engine take the newest session (the first time).
+fn served_file(state: &ServerState) -> Option<PathBuf> {
+    env_path("CAIRN_TRANSCRIPT").or_else(|| state.pi.get())
+}
+
+/// Refuses `capability` unless the store's settings, or else Pi's, allow it; warnings about
+/// either go to stderr (never stdout, which carries the protocol on stdio).
+fn permit(state: &ServerState, capability: Capability, places: &AgentPlaces) -> Result<(), ToolError> {
+    let global = places.pi_agent_dir().join("settings.json");
+    let project = PathBuf::from(&places.cwd).join(".pi").join("settings.json");
+    let trusted = std::env::var(TRUST_VARIABLE).is_ok_and(|v| matches!(v.trim(), "1" | "true" | "yes"));
+    let defaults = pi_tool_defaults(&global, &project, trusted);
+    for warning in &defaults.warnings {
+        warn(warning);
+    }
+    check_agent_permission_with_default(
+        &state.store,
+        capability,
+        &state.allow,
+        defaults.default_for(capability),
+    )
+    .map_err(|err| {
+        if err.code() == Some(INVALID_CONFIG_CODE) {
+            warn(err.message());
+        }
+        ToolError::from(err)
     })
 }
 

@@ -61,6 +61,10 @@ pub struct SaveArgs {
     /// What this snapshot is being taken before.
     #[arg(long, short)]
     description: Option<String>,
+    /// Refuse a file with a line that is not JSON (by default such lines are left out, as the
+    /// agents leave them out, and listed).
+    #[arg(long)]
+    strict: bool,
     #[command(flatten)]
     places: PlaceArgs,
     /// The session to save into (name or id).
@@ -133,6 +137,8 @@ pub fn run(global: &GlobalArgs, command: TranscriptCommand, printer: &Printer) -
                 force: args.force,
                 places: places(&args.places)?,
                 session: session_choice(args.session.as_deref()),
+                strict: args.strict,
+                ..TranscriptSaveOptions::default()
             })?;
             printer.result(&result, human_save);
         }
@@ -142,6 +148,7 @@ pub fn run(global: &GlobalArgs, command: TranscriptCommand, printer: &Printer) -
                 places: places(&args.places)?,
                 prompt: args.prompt,
                 session: session_choice(args.session.as_deref()),
+                ..TranscriptLoadOptions::default()
             })?;
             printer.result(&result, |r| human_written("loaded", r));
         }
@@ -269,6 +276,20 @@ fn human_save(r: &TranscriptSaveResult) -> String {
     if let Some(first) = &r.summary.first_user_message {
         out.push_str(&format!("  first message: {first}\n"));
     }
+    if !r.subagent_files.is_empty() {
+        out.push_str(&format!("  with its subagents' transcripts: {}\n", r.subagent_files.join(", ")));
+    }
+    if r.off_path > 0 {
+        out.push_str(&format!("  left out: {} entries on other branches of the conversation\n", r.off_path));
+    }
+    if !r.skipped_lines.is_empty() {
+        let lines: Vec<String> = r.skipped_lines.iter().map(|s| s.line.to_string()).collect();
+        out.push_str(&format!(
+            "  skipped {} line(s) that are not valid JSON, as the agent skips them: line {} (see not_covered; --strict refuses such a file)\n",
+            lines.len(),
+            lines.join(", ")
+        ));
+    }
     if let Some(old) = &r.replaced {
         out.push_str(&format!("replaced {}\n", format::label(old)));
     }
@@ -288,6 +309,9 @@ fn human_written(verb: &str, r: &TranscriptWritten) -> String {
     }
     if let Some(cmd) = &r.fork_command {
         out.push_str(&format!("or start a new session from it: {cmd}\n"));
+    }
+    for file in &r.subagent_files {
+        out.push_str(&format!("  subagent transcript: {}\n", file.display()));
     }
     if let Some(file) = &r.prompt_file {
         out.push_str(&format!("the message to send first is in {}\n", file.display()));

@@ -167,6 +167,8 @@ fn names_outside_the_rule_are_refused_and_nothing_is_stored() {
 #[test]
 fn damaged_transcripts_are_refused_with_their_line_and_nothing_is_stored() {
     let env = TestEnv::new();
+    // A line that is not JSON is refused with --strict (without it, it is skipped as the
+    // agents skip it); a lost parent with no skipped line to explain it, and a cycle, always.
     let cases = [
         ("bad_malformed.jsonl", "line 3 is not valid JSON"),
         ("bad_missing_parent.jsonl", "line 3 names parent gone0000"),
@@ -174,7 +176,7 @@ fn damaged_transcripts_are_refused_with_their_line_and_nothing_is_stored() {
     ];
     for (name, message) in cases {
         let file = env.place(name, name);
-        let err = env.fails(&["transcript", "save", file.to_str().unwrap(), "broken"], 2);
+        let err = env.fails(&["transcript", "save", "--strict", file.to_str().unwrap(), "broken"], 2);
         assert!(err.contains(name) && err.contains(message), "{name}: {err}");
     }
     assert!(env.listed().is_empty());

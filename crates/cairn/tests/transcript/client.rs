@@ -28,8 +28,20 @@ impl Client {
         client
     }
 
+    /// Starts `cairn ARGS` with `vars` set too, and initializes the session.
+    pub(crate) fn start_with(env: &TestEnv, args: &[&str], vars: &[(&str, &str)]) -> Self {
+        let mut client = Self::spawn_with(env, args, vars);
+        let init = client.initialize().expect("the server closed stdout before answering initialize");
+        assert!(init["result"]["serverInfo"].is_object(), "{init}");
+        client
+    }
+
     /// Starts `cairn ARGS` without speaking to it yet.
     pub(crate) fn spawn(env: &TestEnv, args: &[&str]) -> Self {
+        Self::spawn_with(env, args, &[])
+    }
+
+    fn spawn_with(env: &TestEnv, args: &[&str], vars: &[(&str, &str)]) -> Self {
         // Beside HOME, inside the test's temporary root, so it goes when the test ends.
         let (stderr_file, stderr) = tempfile::Builder::new()
             .prefix("mcp-stderr-")
@@ -39,6 +51,7 @@ impl Client {
             .unwrap();
         let mut child = env
             .command(args)
+            .envs(vars.iter().copied())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(stderr_file)

@@ -66,7 +66,7 @@ impl Store {
             }
             None => {
                 let file = PathBuf::from(from.target.trim_start_matches("transcript:"));
-                let live = Transcript::read(&file).map_err(transcript_error)?.active_path();
+                let live = Transcript::read_as_agent(&file).map_err(transcript_error)?.active_path();
                 (None, Some(file), live)
             }
         };

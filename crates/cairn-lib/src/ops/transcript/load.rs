@@ -4,7 +4,7 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use cairn_transcript::{Format, LoadOptions, WrittenSession, export_session, load_session};
+use cairn_transcript::{Format, LoadOptions, RestoreNote, WrittenSession, export_session, load_session};
 use serde::{Deserialize, Serialize};
 
 use super::{AgentPlaces, transcript_error};
@@ -27,6 +27,13 @@ pub struct TranscriptLoadOptions {
     /// The cairn session to look the snapshot up in.
     #[serde(default)]
     pub session: SessionChoice,
+    /// Take `name` as a name only (no id, id prefix or `latest`).
+    #[serde(default)]
+    pub names_only: bool,
+    /// End a new Pi session with a note, `Restored session snapshot "<name>".`, that the user
+    /// sees and the model's context leaves out (a Pi `custom` entry of this type).
+    #[serde(default)]
+    pub restore_note: Option<String>,
 }
 
 /// Which snapshot to export, and where to.
@@ -64,6 +71,8 @@ pub struct TranscriptWritten {
     pub prompt: Option<String>,
     /// The sidecar file holding that message.
     pub prompt_file: Option<PathBuf>,
+    /// Files written beside the session (its subagents' transcripts).
+    pub subagent_files: Vec<PathBuf>,
 }
 
 impl Store {
@@ -74,9 +83,24 @@ impl Store {
             return Err(Error::invalid("no working directory to load the session for; pass one"));
         }
         let session = self.resolve_session(&options.session)?;
-        let snapshot = self.find_transcript(&session, &options.name)?;
-        let path = self.transcript_path(&snapshot)?;
-        let load = LoadOptions { cwd: options.places.cwd.clone(), parent_session: None, rewrite_cwd: false };
+        let snapshot = if options.names_only {
+            self.find_transcript_by_name(&session, &options.name)?
+        } else {
+            self.find_transcript(&session, &options.name)?
+        };
+        let mut path = self.transcript_path_and_files(&snapshot)?;
+        let attached = path.take_attached();
+        let note = options.restore_note.as_ref().map(|custom_type| RestoreNote {
+            custom_type: custom_type.clone(),
+            name: snapshot.name.clone().unwrap_or_else(|| options.name.trim().to_owned()),
+        });
+        let load = LoadOptions {
+            cwd: options.places.cwd.clone(),
+            parent_session: None,
+            rewrite_cwd: false,
+            note,
+            attached,
+        };
         let written = load_session(&path, &options.places.dirs(), &load).map_err(transcript_error)?;
         let prompt_file = match &options.prompt {
             Some(prompt) => match write_prompt(&written.path, prompt) {
@@ -85,6 +109,9 @@ impl Store {
                     // A session without the message it was meant to start with is not what
                     // was asked for: take it back.
                     let _ = std::fs::remove_file(&written.path);
+                    for file in &written.attached {
+                        let _ = std::fs::remove_file(file);
+                    }
                     return Err(e);
                 }
             },
@@ -125,6 +152,7 @@ fn written_result(
         fork_command: written.fork_command,
         prompt,
         prompt_file,
+        subagent_files: written.attached,
     }
 }
 

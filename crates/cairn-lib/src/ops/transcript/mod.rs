@@ -28,6 +28,7 @@ pub use save::{TranscriptSaveOptions, TranscriptSaveResult};
 
 use super::resolve::SessionChoice;
 use crate::error::{Error, ErrorKind, Result};
+use crate::name::validate_name;
 use crate::session::Session;
 use crate::snapshot::Snapshot;
 use crate::store::Store;
@@ -86,6 +87,19 @@ impl AgentPlaces {
             (None, None) => return Err(missing("Claude Code")),
         };
         Ok(Self { pi_dir, claude_dir, cwd: cwd.into() })
+    }
+
+    /// The session file a save without a file would take now: the newest session of either
+    /// agent for [`AgentPlaces::cwd`] (files that are not sessions of their own passed over).
+    pub fn newest_session(&self) -> Result<Option<PathBuf>> {
+        let found = cairn_transcript::newest_session(&self.dirs(), &self.cwd).map_err(transcript_error)?;
+        Ok(found.map(|f| std::fs::canonicalize(&f.path).unwrap_or(f.path)))
+    }
+
+    /// Pi's agent directory (the parent of its sessions directory), which holds its
+    /// `settings.json` and the snapshot extension's `pi-session-snapshot/` folder.
+    pub fn pi_agent_dir(&self) -> PathBuf {
+        self.pi_dir.parent().map(std::path::Path::to_path_buf).unwrap_or_else(|| self.pi_dir.clone())
     }
 
     fn dirs(&self) -> AgentDirs {
@@ -148,6 +162,24 @@ impl Store {
         }
     }
 
+    /// The transcript snapshot saved under `name`, and nothing else: no id, no prefix, no
+    /// `latest` (what a front that speaks of snapshots by name only takes).
+    pub(crate) fn find_transcript_by_name(&self, session: &Session, name: &str) -> Result<Snapshot> {
+        let name = name.trim();
+        if name.is_empty() {
+            return Err(Error::invalid(
+                "the snapshot name is empty; pass the name a snapshot was saved under",
+            ));
+        }
+        validate_name("snapshot", name)?;
+        self.transcript_named(session, name)?.ok_or_else(|| {
+            Error::not_found(format!(
+                "no snapshot named {name:?}; pass the name a snapshot was saved under (snapshots are taken by name here, not by id or \"latest\")"
+            ))
+            .with_code("SNAPSHOT_NOT_FOUND")
+        })
+    }
+
     /// The transcript snapshot holding `name` in `session`, newest first should two ever hold
     /// it (a forced save interrupted between its two steps).
     pub(crate) fn transcript_named(&self, session: &Session, name: &str) -> Result<Option<Snapshot>> {
@@ -155,8 +187,17 @@ impl Store {
         Ok(self.list_kind(KIND, &choice)?.into_iter().rev().find(|s| s.name.as_deref() == Some(name)))
     }
 
-    /// The saved path of a transcript snapshot, with the file it was read from as its source.
+    /// The saved path of a transcript snapshot, with the file it was read from as its source,
+    /// without the files saved with it.
     pub(crate) fn transcript_path(&self, snapshot: &Snapshot) -> Result<ActivePath> {
+        let mut path = self.transcript_path_and_files(snapshot)?;
+        path.take_attached();
+        Ok(path)
+    }
+
+    /// The saved path of a transcript snapshot, with the files saved with it (subagent
+    /// transcripts) still in it, for [`ActivePath::take_attached`].
+    pub(crate) fn transcript_path_and_files(&self, snapshot: &Snapshot) -> Result<ActivePath> {
         if snapshot.kind != KIND {
             return Err(Error::invalid(format!(
                 "snapshot {} is a {} snapshot, not a transcript snapshot",
@@ -173,7 +214,7 @@ impl Store {
         let source = serde_json::from_value::<Details>(snapshot.details.clone())
             .map(|d| d.source)
             .unwrap_or_else(|_| snapshot.target.trim_start_matches("transcript:").to_owned());
-        let parsed = Transcript::parse(&source, &text).map_err(|e| {
+        let parsed = Transcript::parse_saved(&source, &text).map_err(|e| {
             Error::corrupt(format!(
                 "transcript snapshot {} no longer parses ({e}); run `cairn check`",
                 snapshot.id

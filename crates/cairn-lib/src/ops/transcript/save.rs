@@ -2,7 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
-use cairn_transcript::{Transcript, TranscriptSummary, newest_session};
+use cairn_transcript::{SkippedLine, Transcript, TranscriptSummary, export_session, newest_session};
 use serde::{Deserialize, Serialize};
 
 use super::{AgentPlaces, Details, KIND, NAMES_LOCK, transcript_error};
@@ -11,7 +11,7 @@ use crate::name::validate_name;
 use crate::ops::document::DocumentSave;
 use crate::ops::resolve::SessionChoice;
 use crate::ops::save::{SaveOptions, SaveResult};
-use crate::snapshot::{Snapshot, SnapshotStats};
+use crate::snapshot::{NotCovered, SkippedEntry, Snapshot, SnapshotStats};
 use crate::store::Store;
 
 /// What to save.
@@ -32,6 +32,17 @@ pub struct TranscriptSaveOptions {
     /// The cairn session to save into.
     #[serde(default)]
     pub session: SessionChoice,
+    /// Refuse a file with a line that is not JSON, instead of leaving that line out as the
+    /// agents do when they open their own files.
+    #[serde(default)]
+    pub strict: bool,
+    /// End the saved path before an assistant message whose tool calls have no results yet
+    /// (a save made by the agent while it runs), so the saved path can be resumed.
+    #[serde(default)]
+    pub cut_unanswered_tool_calls: bool,
+    /// Also write a Pi path to this file, one `pi --fork FILE` opens (replaced on each save).
+    #[serde(default)]
+    pub fork_copy: Option<PathBuf>,
 }
 
 /// The new snapshot, what it holds, and the snapshot it replaced.
@@ -47,6 +58,19 @@ pub struct TranscriptSaveResult {
     pub summary: TranscriptSummary,
     /// The snapshot that held the name before a forced save, now removed from the session.
     pub replaced: Option<Snapshot>,
+    /// How many entries on other branches of the conversation the active path leaves out.
+    pub off_path: usize,
+    /// Lines of the file that are not JSON and were left out, as the agent leaves them out.
+    #[schemars(with = "Vec<serde_json::Value>")]
+    pub skipped_lines: Vec<SkippedLine>,
+    /// How many entries at the end were left out because an assistant message there has tool
+    /// calls without results (only with `cut_unanswered_tool_calls`).
+    pub cut_entries: usize,
+    /// The copy written for `pi --fork`, when one was asked for and the path is Pi's.
+    pub fork_file: Option<PathBuf>,
+    /// Files saved with the path: the transcripts of the subagents its tool results name,
+    /// relative to the session's directory.
+    pub subagent_files: Vec<String>,
 }
 
 impl Store {
@@ -64,8 +88,22 @@ impl Store {
             None => newest_for(&options.places)?,
         };
         let source = file.to_string_lossy().into_owned();
-        let transcript = Transcript::read(&file).map_err(transcript_error)?;
-        let path = transcript.active_path();
+        let read = if options.strict { Transcript::read } else { Transcript::read_as_agent };
+        let transcript = read(&file).map_err(transcript_error)?;
+        let mut path = transcript.active_path();
+        let off_path = transcript.entries_off_path();
+        let cut_entries =
+            if options.cut_unanswered_tool_calls { path.cut_unanswered_tool_calls() } else { 0 };
+        let subagents = path.find_subagents(&file).map_err(transcript_error)?;
+        let mut not_covered = not_covered(&transcript, off_path, cut_entries);
+        not_covered.skipped.extend(subagents.missing.iter().map(|id| {
+            SkippedEntry {
+                path: format!("agent-{id}.jsonl"),
+                reason:
+                    "missing: a tool result names this subagent, but its transcript is not beside the session"
+                        .to_owned(),
+            }
+        }));
         let summary = path.summary();
         let details =
             Details { source: source.clone(), pi_version: path.pi_version, summary: summary.clone() };
@@ -92,17 +130,34 @@ impl Store {
             description: options.description.clone(),
             force: options.force,
             details,
-            stats: SnapshotStats { files: 1, ..SnapshotStats::default() },
-            not_covered: Default::default(),
+            stats: SnapshotStats { files: 1 + subagents.files.len() as u64, ..SnapshotStats::default() },
+            not_covered,
             session: SessionChoice::call(Some(session.id.to_string())),
         };
-        let snapshot = self.save_document(&save, path.document().as_bytes())?;
+        let snapshot = self.save_document(&save, path.document_with(&subagents.files).as_bytes())?;
+        let fork_file = match (&options.fork_copy, path.format) {
+            (Some(dest), cairn_transcript::Format::Pi) => {
+                export_session(&path, dest, true).map_err(transcript_error)?;
+                Some(dest.clone())
+            }
+            _ => None,
+        };
         // The new snapshot holds the name now; the one it replaces leaves the session (its data
         // is reclaimed by gc like any removed snapshot's).
         if let Some(old) = &holder {
             self.catalog.remove_membership(session.id, old.id)?;
         }
-        Ok(TranscriptSaveResult { snapshot, file, summary, replaced: holder })
+        Ok(TranscriptSaveResult {
+            snapshot,
+            file,
+            summary,
+            replaced: holder,
+            off_path,
+            skipped_lines: transcript.skipped_lines().to_vec(),
+            cut_entries,
+            fork_file,
+            subagent_files: subagents.files.iter().map(|f| f.path.clone()).collect(),
+        })
     }
 
     /// `Store::save` of a `transcript:FILE` target: the same save, with the generic options.
@@ -114,11 +169,43 @@ impl Store {
             force: options.force,
             places: AgentPlaces::default(),
             session: options.session.clone(),
+            ..TranscriptSaveOptions::default()
         })?;
         // The keep policy does not apply to transcript snapshots: each is a deliberate, named
         // checkpoint of a conversation.
         Ok(SaveResult { snapshot: saved.snapshot, removed_by_policy: Vec::new() })
     }
+}
+
+/// What the saved path leaves out of the file: lines that are not JSON, entries whose parent
+/// sat on such a line, entries on other branches, and a cut unanswered tool call.
+fn not_covered(transcript: &Transcript, off_path: usize, cut_entries: usize) -> NotCovered {
+    let mut skipped: Vec<SkippedEntry> = transcript
+        .skipped_lines()
+        .iter()
+        .map(|s| SkippedEntry {
+            path: format!("line {}", s.line),
+            reason: format!("not-json: {}; left out, as the agent leaves it out", s.reason),
+        })
+        .collect();
+    skipped.extend(transcript.orphan_lines().iter().map(|line| SkippedEntry {
+        path: format!("line {line}"),
+        reason: "parent-missing: its parent is not in the file (most likely on a line left out), so the path starts here, as the agent's does".to_owned(),
+    }));
+    if off_path > 0 {
+        skipped.push(SkippedEntry {
+            path: format!("{off_path} entries on other branches"),
+            reason: "off-path: not on the active path from the first entry to the leaf".to_owned(),
+        });
+    }
+    if cut_entries > 0 {
+        skipped.push(SkippedEntry {
+            path: format!("the last {cut_entries} entries"),
+            reason: "unanswered-tool-call: an assistant message there has tool calls without results yet"
+                .to_owned(),
+        });
+    }
+    NotCovered { skipped, ..NotCovered::default() }
 }
 
 /// The canonical path of an existing regular file, with a clear error otherwise.
