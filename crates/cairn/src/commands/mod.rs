@@ -8,6 +8,7 @@ mod config;
 mod debug;
 mod diff;
 mod gc;
+mod hooks;
 mod list;
 mod mcp;
 mod remove;
@@ -87,6 +88,11 @@ pub enum Command {
     Agent(agent::AgentCommand),
     /// Run the MCP server agents use (stdio by default, or --http ADDR).
     Mcp(mcp::McpArgs),
+    /// Install cairn's hooks into Claude Code or Gemini CLI, remove them, or show where they are.
+    #[command(subcommand)]
+    Hooks(hooks::HooksCommand),
+    /// Run by an agent's hooks: read its event on stdin and checkpoint (always exits 0).
+    Hook(hooks::HookArgs),
 }
 
 /// Runs the parsed command.
@@ -108,6 +114,8 @@ pub fn run(cli: Cli, printer: &Printer) -> CommandResult {
         Command::Compose(cmd) => compose::run(global, cmd, printer),
         Command::Transcript(cmd) => transcript::run(global, cmd, printer),
         Command::Debug(cmd) => debug::run(global, cmd, printer),
+        Command::Hooks(cmd) => hooks::run(global, cmd, printer),
+        Command::Hook(args) => hooks::run_hook(global, args),
     }
 }
 
