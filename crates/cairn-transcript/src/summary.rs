@@ -36,12 +36,12 @@ impl ActivePath {
         // Pi keeps both in the header; Claude Code repeats them on every entry, so the
         // leaf's (the last entry that has them) reflect the session as it was saved.
         let fields_from = match self.format {
-            Format::Pi => self.header.iter().collect::<Vec<_>>(),
+            Format::Pi | Format::Gemini => self.header.iter().collect::<Vec<_>>(),
             Format::Claude => self.entries.iter().rev().map(|e| &e.text).collect(),
         };
         let (id_key, cwd_key) = match self.format {
             Format::Pi => ("id", "cwd"),
-            Format::Claude => ("sessionId", "cwd"),
+            Format::Claude | Format::Gemini => ("sessionId", "cwd"),
         };
         TranscriptSummary {
             format: self.format,

@@ -7,7 +7,7 @@ use crate::error::{Result, TranscriptError};
 use crate::graph::{self, IdIndex};
 use crate::jsonl;
 use crate::model::{ActivePath, Entry, Format};
-use crate::{claude, pi};
+use crate::{claude, gemini, pi};
 
 /// A checked transcript: every line parsed, every parent link resolved, no cycles.
 ///
@@ -36,10 +36,15 @@ impl Transcript {
 
     /// Parses and checks transcript text; `source` names it in errors and in `parentSession`.
     pub fn parse(source: &str, text: &str) -> Result<Transcript> {
+        if let Some(legacy) = gemini::parse_legacy(source, text) {
+            return legacy;
+        }
         let lines = jsonl::parse_lines(source, text)?;
         let first = &lines[0];
         if pi::is_header(first) {
             pi::parse(source, lines)
+        } else if gemini::is_session(&lines) {
+            gemini::parse(source, lines)
         } else if lines.iter().any(claude::is_entry) {
             claude::parse(source, lines)
         } else {
@@ -96,7 +101,7 @@ impl Transcript {
             None => Vec::new(),
         };
         let entries = match self.format {
-            Format::Pi => path.iter().map(|&i| self.entries[i].clone()).collect(),
+            Format::Pi | Format::Gemini => path.iter().map(|&i| self.entries[i].clone()).collect(),
             Format::Claude => self.claude_path_with_meta(&path),
         };
         ActivePath {

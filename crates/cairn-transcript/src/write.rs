@@ -78,6 +78,8 @@ pub fn load_session(path: &ActivePath, dirs: &AgentDirs, options: &LoadOptions) 
                 session_id,
             })
         }
+        // Gemini CLI's sessions live under its own directory, which `dirs` does not name.
+        Format::Gemini => Err(TranscriptError::GeminiDirNeeded),
     }
 }
 
@@ -111,11 +113,11 @@ pub fn export_session(path: &ActivePath, dest: &Path, overwrite: bool) -> Result
             write_checked(dest, &text, path, overwrite)?;
             Ok(pi_written(dest.to_path_buf(), session_id))
         }
-        Format::Claude => {
+        Format::Claude | Format::Gemini => {
             write_checked(dest, &path.document(), path, overwrite)?;
             Ok(WrittenSession {
                 path: dest.to_path_buf(),
-                format: Format::Claude,
+                format: path.format,
                 session_id: path.summary().session_id.unwrap_or_default(),
                 resume_command: None,
                 fork_command: None,
@@ -175,7 +177,7 @@ fn iso_millis(now: jiff::Timestamp) -> String {
 }
 
 /// Checks that `text` parses as the same path, then writes it atomically.
-fn write_checked(dest: &Path, text: &str, expected: &ActivePath, overwrite: bool) -> Result<()> {
+pub(crate) fn write_checked(dest: &Path, text: &str, expected: &ActivePath, overwrite: bool) -> Result<()> {
     let refuse = |reason: String| TranscriptError::WouldBeInvalid { path: dest.to_path_buf(), reason };
     let reparsed = Transcript::parse(&dest.display().to_string(), text).map_err(|e| refuse(e.to_string()))?;
     let ids = |p: &ActivePath| -> Vec<Option<String>> { p.entries.iter().map(|e| e.id.clone()).collect() };
