@@ -8,6 +8,7 @@
 
 #![warn(missing_docs)]
 
+pub mod agents;
 mod config;
 mod duration;
 mod error;

@@ -165,6 +165,10 @@ pub enum TranscriptError {
         reason: String,
     },
 
+    /// A Gemini CLI session was to be loaded without Gemini CLI's directory.
+    #[error("a Gemini CLI session is loaded into Gemini CLI's own directory; pass that directory to load it")]
+    GeminiDirNeeded,
+
     /// The destination of an export exists and overwriting was not asked for.
     #[error("{} already exists; choose another path or allow overwriting", path.display())]
     Exists {

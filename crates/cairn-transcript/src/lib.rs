@@ -1,4 +1,5 @@
-//! Agent conversation transcripts: Pi session files and Claude Code transcripts (JSONL).
+//! Agent conversation transcripts: Pi session files, Claude Code transcripts (JSONL) and
+//! Gemini CLI session files.
 //!
 //! This crate reads a transcript and tells its format from the content, checks it (every line
 //! is JSON, every entry has an id, every parent exists, no cycles), extracts the root-to-leaf
@@ -15,6 +16,8 @@ mod diff;
 mod edit;
 mod error;
 mod fsio;
+mod gemini;
+mod gemini_write;
 mod graph;
 mod jsonl;
 mod locate;
@@ -31,6 +34,7 @@ mod write;
 
 pub use diff::{DiffEntry, TranscriptDiff, diff_paths};
 pub use error::{Result, TranscriptError};
+pub use gemini_write::{gemini_chats_dir, gemini_project_hash, load_gemini_session};
 pub use jsonl::SkippedLine;
 pub use locate::{AgentDirs, SessionFile, claude_dir_name, list_sessions, newest_session, pi_dir_name};
 pub use model::{ActivePath, Entry, Format};

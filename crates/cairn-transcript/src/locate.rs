@@ -117,6 +117,8 @@ pub fn newest_session(dirs: &AgentDirs, cwd: &str) -> Result<Option<SessionFile>
         let is_session = match found.format {
             Format::Pi => crate::pi::starts_with_header(&text),
             Format::Claude => crate::claude::has_main_chain(&text),
+            // A Gemini CLI session file is a session of its own.
+            Format::Gemini => true,
         };
         if is_session {
             return Ok(Some(found));

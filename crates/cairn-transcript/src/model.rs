@@ -10,6 +10,8 @@ pub enum Format {
     Pi,
     /// A Claude Code transcript (`~/.claude/projects/...`).
     Claude,
+    /// A Gemini CLI session file (`~/.gemini/tmp/<project>/chats/session-*.jsonl`).
+    Gemini,
 }
 
 impl Format {
@@ -18,6 +20,7 @@ impl Format {
         match self {
             Format::Pi => "pi",
             Format::Claude => "claude",
+            Format::Gemini => "gemini",
         }
     }
 }

@@ -57,6 +57,8 @@ fn call_ids(format: Format, value: &Value) -> Vec<String> {
     let (block_type, role_ok) = match format {
         Format::Pi => ("toolCall", message_role(value) == Some("assistant")),
         Format::Claude => ("tool_use", value.get("type").and_then(Value::as_str) == Some("assistant")),
+        // Gemini CLI records each tool call with its result inside one message: none is open.
+        Format::Gemini => return Vec::new(),
     };
     if !role_ok {
         return Vec::new();
@@ -82,6 +84,7 @@ fn result_ids(format: Format, value: &Value) -> Vec<String> {
             .filter(|b| b.get("type").and_then(Value::as_str) == Some("tool_result"))
             .filter_map(|b| b.get("tool_use_id").and_then(Value::as_str).map(str::to_owned))
             .collect(),
+        Format::Gemini => Vec::new(),
     }
 }
 

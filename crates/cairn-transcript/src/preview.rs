@@ -15,6 +15,7 @@ pub(crate) fn describe(format: Format, entry: &Entry) -> (String, String) {
     let (role, text) = match format {
         Format::Pi => describe_pi(&entry.kind, &object),
         Format::Claude => describe_claude(&entry.kind, &object),
+        Format::Gemini => crate::gemini::describe(&entry.kind, &object),
     };
     (role, shorten(&text))
 }

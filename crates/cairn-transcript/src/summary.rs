@@ -31,12 +31,12 @@ impl ActivePath {
         // Pi keeps both in the header; Claude Code repeats them on every entry, so the
         // leaf's (the last entry that has them) reflect the session as it was saved.
         let fields_from = match self.format {
-            Format::Pi => self.header.iter().collect::<Vec<_>>(),
+            Format::Pi | Format::Gemini => self.header.iter().collect::<Vec<_>>(),
             Format::Claude => self.entries.iter().rev().map(|e| &e.text).collect(),
         };
         let (id_key, cwd_key) = match self.format {
             Format::Pi => ("id", "cwd"),
-            Format::Claude => ("sessionId", "cwd"),
+            Format::Claude | Format::Gemini => ("sessionId", "cwd"),
         };
         TranscriptSummary {
             format: self.format,
@@ -62,7 +62,7 @@ fn first_string(lines: &[&String], key: &str) -> Option<String> {
 /// `<ide_selection>` / `<ide_opened_file>` beside the real prompt. Those are passed over.
 fn first_prompt(format: Format, entry: &crate::model::Entry) -> Option<String> {
     match format {
-        Format::Pi => {
+        Format::Pi | Format::Gemini => {
             let (role, preview) = describe(format, entry);
             (role == "user" && !preview.is_empty()).then_some(preview)
         }

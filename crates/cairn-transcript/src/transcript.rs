@@ -7,7 +7,7 @@ use crate::error::{Result, TranscriptError};
 use crate::graph::{self, IdIndex};
 use crate::jsonl::{self, SkippedLine};
 use crate::model::{ActivePath, Entry, Format};
-use crate::{claude, pi};
+use crate::{claude, gemini, pi};
 
 /// A checked transcript: every line parsed, every parent link resolved, no cycles.
 ///
@@ -74,6 +74,9 @@ impl Transcript {
     }
 
     pub(crate) fn parse_with(source: &str, text: &str, reading: Reading) -> Result<Transcript> {
+        if let Some(legacy) = gemini::parse_legacy(source, text) {
+            return legacy;
+        }
         let parsed = jsonl::parse_lines(source, text, reading.strict)?;
         let lines = parsed.lines;
         // Only when lines were skipped can a missing parent be explained by them.
@@ -81,6 +84,8 @@ impl Transcript {
         let first = &lines[0];
         let mut transcript = if pi::is_header(first) {
             pi::parse(source, lines, tolerate_orphans)?
+        } else if gemini::is_session(&lines) {
+            gemini::parse(source, lines)?
         } else if lines.iter().any(claude::is_entry) {
             claude::parse(source, lines, tolerate_orphans)?
         } else if lines.iter().all(claude::is_summary) {
@@ -159,7 +164,7 @@ impl Transcript {
             None => Vec::new(),
         };
         let entries = match self.format {
-            Format::Pi => path.iter().map(|&i| self.entries[i].clone()).collect(),
+            Format::Pi | Format::Gemini => path.iter().map(|&i| self.entries[i].clone()).collect(),
             Format::Claude => self.claude_path_with_meta(&path),
         };
         ActivePath {

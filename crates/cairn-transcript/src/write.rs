@@ -115,6 +115,8 @@ pub fn load_session(path: &ActivePath, dirs: &AgentDirs, options: &LoadOptions) 
                 attached,
             })
         }
+        // Gemini CLI's sessions live under its own directory, which `dirs` does not name.
+        Format::Gemini => Err(TranscriptError::GeminiDirNeeded),
     }
 }
 
@@ -146,11 +148,11 @@ pub fn export_session(path: &ActivePath, dest: &Path, overwrite: bool) -> Result
             write_checked(dest, &text, &entry_ids(path), overwrite)?;
             Ok(pi_written(dest.to_path_buf(), session_id))
         }
-        Format::Claude => {
+        Format::Claude | Format::Gemini => {
             write_checked(dest, &path.document(), &entry_ids(path), overwrite)?;
             Ok(WrittenSession {
                 path: dest.to_path_buf(),
-                format: Format::Claude,
+                format: path.format,
                 session_id: path.summary().session_id.unwrap_or_default(),
                 resume_command: None,
                 fork_command: None,
@@ -213,7 +215,12 @@ fn iso_millis(now: jiff::Timestamp) -> String {
 
 /// Checks that `text` parses as a path with the `expected` entry ids, then writes it
 /// atomically.
-fn write_checked(dest: &Path, text: &str, expected: &[Option<String>], overwrite: bool) -> Result<()> {
+pub(crate) fn write_checked(
+    dest: &Path,
+    text: &str,
+    expected: &[Option<String>],
+    overwrite: bool,
+) -> Result<()> {
     let refuse = |reason: String| TranscriptError::WouldBeInvalid { path: dest.to_path_buf(), reason };
     let reparsed =
         Transcript::parse_saved(&dest.display().to_string(), text).map_err(|e| refuse(e.to_string()))?;
@@ -223,7 +230,7 @@ fn write_checked(dest: &Path, text: &str, expected: &[Option<String>], overwrite
     crate::fsio::write_atomic(dest, text, overwrite)
 }
 
-fn entry_ids(path: &ActivePath) -> Vec<Option<String>> {
+pub(crate) fn entry_ids(path: &ActivePath) -> Vec<Option<String>> {
     path.entries.iter().map(|e| e.id.clone()).collect()
 }
 

@@ -9,6 +9,7 @@ mod config;
 mod debug;
 mod diff;
 mod gc;
+mod hooks;
 mod list;
 mod man;
 mod mcp;
@@ -93,6 +94,11 @@ pub enum Command {
     Completions(completions::CompletionsArgs),
     /// Write the man pages, one per command, into a directory.
     Man(man::ManArgs),
+    /// Install cairn's hooks into Claude Code or Gemini CLI, remove them, or show where they are.
+    #[command(subcommand)]
+    Hooks(hooks::HooksCommand),
+    /// Run by an agent's hooks: read its event on stdin and checkpoint (always exits 0).
+    Hook(hooks::HookArgs),
 }
 
 /// Runs the parsed command.
@@ -116,6 +122,8 @@ pub fn run(cli: Cli, printer: &Printer) -> CommandResult {
         Command::Debug(cmd) => debug::run(global, cmd, printer),
         Command::Completions(args) => completions::run(global, args, printer),
         Command::Man(args) => man::run(global, args, printer),
+        Command::Hooks(cmd) => hooks::run(global, cmd, printer),
+        Command::Hook(args) => hooks::run_hook(global, args),
     }
 }
 

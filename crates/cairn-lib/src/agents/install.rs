@@ -1,0 +1,221 @@
+//! `hooks install|uninstall|status`: cairn's entries in an agent's settings file.
+//!
+//! Install appends cairn's group to each event list that lacks cairn's hook, and nothing else;
+//! installing again changes nothing. Uninstall takes out exactly cairn's hooks; a file cairn
+//! created holds nothing else afterwards and is removed. A dry run computes the same change
+//! and returns it as a diff without writing.
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+use super::settings::{self, SettingsFile};
+use super::{Agent, AgentPlaces, Scope};
+use crate::error::{Error, Result};
+
+/// Options of [`install`].
+#[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
+#[cfg_attr(feature = "clap", derive(clap::Args))]
+#[serde(deny_unknown_fields)]
+pub struct HooksInstallOptions {
+    /// The agent whose settings get cairn's hooks: claude-code or gemini-cli.
+    #[cfg_attr(feature = "clap", arg(value_enum))]
+    pub agent: Agent,
+    /// Which settings file: user (every project; the default), project (shared with the
+    /// project), or local (Claude Code only: this project, not shared).
+    #[cfg_attr(feature = "clap", arg(long, value_enum))]
+    #[serde(default)]
+    pub scope: Option<Scope>,
+    /// Show the change without writing it.
+    #[cfg_attr(feature = "clap", arg(long))]
+    #[serde(default)]
+    pub dry_run: bool,
+}
+
+/// Options of [`uninstall`].
+#[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
+#[cfg_attr(feature = "clap", derive(clap::Args))]
+#[serde(deny_unknown_fields)]
+pub struct HooksUninstallOptions {
+    /// The agent whose settings lose cairn's hooks: claude-code or gemini-cli.
+    #[cfg_attr(feature = "clap", arg(value_enum))]
+    pub agent: Agent,
+    /// Which settings file: user (the default), project or local (Claude Code only).
+    #[cfg_attr(feature = "clap", arg(long, value_enum))]
+    #[serde(default)]
+    pub scope: Option<Scope>,
+    /// Show the change without writing it.
+    #[cfg_attr(feature = "clap", arg(long))]
+    #[serde(default)]
+    pub dry_run: bool,
+}
+
+/// Options of [`status`].
+#[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
+#[cfg_attr(feature = "clap", derive(clap::Args))]
+#[serde(deny_unknown_fields)]
+pub struct HooksStatusOptions {
+    /// Only this agent (both by default).
+    #[cfg_attr(feature = "clap", arg(value_enum))]
+    #[serde(default)]
+    pub agent: Option<Agent>,
+}
+
+/// What an install or uninstall changed (or, in a dry run, would change).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct HooksChange {
+    /// The agent.
+    pub agent: Agent,
+    /// The scope.
+    pub scope: Scope,
+    /// The settings file.
+    pub file: PathBuf,
+    /// Whether the file changes (false when there was nothing to do).
+    pub changed: bool,
+    /// Whether this was a dry run (nothing was written).
+    pub dry_run: bool,
+    /// The events whose lists got (or lost) cairn's hook.
+    pub events: Vec<String>,
+    /// Whether the file is created (install) or removed (uninstall of a file that held only
+    /// cairn's entries).
+    pub file_created: bool,
+    /// Whether the file is removed.
+    pub file_removed: bool,
+    /// The change as a unified diff of the file.
+    pub diff: String,
+}
+
+/// Where cairn's hooks are installed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct HooksStatus {
+    /// One row per agent and scope.
+    pub places: Vec<HooksPlace>,
+}
+
+/// One settings file and cairn's hooks in it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct HooksPlace {
+    /// The agent.
+    pub agent: Agent,
+    /// The scope.
+    pub scope: Scope,
+    /// The settings file.
+    pub file: PathBuf,
+    /// Whether the file exists.
+    pub exists: bool,
+    /// The events that run cairn's hook.
+    pub installed: Vec<String>,
+    /// cairn's events that do not (all of them when nothing is installed).
+    pub missing: Vec<String>,
+    /// Why the file could not be read, when it could not.
+    pub error: Option<String>,
+}
+
+/// Adds cairn's hooks to the agent's settings file at the scope (user by default).
+pub fn install(places: &AgentPlaces, options: &HooksInstallOptions) -> Result<HooksChange> {
+    let scope = options.scope.unwrap_or_default();
+    let file = places.settings_file(options.agent, scope)?;
+    let settings = SettingsFile::read(options.agent, &file)?;
+    let (text, events) = settings.with_entries(options.agent)?;
+    let created = settings.text.is_none() && !events.is_empty();
+    let change = HooksChange {
+        agent: options.agent,
+        scope,
+        diff: diff(&file, settings.text.as_deref().unwrap_or_default(), &text),
+        changed: !events.is_empty(),
+        dry_run: options.dry_run,
+        events: events.iter().map(|e| (*e).to_owned()).collect(),
+        file_created: created,
+        file_removed: false,
+        file,
+    };
+    if change.changed && !options.dry_run {
+        settings::write_atomic(&change.file, &text)?;
+    }
+    Ok(change)
+}
+
+/// Takes cairn's hooks out of the agent's settings file at the scope (user by default).
+pub fn uninstall(places: &AgentPlaces, options: &HooksUninstallOptions) -> Result<HooksChange> {
+    let scope = options.scope.unwrap_or_default();
+    let file = places.settings_file(options.agent, scope)?;
+    let settings = SettingsFile::read(options.agent, &file)?;
+    let (text, events) = settings.without_entries(options.agent)?;
+    // A file left as a bare `{}` held only cairn's entries: cairn created it, so it goes.
+    let removed = !events.is_empty() && is_empty_object(&text);
+    let change = HooksChange {
+        agent: options.agent,
+        scope,
+        diff: diff(&file, settings.text.as_deref().unwrap_or_default(), if removed { "" } else { &text }),
+        changed: !events.is_empty(),
+        dry_run: options.dry_run,
+        events,
+        file_created: false,
+        file_removed: removed,
+        file,
+    };
+    if change.changed && !options.dry_run {
+        if removed {
+            settings::remove_file(&change.file)?
+        } else {
+            settings::write_atomic(&change.file, &text)?
+        }
+    }
+    Ok(change)
+}
+
+/// Where cairn's hooks are installed, for every scope of one agent or both.
+pub fn status(places: &AgentPlaces, options: &HooksStatusOptions) -> Result<HooksStatus> {
+    let agents: Vec<Agent> = match options.agent {
+        Some(agent) => vec![agent],
+        None => Agent::ALL.to_vec(),
+    };
+    let mut rows = Vec::new();
+    for agent in agents {
+        for &scope in agent.scopes() {
+            let file = places.settings_file(agent, scope)?;
+            rows.push(place(agent, scope, file));
+        }
+    }
+    Ok(HooksStatus { places: rows })
+}
+
+fn place(agent: Agent, scope: Scope, file: PathBuf) -> HooksPlace {
+    let all: Vec<String> = super::entries::events(agent).iter().map(|e| e.event.to_owned()).collect();
+    match SettingsFile::read(agent, &file) {
+        Ok(settings) => {
+            let installed: Vec<String> = settings.installed(agent).into_iter().map(str::to_owned).collect();
+            HooksPlace {
+                agent,
+                scope,
+                exists: settings.text.is_some(),
+                missing: all.into_iter().filter(|e| !installed.contains(e)).collect(),
+                installed,
+                error: None,
+                file,
+            }
+        }
+        Err(e) => HooksPlace {
+            agent,
+            scope,
+            exists: file.exists(),
+            installed: Vec::new(),
+            missing: all,
+            error: Some(error_text(e)),
+            file,
+        },
+    }
+}
+
+fn error_text(e: Error) -> String {
+    e.message().to_owned()
+}
+
+fn is_empty_object(text: &str) -> bool {
+    text.chars().filter(|c| !c.is_whitespace()).eq("{}".chars())
+}
+
+fn diff(file: &std::path::Path, old: &str, new: &str) -> String {
+    let name = file.display().to_string();
+    similar::TextDiff::from_lines(old, new).unified_diff().context_radius(3).header(&name, &name).to_string()
+}

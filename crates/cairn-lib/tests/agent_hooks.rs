@@ -1,0 +1,265 @@
+//! Agent hook integration through the public API: installing cairn's hooks into real settings
+//! files (other content kept byte for byte), and classifying hook events of the shapes Claude
+//! Code and Gemini CLI send.
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+
+use cairn_lib::agents::{
+    Agent, AgentPlaces, HookEvent, HooksInstallOptions, HooksStatusOptions, HooksUninstallOptions, Scope,
+    install, parse_payload, status, uninstall,
+};
+
+fn fixture(name: &str) -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/agents").join(name);
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+struct Env {
+    dir: tempfile::TempDir,
+}
+
+impl Env {
+    fn new() -> Env {
+        let dir = tempfile::tempdir().expect("temp dir");
+        std::fs::create_dir_all(dir.path().join("home")).unwrap();
+        std::fs::create_dir_all(dir.path().join("proj")).unwrap();
+        Env { dir }
+    }
+    fn places(&self) -> AgentPlaces {
+        AgentPlaces::new(&self.dir.path().join("home"), &self.dir.path().join("proj"))
+    }
+    fn file(&self, agent: Agent, scope: Scope) -> PathBuf {
+        self.places().settings_file(agent, scope).unwrap()
+    }
+    fn put(&self, agent: Agent, scope: Scope, text: &str) -> PathBuf {
+        let path = self.file(agent, scope);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, text).unwrap();
+        path
+    }
+}
+
+fn install_opts(agent: Agent, scope: Scope) -> HooksInstallOptions {
+    HooksInstallOptions { agent, scope: Some(scope), dry_run: false }
+}
+
+fn uninstall_opts(agent: Agent, scope: Scope) -> HooksUninstallOptions {
+    HooksUninstallOptions { agent, scope: Some(scope), dry_run: false }
+}
+
+/// Every line of `before` is still in `after`, in order, byte for byte.
+fn keeps_every_line(before: &str, after: &str) {
+    let mut rest = after.lines();
+    for line in before.lines() {
+        assert!(rest.any(|l| l == line), "line {line:?} of the original is gone or moved:\n{after}");
+    }
+}
+
+#[test]
+fn claude_install_keeps_other_hooks_and_settings_and_uninstall_gives_the_bytes_back() {
+    let env = Env::new();
+    let original = fixture("claude_settings_with_hooks.json");
+    let path = env.put(Agent::ClaudeCode, Scope::Local, &original);
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o640)).unwrap();
+
+    let change = install(&env.places(), &install_opts(Agent::ClaudeCode, Scope::Local)).unwrap();
+    assert!(change.changed);
+    assert_eq!(change.events, ["UserPromptSubmit", "PostToolUse", "Stop"]);
+    let installed = std::fs::read_to_string(&path).unwrap();
+    keeps_every_line(&original, &installed);
+    insta::assert_snapshot!("claude_installed_local", installed);
+    assert_eq!(std::fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o640);
+
+    let again = install(&env.places(), &install_opts(Agent::ClaudeCode, Scope::Local)).unwrap();
+    assert!(!again.changed);
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), installed);
+
+    let removed = uninstall(&env.places(), &uninstall_opts(Agent::ClaudeCode, Scope::Local)).unwrap();
+    assert_eq!(removed.events, ["PostToolUse", "UserPromptSubmit", "Stop"]);
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), original);
+    assert_eq!(std::fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o640);
+}
+
+#[test]
+fn gemini_install_keeps_comments_and_uninstall_gives_the_bytes_back() {
+    let env = Env::new();
+    let original = fixture("gemini_settings_with_comments.json");
+    let path = env.put(Agent::GeminiCli, Scope::User, &original);
+
+    install(&env.places(), &install_opts(Agent::GeminiCli, Scope::User)).unwrap();
+    let installed = std::fs::read_to_string(&path).unwrap();
+    keeps_every_line(&original, &installed);
+    insta::assert_snapshot!("gemini_installed_user", installed);
+
+    uninstall(&env.places(), &uninstall_opts(Agent::GeminiCli, Scope::User)).unwrap();
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), original);
+}
+
+#[test]
+fn a_file_cairn_created_is_removed_again_on_uninstall() {
+    let env = Env::new();
+    let path = env.file(Agent::ClaudeCode, Scope::Project);
+    let change = install(&env.places(), &install_opts(Agent::ClaudeCode, Scope::Project)).unwrap();
+    assert!(change.file_created);
+    let text = std::fs::read_to_string(&path).unwrap();
+    let value: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(value["hooks"]["PostToolUse"][0]["matcher"], "Write|Edit|MultiEdit|NotebookEdit|Bash");
+    assert_eq!(value["hooks"]["UserPromptSubmit"][0]["hooks"][0]["command"], "cairn hook claude-code");
+
+    let removed = uninstall(&env.places(), &uninstall_opts(Agent::ClaudeCode, Scope::Project)).unwrap();
+    assert!(removed.file_removed);
+    assert!(!path.exists());
+}
+
+#[test]
+fn a_dry_run_writes_nothing_and_shows_the_change() {
+    let env = Env::new();
+    let original = "{\n  \"model\": \"sonnet\"\n}\n";
+    let path = env.put(Agent::ClaudeCode, Scope::User, original);
+    let options = HooksInstallOptions { dry_run: true, ..install_opts(Agent::ClaudeCode, Scope::User) };
+    let change = install(&env.places(), &options).unwrap();
+    assert!(change.changed && change.dry_run);
+    assert!(change.diff.contains("+  \"hooks\": {"), "{}", change.diff);
+    assert!(change.diff.contains("-  \"model\": \"sonnet\"\n+  \"model\": \"sonnet\",\n"), "{}", change.diff);
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), original);
+}
+
+#[test]
+fn a_malformed_settings_file_is_refused_in_one_line_and_left_untouched() {
+    let env = Env::new();
+    let broken = "{\n  \"model\": \"opus\",\n  \"hooks\": {\n";
+    let path = env.put(Agent::ClaudeCode, Scope::User, broken);
+    let err = install(&env.places(), &install_opts(Agent::ClaudeCode, Scope::User)).unwrap_err();
+    let message = err.to_string();
+    assert!(!message.contains('\n'), "{message}");
+    assert!(message.starts_with(&path.display().to_string()), "{message}");
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), broken);
+
+    // Comments are Gemini CLI's, not Claude Code's: Claude Code would reject the file itself.
+    env.put(Agent::ClaudeCode, Scope::Project, "{ // no\n}\n");
+    assert!(install(&env.places(), &install_opts(Agent::ClaudeCode, Scope::Project)).is_err());
+
+    let hooks_not_object = env.put(Agent::GeminiCli, Scope::Project, "{\"hooks\": []}\n");
+    let err = install(&env.places(), &install_opts(Agent::GeminiCli, Scope::Project)).unwrap_err();
+    assert!(err.to_string().contains("\"hooks\" is not an object"), "{err}");
+    assert_eq!(std::fs::read_to_string(&hooks_not_object).unwrap(), "{\"hooks\": []}\n");
+}
+
+#[test]
+fn a_symlinked_settings_file_is_written_through_to_its_target() {
+    let env = Env::new();
+    let dotfiles = env.dir.path().join("dotfiles");
+    std::fs::create_dir_all(&dotfiles).unwrap();
+    std::fs::write(dotfiles.join("claude.json"), "{}\n").unwrap();
+    let link = env.file(Agent::ClaudeCode, Scope::User);
+    std::fs::create_dir_all(link.parent().unwrap()).unwrap();
+    std::os::unix::fs::symlink(dotfiles.join("claude.json"), &link).unwrap();
+    install(&env.places(), &install_opts(Agent::ClaudeCode, Scope::User)).unwrap();
+    assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
+    assert!(
+        std::fs::read_to_string(dotfiles.join("claude.json")).unwrap().contains("cairn hook claude-code")
+    );
+}
+
+#[test]
+fn uninstall_leaves_a_group_that_also_holds_someone_elses_hook() {
+    let env = Env::new();
+    let text = r#"{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "say done"}, {"type": "command", "command": "/usr/local/bin/cairn hook claude-code"}]}]}}"#;
+    let path = env.put(Agent::ClaudeCode, Scope::User, text);
+    let change = uninstall(&env.places(), &uninstall_opts(Agent::ClaudeCode, Scope::User)).unwrap();
+    assert_eq!(change.events, ["Stop"]);
+    let value: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    assert_eq!(
+        value,
+        serde_json::json!({"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "say done"}]}]}})
+    );
+}
+
+#[test]
+fn status_lists_every_scope_and_what_is_installed() {
+    let env = Env::new();
+    install(&env.places(), &install_opts(Agent::GeminiCli, Scope::Project)).unwrap();
+    env.put(Agent::ClaudeCode, Scope::User, "not json");
+    let all = status(&env.places(), &HooksStatusOptions::default()).unwrap();
+    let rows: Vec<(String, String, bool, usize, bool)> = all
+        .places
+        .iter()
+        .map(|p| (p.agent.to_string(), p.scope.to_string(), p.exists, p.installed.len(), p.error.is_some()))
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            ("claude-code".into(), "user".into(), true, 0, true),
+            ("claude-code".into(), "project".into(), false, 0, false),
+            ("claude-code".into(), "local".into(), false, 0, false),
+            ("gemini-cli".into(), "user".into(), false, 0, false),
+            ("gemini-cli".into(), "project".into(), true, 3, false),
+        ]
+    );
+    let err = install(&env.places(), &install_opts(Agent::GeminiCli, Scope::Local)).unwrap_err();
+    assert!(err.to_string().contains("no local settings scope"), "{err}");
+}
+
+#[test]
+fn claude_code_events_are_classified() {
+    let kind = |name: &str| parse_payload(Agent::ClaudeCode, &fixture(name)).unwrap();
+    let prompt = kind("claude_user_prompt_submit.json");
+    assert_eq!(
+        prompt.event,
+        HookEvent::PromptSubmitted {
+            prompt: "Add a migration for the orders table\nand run the tests".into()
+        }
+    );
+    assert_eq!(prompt.session_id, "4f1c2a9e-7b3d-4e8a-9c51-2d6f0b8e1a73");
+    assert_eq!(prompt.cwd.as_deref(), Some(Path::new("/home/dev/shop")));
+    assert!(prompt.transcript_path.unwrap().ends_with("4f1c2a9e-7b3d-4e8a-9c51-2d6f0b8e1a73.jsonl"));
+    assert_eq!(
+        kind("claude_post_tool_use_write.json").event,
+        HookEvent::FileToolFinished { tool: "Write".into() }
+    );
+    assert_eq!(
+        kind("claude_post_tool_use_bash.json").event,
+        HookEvent::FileToolFinished { tool: "Bash".into() }
+    );
+    assert_eq!(
+        kind("claude_post_tool_use_read.json").event,
+        HookEvent::Other { event: "PostToolUse".into() }
+    );
+    assert_eq!(kind("claude_stop.json").event, HookEvent::TurnEnded);
+}
+
+#[test]
+fn gemini_cli_events_are_classified() {
+    let kind = |name: &str| parse_payload(Agent::GeminiCli, &fixture(name)).unwrap();
+    assert_eq!(
+        kind("gemini_before_agent.json").event,
+        HookEvent::PromptSubmitted { prompt: "Rename the orders column and update the tests".into() }
+    );
+    assert_eq!(
+        kind("gemini_after_tool_replace.json").event,
+        HookEvent::FileToolFinished { tool: "replace".into() }
+    );
+    assert_eq!(
+        kind("gemini_after_tool_shell.json").event,
+        HookEvent::FileToolFinished { tool: "run_shell_command".into() }
+    );
+    assert_eq!(
+        kind("gemini_after_tool_read_file.json").event,
+        HookEvent::Other { event: "AfterTool".into() }
+    );
+    assert_eq!(kind("gemini_after_agent.json").event, HookEvent::TurnEnded);
+    let start = kind("gemini_session_start.json");
+    assert_eq!(start.event, HookEvent::Other { event: "SessionStart".into() });
+    assert_eq!(start.transcript_path, None, "Gemini CLI sends \"\" when it records no session");
+}
+
+#[test]
+fn a_payload_that_is_not_json_is_refused_with_a_sentence() {
+    let err = parse_payload(Agent::ClaudeCode, "hello").unwrap_err();
+    assert!(err.to_string().starts_with("the claude-code hook event is not the JSON object"), "{err}");
+    assert!(
+        parse_payload(Agent::GeminiCli, "{\"cwd\": \"/x\"}").is_err(),
+        "session_id and hook_event_name are required"
+    );
+}

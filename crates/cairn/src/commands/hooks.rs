@@ -1,0 +1,177 @@
+//! `cairn hooks install|uninstall|status` (cairn's entries in an agent's settings files) and
+//! `cairn hook AGENT`, the command those entries run at each of the agent's events.
+//!
+//! `HOME`, `CLAUDE_CONFIG_DIR`, `GEMINI_CLI_HOME` and the current directory are read here and
+//! passed to the library, which reads no environment.
+//!
+//! `cairn hook` must never break the agent: it always exits 0, prints nothing on stdout (both
+//! agents read a hook's stdout, Claude Code even adds it to the prompt), says what went wrong
+//! in one line on stderr, and logs each run to `<store>/logs/hooks.log`.
+
+use std::io::Read;
+use std::path::PathBuf;
+
+use cairn_lib::agents::{
+    self, Agent, AgentPlaces, HookInvocation, HookLogLine, HooksChange, HooksInstallOptions, HooksStatus,
+    HooksStatusOptions, HooksUninstallOptions,
+};
+use clap::{Args, Subcommand};
+
+use crate::commands::GlobalArgs;
+use crate::context::store_path;
+use crate::error::{CommandError, CommandResult};
+use crate::printer::Printer;
+
+/// Largest hook event read from stdin (a `Write` event carries the whole file written).
+const MAX_EVENT_BYTES: u64 = 64 << 20;
+
+/// The hooks commands.
+#[derive(Debug, Subcommand)]
+pub enum HooksCommand {
+    /// Add cairn's hooks to an agent's settings file (nothing else in it changes).
+    Install(HooksInstallOptions),
+    /// Take cairn's hooks out of an agent's settings file.
+    Uninstall(HooksUninstallOptions),
+    /// Show which settings files hold cairn's hooks.
+    Status(HooksStatusOptions),
+}
+
+/// Arguments of `cairn hook`.
+#[derive(Debug, Args)]
+pub struct HookArgs {
+    /// The agent that runs the hook: claude-code or gemini-cli. Its event is read on stdin.
+    pub agent: String,
+}
+
+/// Runs a hooks command.
+pub fn run(_global: &GlobalArgs, cmd: HooksCommand, printer: &Printer) -> CommandResult {
+    let places = places()?;
+    match cmd {
+        HooksCommand::Install(options) => {
+            let change = agents::install(&places, &options)?;
+            printer.result(&change, |c| human_change(c, "add", "added", "to"));
+        }
+        HooksCommand::Uninstall(options) => {
+            let change = agents::uninstall(&places, &options)?;
+            printer.result(&change, |c| human_change(c, "remove", "removed", "from"));
+        }
+        HooksCommand::Status(options) => {
+            let status = agents::status(&places, &options)?;
+            printer.result(&status, human_status);
+        }
+    }
+    Ok(())
+}
+
+/// Runs `cairn hook AGENT`: always succeeds, whatever happened.
+pub fn run_hook(global: &GlobalArgs, args: HookArgs) -> CommandResult {
+    if let Err(err) = handle_event(global, &args.agent) {
+        // Never `--json` here: stdout belongs to the agent.
+        Printer::new(false).error(&CommandError { message: format!("cairn hook: {}", err.message), ..err });
+    }
+    Ok(())
+}
+
+fn handle_event(global: &GlobalArgs, agent: &str) -> CommandResult {
+    let agent = match agent {
+        "claude-code" => Agent::ClaudeCode,
+        "gemini-cli" => Agent::GeminiCli,
+        other => {
+            return Err(CommandError::usage(format!(
+                "unknown agent {other:?}; use claude-code or gemini-cli"
+            )));
+        }
+    };
+    let mut text = String::new();
+    std::io::stdin()
+        .take(MAX_EVENT_BYTES)
+        .read_to_string(&mut text)
+        .map_err(|e| CommandError::usage(format!("cannot read the hook event on stdin: {e}")))?;
+    let invocation = agents::parse_payload(agent, &text)?;
+    let outcome = save_moment_for_event(global, &invocation);
+    let line = HookLogLine::new(&invocation, outcome.as_deref().unwrap_or_else(|e| &e.message));
+    agents::append_hook_log(&store_path(global)?.join("logs").join("hooks.log"), &line)?;
+    outcome.map(drop)
+}
+
+/// Where the moment is saved for a classified event: on a submitted prompt, a moment of the
+/// project directory and the session's transcript; after a file-changing tool, the workspace;
+/// nothing when nothing changed. Until moments exist this only names what it would save; the
+/// returned text is the log line's outcome.
+fn save_moment_for_event(_global: &GlobalArgs, invocation: &HookInvocation) -> CommandResult<String> {
+    use cairn_lib::agents::HookEvent;
+    Ok(match &invocation.event {
+        HookEvent::PromptSubmitted { .. } => "prompt submitted; moments are not saved yet".to_owned(),
+        HookEvent::FileToolFinished { tool } => format!("{tool} finished; moments are not saved yet"),
+        HookEvent::TurnEnded => "turn ended; nothing to save".to_owned(),
+        HookEvent::Other { .. } => "ignored".to_owned(),
+    })
+}
+
+/// The agents' directories as the agents themselves find them.
+fn places() -> CommandResult<AgentPlaces> {
+    let env = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty()).map(PathBuf::from);
+    let home =
+        env("HOME").ok_or_else(|| CommandError::usage("cannot find the agents' settings: set HOME"))?;
+    let project = std::env::current_dir()
+        .map_err(|e| CommandError::usage(format!("cannot read the current directory: {e}")))?;
+    let mut places = AgentPlaces::new(&home, &project);
+    if let Some(dir) = env("CLAUDE_CONFIG_DIR") {
+        places.claude_dir = dir;
+    }
+    if let Some(dir) = env("GEMINI_CLI_HOME") {
+        places.gemini_dir = dir.join(".gemini");
+    }
+    Ok(places)
+}
+
+fn human_change(change: &HooksChange, verb: &str, done: &str, preposition: &str) -> String {
+    let scope = format!("{} scope", change.scope);
+    let file = change.file.display();
+    if !change.changed {
+        let state = if verb == "add" { "already there" } else { "not there" };
+        return format!("cairn's {} hooks are {state} in {file} ({scope}); nothing changed\n", change.agent);
+    }
+    let events = change.events.join(", ");
+    let mut out = if change.dry_run {
+        format!("would {verb} cairn's {} hooks ({events}) {preposition} {file} ({scope}):\n", change.agent)
+    } else {
+        format!("{done} cairn's {} hooks ({events}) {preposition} {file} ({scope})\n", change.agent)
+    };
+    if change.dry_run {
+        out.push_str(&change.diff);
+    } else if change.file_created {
+        out.push_str("the file was created\n");
+    } else if change.file_removed {
+        out.push_str("the file held nothing else and was removed\n");
+    }
+    out
+}
+
+fn human_status(status: &HooksStatus) -> String {
+    let mut out = String::new();
+    for place in &status.places {
+        let state = match (&place.error, place.exists, place.installed.is_empty()) {
+            (Some(error), _, _) => format!("unreadable: {error}"),
+            (None, false, _) => "not installed (no file)".to_owned(),
+            (None, true, true) => "not installed".to_owned(),
+            (None, true, false) if place.missing.is_empty() => {
+                format!("installed: {}", place.installed.join(", "))
+            }
+            (None, true, false) => {
+                format!(
+                    "partly installed: {} (missing {})",
+                    place.installed.join(", "),
+                    place.missing.join(", ")
+                )
+            }
+        };
+        out.push_str(&format!(
+            "{:<12} {:<8} {}  {state}\n",
+            place.agent.as_str(),
+            place.scope.as_str(),
+            place.file.display()
+        ));
+    }
+    out
+}
