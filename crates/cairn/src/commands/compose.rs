@@ -226,11 +226,11 @@ fn human_list(r: &ComposeSavepointList) -> String {
             vec![
                 s.id.clone(),
                 s.name.clone().unwrap_or_default(),
-                s.created_at.clone(),
+                format::created(&s.created_at),
                 format::bytes(s.totals.bytes),
                 if s.safety { "safety".into() } else { s.description.clone().unwrap_or_default() },
             ]
         })
         .collect();
-    format::table(&["ID", "NAME", "CREATED", "SIZE", "DESCRIPTION"], &rows)
+    format::table(&["ID", "NAME", "CREATED (UTC)", "SIZE", "DESCRIPTION"], &rows)
 }
