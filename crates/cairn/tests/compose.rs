@@ -319,4 +319,10 @@ fn save_list_and_rollback_whole_outputs() {
     insta::with_settings!({omit_expression => true}, {
         insta::assert_snapshot!("compose_save_list_rollback", text);
     });
+    // The list's short ids are accepted back.
+    let human = env.ok(&["compose", "list", &p.name]);
+    let short = human.lines().nth(1).and_then(|l| l.split_whitespace().next()).expect("a row").to_owned();
+    assert!(short.len() < 36, "{human}");
+    let back = env.json(&["compose", "rollback", &p.name, &short, "--wait-timeout", "2m"]);
+    assert_eq!(back["rolled_back_to"]["name"], "after", "{back}");
 }
