@@ -286,3 +286,43 @@ fn a_bare_number_wait_timeout_is_refused_with_an_example() {
     let err = env.fails(&["compose", "save", "anything", "--wait-timeout", "120"], 2);
     assert!(err.contains("wait_timeout \"120\": want a unit-bearing value like 2m, 90s or 1h30m"), "{err}");
 }
+
+#[test]
+fn save_list_and_rollback_whole_outputs() {
+    let env = TestEnv::new();
+    let p = Project::up("outputs", "plain.yml");
+    p.exec("app", "echo one > /data/state.txt");
+    let before = env.transcript(&[
+        &["compose", "save", &p.name, "--name", "before", "--wait-timeout", "2m"],
+        &["compose", "save", &p.name, "--name", "before"],
+    ]);
+    p.exec("app", "echo two > /data/state.txt");
+    let json = env.transcript(&[
+        &["--json", "compose", "save", &p.name, "--name", "after", "--consistency", "pause"],
+        &["compose", "list", &p.name],
+        &["--json", "compose", "list", &p.name],
+        &["compose", "rollback", &p.name, "before", "--wait-timeout", "2m"],
+        &["compose", "rollback", &p.name, "nope"],
+        &["compose", "list", &p.name, "--include-safety-snapshots"],
+    ]);
+    assert_eq!(p.exec("app", "cat /data/state.txt"), "one\n");
+    // The project's name and folder are made unique per run, and the stored records hold
+    // them, so what a save reads and stores varies in size too.
+    let text = (before + &json)
+        .replace(&p.name, "[PROJECT]")
+        .replace(&p.dir.path().canonicalize().unwrap().display().to_string(), "[PROJECT-DIR]");
+    let text =
+        regex::Regex::new(r#"("(read|new|stored)_bytes": )\d+"#).unwrap().replace_all(&text, "${1}[BYTES]");
+    let text = regex::Regex::new(r"read [\d.]+ \w+, stored [\d.]+ \w+ new")
+        .unwrap()
+        .replace_all(&text, "read [BYTES], stored [BYTES] new");
+    insta::with_settings!({omit_expression => true}, {
+        insta::assert_snapshot!("compose_save_list_rollback", text);
+    });
+    // The list's short ids are accepted back.
+    let human = env.ok(&["compose", "list", &p.name]);
+    let short = human.lines().nth(1).and_then(|l| l.split_whitespace().next()).expect("a row").to_owned();
+    assert!(short.len() < 36, "{human}");
+    let back = env.json(&["compose", "rollback", &p.name, &short, "--wait-timeout", "2m"]);
+    assert_eq!(back["rolled_back_to"]["name"], "after", "{back}");
+}

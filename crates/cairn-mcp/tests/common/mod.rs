@@ -99,25 +99,26 @@ impl Harness {
     /// tokens.
     pub async fn exchanges(&self, calls: &[(&str, Value)]) -> String {
         let mut out = String::new();
+        // The temp dir as the server sees it may be spelled without resolving symlinks.
+        let (dir, canonical) = (
+            self.dir.path().display().to_string(),
+            self.dir.path().canonicalize().unwrap().display().to_string(),
+        );
         for (tool, args) in calls {
             let result = self.call(tool, args.clone()).await;
             let pretty = |v: &Value| serde_json::to_string_pretty(v).unwrap();
-            out.push_str(&format!(">>> {tool} {}\n", serde_json::to_string(args).unwrap()));
+            let mut block = format!(">>> {tool} {}\n", serde_json::to_string(args).unwrap());
             if result.is_error == Some(true) {
-                out.push_str(&format!("<<< error\n{}\n\n", text(&result)));
+                block.push_str(&format!("<<< error\n{}\n\n", text(&result)));
             } else {
                 let structured = result.structured_content.clone().unwrap_or(Value::Null);
                 let as_text: Value = serde_json::from_str(&text(&result)).unwrap_or(Value::Null);
                 assert_eq!(as_text, structured, "{tool}: the text content differs from structuredContent");
-                out.push_str(&format!("<<< ok\n{}\n\n", pretty(&structured)));
+                block.push_str(&format!("<<< ok\n{}\n\n", pretty(&structured)));
             }
+            out.push_str(&self.normalizer.normalize(&block.replace(&dir, &canonical)));
         }
-        // The temp dir as the server sees it may be spelled without resolving symlinks.
-        let out = out.replace(
-            &self.dir.path().display().to_string(),
-            &self.dir.path().canonicalize().unwrap().display().to_string(),
-        );
-        self.normalizer.normalize(&out)
+        out
     }
 }
 

@@ -115,7 +115,21 @@ pub fn run(global: &GlobalArgs, cmd: ComposeCommand, printer: &Printer) -> Comma
             let choice = session_choice(a.session.as_deref());
             let result =
                 store.compose_list(&a.project, a.include_safety_snapshots, a.sort.as_deref(), &choice)?;
-            printer.result(&result, human_list);
+            // Short ids, unique among every snapshot of the session (as in `cairn list`).
+            let id_len = if global.json {
+                0
+            } else {
+                let all = store.list(&cairn_lib::ops::list::ListOptions {
+                    target: None,
+                    include_safety_snapshots: true,
+                    sort: None,
+                    session: choice.clone(),
+                })?;
+                let all: Vec<String> = all.snapshots.iter().map(|s| s.id.to_string()).collect();
+                let shown: Vec<String> = result.savepoints.iter().map(|s| s.id.clone()).collect();
+                format::short_id_len(&shown, &all)
+            };
+            printer.result(&result, |r| human_list(r, id_len));
         }
     }
     Ok(())
@@ -215,7 +229,7 @@ fn human_rollback(r: &ComposeRollbackResult) -> String {
     out
 }
 
-fn human_list(r: &ComposeSavepointList) -> String {
+fn human_list(r: &ComposeSavepointList, id_len: usize) -> String {
     if r.savepoints.is_empty() {
         return "no savepoints\n".into();
     }
@@ -224,13 +238,13 @@ fn human_list(r: &ComposeSavepointList) -> String {
         .iter()
         .map(|s| {
             vec![
-                s.id.clone(),
+                format::short_id(&s.id, id_len),
                 s.name.clone().unwrap_or_default(),
-                s.created_at.clone(),
+                format::created(&s.created_at),
                 format::bytes(s.totals.bytes),
                 if s.safety { "safety".into() } else { s.description.clone().unwrap_or_default() },
             ]
         })
         .collect();
-    format::table(&["ID", "NAME", "CREATED", "SIZE", "DESCRIPTION"], &rows)
+    format::table(&["ID", "NAME", "CREATED (UTC)", "SIZE", "DESCRIPTION"], &rows)
 }

@@ -239,11 +239,11 @@ fn human_list(l: &DebugList) -> String {
                 s.label.clone(),
                 s.function_name.clone(),
                 s.variable_count.to_string(),
-                s.created_at.clone(),
+                format::created(&s.created_at),
             ]
         })
         .collect();
-    format::table(&["ID", "LABEL", "FUNCTION", "VARIABLES", "CREATED"], &rows)
+    format::table(&["ID", "LABEL", "FUNCTION", "VARIABLES", "CREATED (UTC)"], &rows)
 }
 
 fn human_delete(r: &DebugDeleteResult) -> String {

@@ -120,21 +120,22 @@ impl TestEnv {
         let mut out = String::new();
         for args in commands {
             let run = self.run(args);
-            out.push_str(&format!("$ cairn {}\n", args.join(" ")));
-            out.push_str(&format!("exit: {}\n", run.code));
+            let mut block = format!("$ cairn {}\nexit: {}\n", args.join(" "), run.code);
             for (name, text) in [("stdout", &run.stdout), ("stderr", &run.stderr)] {
                 if text.is_empty() {
-                    out.push_str(&format!("--- {name}: empty\n"));
+                    block.push_str(&format!("--- {name}: empty\n"));
                 } else {
-                    out.push_str(&format!("--- {name}\n{text}"));
+                    block.push_str(&format!("--- {name}\n{text}"));
                     if !text.ends_with('\n') {
-                        out.push_str("\n[no newline at end]\n");
+                        block.push_str("\n[no newline at end]\n");
                     }
                 }
             }
-            out.push('\n');
+            block.push('\n');
+            // Run by run, so a short id is matched only against the ids printed before it.
+            out.push_str(&self.normalize(&block));
         }
-        self.normalize(&out)
+        out
     }
 
     /// Replaces what differs from run to run with stable tokens (see [`Normalizer`]).

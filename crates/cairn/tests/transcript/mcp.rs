@@ -127,3 +127,34 @@ fn settings_invalid_at_start_never_let_a_pi_tool_run() {
     std::fs::remove_file(&config).unwrap();
     assert!(env.listed().is_empty());
 }
+
+/// The pi profile's whole exchanges, allowed and refused, rendered as the MCP server's own
+/// snapshots are (`>>> tool ARGS`, then `<<< ok` with the structured result or `<<< error`).
+#[test]
+fn pi_profile_exchanges() {
+    let env = TestEnv::new();
+    env.place("pi_v3_branched.jsonl", "2025-01-10T09-00-00-000Z_0193a1f0.jsonl");
+    env.json(&["agent", "allow", "transcript-save", "transcript-restore"]);
+    let mut client = Client::start(&env, PI);
+    let mut out = String::new();
+    for (tool, args) in [
+        ("snapshot_save", json!({"name": "checkpoint"})),
+        ("snapshot_save", json!({"name": "checkpoint"})),
+        ("snapshot_save", json!({"name": "checkpoint", "force": true})),
+        ("snapshot_save", json!({"name": "../bad"})),
+        ("snapshot_restore", json!({"name": "checkpoint", "prompt": "/go on"})),
+        ("snapshot_restore", json!({"name": "nope"})),
+        ("snapshot_restore", json!({})),
+    ] {
+        let (failed, result) = client.call(tool, args.clone());
+        let shown = if failed {
+            format!("<<< error\n{}\n", text(&result))
+        } else {
+            format!("<<< ok\n{}\n", serde_json::to_string_pretty(&result).unwrap())
+        };
+        out.push_str(&env.normalize(&format!(">>> {tool} {args}\n{shown}\n")));
+    }
+    insta::with_settings!({omit_expression => true}, {
+        insta::assert_snapshot!("pi_profile_exchanges", out);
+    });
+}
