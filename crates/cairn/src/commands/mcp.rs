@@ -3,6 +3,7 @@
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
+use cairn_lib::ops::agent::Capability;
 use clap::Args;
 
 use crate::commands::GlobalArgs;
@@ -29,12 +30,20 @@ pub struct McpArgs {
     /// Pin the server to this session; session_set and session_unset are then refused.
     #[arg(long, env = "CAIRN_SESSION", value_name = "SESSION")]
     pub session: Option<String>,
-    /// Allow these to agents for this server's lifetime: save, restore, remove or all.
-    #[arg(long, value_delimiter = ',', value_name = "CAPABILITY")]
+    #[arg(long, value_delimiter = ',', value_name = "CAPABILITY", help = allow_help())]
     pub allow: Vec<String>,
     /// The folder holding codecalc session workspaces (codecalc profile).
     #[arg(long, value_name = "DIR")]
     pub workspace_root: Option<PathBuf>,
+}
+
+/// The help of `--allow`, built from the capability list so a new capability is never missing.
+fn allow_help() -> String {
+    let words: Vec<&str> = Capability::ALL.iter().map(|c| c.as_str()).collect();
+    format!(
+        "Allow these to agents for this server's lifetime (comma-separated): {}, or all",
+        words.join(", ")
+    )
 }
 
 /// Runs the server until its client leaves (stdio) or the process is interrupted (HTTP).
