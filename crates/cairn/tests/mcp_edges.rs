@@ -19,13 +19,12 @@ struct RawStdio {
 
 impl RawStdio {
     fn start(env: &TestEnv) -> Self {
-        let mut child = env
-            .process(&["mcp"])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
+        Self::start_with(env.process(&["mcp"]))
+    }
+
+    fn start_with(mut command: std::process::Command) -> Self {
+        let mut child =
+            command.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null()).spawn().unwrap();
         let stdin = child.stdin.take().unwrap();
         let stdout = BufReader::new(child.stdout.take().unwrap());
         let mut raw = Self { child, stdin, stdout };
@@ -206,4 +205,23 @@ fn mcp_help_lists_every_capability_allow_accepts() {
     let missing: Vec<&str> =
         Capability::ALL.iter().map(|c| c.as_str()).filter(|c| !words.contains(c)).collect();
     assert!(missing.is_empty(), "--allow help leaves out {missing:?}:{allow}");
+}
+
+#[test]
+fn arcave_session_in_the_environment_pins_an_arcave_server() {
+    let env = TestEnv::new();
+    env.ok(&["session", "create", "pinned"]);
+    let mut command = env.process(&["mcp", "--profile", "arcave"]);
+    command.env("ARCAVE_SESSION", "pinned");
+    let mut raw = RawStdio::start_with(command);
+    raw.send(r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"session_current","arguments":{}}}"#);
+    let current = raw.reply();
+    assert_eq!(current["result"]["structuredContent"]["name"], "pinned", "{current}");
+    raw.send(
+        r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"session_unset","arguments":{}}}"#,
+    );
+    let refused = raw.reply();
+    let text = refused["result"]["content"][0]["text"].as_str().unwrap_or_default();
+    assert!(text.starts_with("this server is pinned to session \""), "{refused}");
+    assert!(text.contains("by --session or ARCAVE_SESSION"), "{refused}");
 }
