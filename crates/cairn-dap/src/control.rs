@@ -171,9 +171,31 @@ impl DebugSession {
             .collect())
     }
 
+    /// The stack of `thread_id`. A thread the program does not have is refused with
+    /// `FRAME_NOT_FOUND` naming the threads it has, rather than with the adapter's own words
+    /// (debugpy fails the request, lldb-dap answers with no frames).
     pub(crate) async fn raw_stack(&self, thread_id: i64, levels: Option<u32>) -> Result<StackTraceResponse> {
         let arguments = StackTraceArguments { thread_id, start_frame: Some(0), levels };
-        self.conn.request("stackTrace", Some(arguments)).await
+        let answer: Result<StackTraceResponse> = self.conn.request("stackTrace", Some(arguments)).await;
+        let suspicious = match &answer {
+            Ok(stack) => stack.stack_frames.is_empty(),
+            Err(Error::RequestFailed { .. }) => true,
+            Err(_) => false,
+        };
+        if suspicious && thread_id != self.conn.state().thread_id.unwrap_or(thread_id) {
+            let threads = self.threads().await?;
+            if !threads.iter().any(|t| t.id == thread_id) {
+                let known: Vec<String> = threads.iter().map(|t| format!("{} ({})", t.id, t.name)).collect();
+                return Err(Error::refused(
+                    RefusalCode::FrameNotFound,
+                    format!(
+                        "the program has no thread {thread_id}; its threads are {}: pass one of them, or leave the thread out for the one that stopped",
+                        known.join(", ")
+                    ),
+                ));
+            }
+        }
+        answer
     }
 
     /// The thread a paused-only call acts on, or a `NOT_PAUSED` refusal.

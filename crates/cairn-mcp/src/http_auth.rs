@@ -6,11 +6,12 @@ use axum::body::Body;
 use axum::http::{Request, Response, StatusCode, header};
 use axum::middleware::Next;
 
-/// Lets a request through only when its `Authorization` header is exactly `expected`
-/// (`Bearer SECRET`); anything else gets 401 with a sentence saying what to send.
+/// Lets a request through only when its `Authorization` header is `Bearer SECRET` with the
+/// server's secret `expected`; anything else gets 401 with a sentence saying what to send. The
+/// scheme is matched in any case, as RFC 7235 has auth schemes.
 pub async fn require_bearer(expected: Arc<str>, request: Request<Body>, next: Next) -> Response<Body> {
     let presented = request.headers().get(header::AUTHORIZATION).and_then(|v| v.to_str().ok()).unwrap_or("");
-    if constant_time_eq(presented.as_bytes(), expected.as_bytes()) {
+    if bearer_token(presented).is_some_and(|t| constant_time_eq(t.as_bytes(), expected.as_bytes())) {
         return next.run(request).await;
     }
     let mut response = Response::new(Body::from(
@@ -19,6 +20,12 @@ pub async fn require_bearer(expected: Arc<str>, request: Request<Body>, next: Ne
     *response.status_mut() = StatusCode::UNAUTHORIZED;
     response.headers_mut().insert(header::WWW_AUTHENTICATE, header::HeaderValue::from_static("Bearer"));
     response
+}
+
+/// The credentials of an `Authorization: Bearer …` value, whatever the scheme's case.
+fn bearer_token(value: &str) -> Option<&str> {
+    let (scheme, token) = value.trim().split_once(' ')?;
+    scheme.eq_ignore_ascii_case("bearer").then(|| token.trim_start())
 }
 
 /// Compares without stopping at the first difference, so timing does not reveal the secret.

@@ -8,6 +8,7 @@
 
 #![warn(missing_docs)]
 
+mod edges;
 mod error;
 mod http_auth;
 pub mod profiles;

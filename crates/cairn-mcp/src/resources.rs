@@ -1,6 +1,7 @@
 //! The resources a profile serves: cairn's `cairn://snapshots` (every snapshot of the session the
 //! server works in) with the template `cairn://snapshots/{id}` (one snapshot's record), or the
-//! debug profile's `cairn://debug/snapshots` (the stored debugger captures).
+//! debug profile's `debugger://snapshots` (the stored debugger captures, at the URI the debugger
+//! snapshot tools' contract names), also served as `cairn://debug/snapshots`.
 
 use cairn_lib::ops::list::ListOptions;
 use cairn_lib::{NotCovered, Snapshot, SnapshotStats};
@@ -17,12 +18,14 @@ pub enum ResourceSet {
     None,
     /// `cairn://snapshots` and `cairn://snapshots/{id}`.
     Snapshots,
-    /// `cairn://debug/snapshots`.
+    /// `debugger://snapshots`, also as `cairn://debug/snapshots`.
     DebugSnapshots,
 }
 
-/// The URI of the list of stored debugger captures.
-pub const DEBUG_SNAPSHOTS_URI: &str = "cairn://debug/snapshots";
+/// The URI of the list of stored debugger captures, as the debugger snapshot tools name it.
+pub const DEBUG_SNAPSHOTS_URI: &str = "debugger://snapshots";
+/// The same list under cairn's own scheme.
+pub const CAIRN_DEBUG_SNAPSHOTS_URI: &str = "cairn://debug/snapshots";
 
 impl ResourceSet {
     /// True when the profile serves any resource (and so announces changes).
@@ -35,12 +38,15 @@ impl ResourceSet {
         match self {
             ResourceSet::None => Vec::new(),
             ResourceSet::Snapshots => list(),
-            ResourceSet::DebugSnapshots => vec![
-                Resource::new(DEBUG_SNAPSHOTS_URI, "debug snapshots")
-                    .with_title("Debugger captures")
-                    .with_description("Every stored capture of a paused program's frame: id, label, createdAt, threadId, frameIndex, functionName, variableCount.")
-                    .with_mime_type("application/json"),
-            ],
+            ResourceSet::DebugSnapshots => [DEBUG_SNAPSHOTS_URI, CAIRN_DEBUG_SNAPSHOTS_URI]
+                .into_iter()
+                .map(|uri| {
+                    Resource::new(uri, "debug snapshots")
+                        .with_title("Debugger captures")
+                        .with_description("Every stored capture of a paused program's frame: id, label, createdAt (the capture's timestamp), threadId, frameIndex, functionName, variableCount, and target (debug:<debug session id>).")
+                        .with_mime_type("application/json")
+                })
+                .collect(),
         }
     }
 
@@ -57,7 +63,7 @@ impl ResourceSet {
         match self {
             ResourceSet::None => false,
             ResourceSet::Snapshots => serves(uri),
-            ResourceSet::DebugSnapshots => uri == DEBUG_SNAPSHOTS_URI,
+            ResourceSet::DebugSnapshots => [DEBUG_SNAPSHOTS_URI, CAIRN_DEBUG_SNAPSHOTS_URI].contains(&uri),
         }
     }
 
@@ -78,7 +84,7 @@ impl ResourceSet {
         match self {
             ResourceSet::None => "no resources",
             ResourceSet::Snapshots => "cairn://snapshots and cairn://snapshots/{id}",
-            ResourceSet::DebugSnapshots => DEBUG_SNAPSHOTS_URI,
+            ResourceSet::DebugSnapshots => "debugger://snapshots and cairn://debug/snapshots",
         }
     }
 }

@@ -8,7 +8,6 @@ use std::sync::Arc;
 
 use cairn_lib::Store;
 use cairn_lib::ops::agent::parse_capabilities;
-use rmcp::ServiceExt;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 
@@ -99,14 +98,7 @@ impl CairnServer {
 pub async fn serve(options: ServeOptions) -> Result<(), ServeError> {
     let server = CairnServer::from_options(&options)?;
     match options.transport {
-        Transport::Stdio => {
-            let running = server
-                .serve(rmcp::transport::stdio())
-                .await
-                .map_err(|e| ServeError::Transport(e.to_string()))?;
-            running.waiting().await.map_err(|e| ServeError::Transport(e.to_string()))?;
-            Ok(())
-        }
+        Transport::Stdio => crate::edges::serve_stdio(server).await,
         Transport::Http { addr, token, allowed_hosts } => {
             serve_http(server, addr, token, allowed_hosts).await
         }
@@ -147,6 +139,11 @@ async fn serve_http(
     token: Option<String>,
     extra_hosts: Vec<String>,
 ) -> Result<(), ServeError> {
+    if token.as_deref().is_some_and(|t| t.trim().is_empty()) {
+        return Err(ServeError::Usage(
+            "--token is empty, and no client could authenticate with an empty secret; pass a secret, e.g. --token \"$(openssl rand -hex 16)\"".into(),
+        ));
+    }
     if !addr.ip().is_loopback() && token.is_none() {
         return Err(ServeError::Usage(format!(
             "{addr} is reachable from other machines; listen on 127.0.0.1, or pass --token SECRET so only clients holding it get in"
@@ -167,7 +164,7 @@ async fn serve_http(
     );
     let mut router = axum::Router::new().nest_service("/mcp", service);
     if let Some(token) = token {
-        let expected: Arc<str> = Arc::from(format!("Bearer {token}"));
+        let expected: Arc<str> = Arc::from(token);
         router = router.layer(axum::middleware::from_fn(move |req, next| {
             crate::http_auth::require_bearer(expected.clone(), req, next)
         }));

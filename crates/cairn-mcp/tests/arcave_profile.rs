@@ -3,6 +3,7 @@
 
 mod common;
 
+use std::os::unix::process::CommandExt;
 use std::process::Command;
 
 use common::Harness;
@@ -14,6 +15,7 @@ const COMPOSE: &str = "version: \"3.7\"\nservices:\n  app:\n    image: cairn-tes
 struct Project {
     name: String,
     dir: tempfile::TempDir,
+    v1: bool,
 }
 
 fn compose() -> Command {
@@ -29,32 +31,57 @@ fn compose() -> Command {
 
 impl Project {
     fn up() -> Self {
+        Self::start(format!("cairnarcave{}", std::process::id()), false)
+    }
+
+    /// Started by docker-compose v1, which records its config files relative to its directory.
+    fn up_v1(name: &str) -> Self {
+        Self::start(format!("cairndropin{name}{}", std::process::id()), true)
+    }
+
+    fn cli(&self) -> Command {
+        if self.v1 { Command::new("docker-compose") } else { compose() }
+    }
+
+    fn run(&self, args: &[&str]) {
+        let out =
+            self.cli().args(["-p", &self.name]).args(args).current_dir(self.dir.path()).output().unwrap();
+        assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    }
+
+    fn start(name: String, v1: bool) -> Self {
         let docker = Command::new("docker").arg("version").output();
         assert!(
             docker.is_ok_and(|o| o.status.success()),
             "these tests need a running Docker engine, and none answers"
         );
-        let name = format!("cairnarcave{}", std::process::id());
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("docker-compose.yml"), COMPOSE).unwrap();
-        let out = compose().args(["-p", &name, "up", "-d"]).current_dir(dir.path()).output().unwrap();
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-        Self { name, dir }
+        let project = Self { name, dir, v1 };
+        project.run(&["up", "-d"]);
+        project
     }
 }
 
 impl Drop for Project {
     fn drop(&mut self) {
-        let _ =
-            compose().args(["-p", &self.name, "down", "-v", "-t", "1"]).current_dir(self.dir.path()).output();
+        let _ = self
+            .cli()
+            .args(["-p", &self.name, "down", "-v", "-t", "1"])
+            .current_dir(self.dir.path())
+            .output();
     }
 }
 
 async fn arcave(pinned: Option<&str>) -> Harness {
+    arcave_allowing(pinned, &["save", "restore", "remove"]).await
+}
+
+async fn arcave_allowing(pinned: Option<&str>, allow: &[&str]) -> Harness {
     Harness::start_with(|o| {
         o.profile = "arcave".into();
         o.pinned_session = pinned.map(str::to_owned);
-        o.allow = ["save", "restore", "remove"].map(String::from).to_vec();
+        o.allow = allow.iter().map(|s| s.to_string()).collect();
     })
     .await
 }
@@ -148,4 +175,116 @@ async fn a_pinned_server_refuses_to_move_the_current_session_in_arcave_words() {
             "{err}"
         );
     }
+}
+
+/// Runs `sh -c SCRIPT` in the project's one container.
+fn exec(project: &str, script: &str) {
+    let ps = Command::new("docker")
+        .args(["ps", "-q", "--filter", &format!("label=com.docker.compose.project={project}")])
+        .output()
+        .unwrap();
+    let id = String::from_utf8_lossy(&ps.stdout).trim().to_owned();
+    let out = Command::new("docker").args(["exec", &id, "sh", "-c", script]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+#[tokio::test]
+async fn arcave_reads_v1_relative_config_files_from_the_project_dir() {
+    let p = Project::up_v1("cfg");
+    exec(&p.name, "echo kept > /data/file");
+    // The server's working directory is this crate's, which has no compose file.
+    let cwd = std::env::current_dir().unwrap();
+    assert!(!cwd.join("docker-compose.yml").exists());
+    let h = arcave(None).await;
+    let sp = h.ok("savepoint_create", json!({"project": p.name, "name": "v1"})).await;
+    let config = p.dir.path().join("docker-compose.yml").to_string_lossy().into_owned();
+    assert_eq!(
+        sp["spec"]["config_files"],
+        json!([{"path": config, "bytes": COMPOSE.len(), "captured": true}]),
+        "{sp}"
+    );
+    assert_eq!(sp["not_covered"]["config_files"], json!([]));
+
+    // Item 2: a rollback of a project with no containers reports what it wrote.
+    p.run(&["down", "-v", "-t", "1"]);
+    let back = h.ok("rollback", json!({"project": p.name, "ref": "v1"})).await;
+    let restored = &back["restored"][0];
+    assert_eq!(restored["object_id"], format!("volume-named-{}_data", p.name));
+    assert!(
+        restored["files_written"].as_u64() >= Some(1) && restored["changes"].as_u64() >= Some(1),
+        "{back}"
+    );
+    assert!(
+        !cwd.join("docker-compose.yml").exists(),
+        "a compose file was written into the server's directory"
+    );
+    exec(&p.name, "test \"$(cat /data/file)\" = kept");
+
+    // A config file that cannot be read is listed, never captured as empty.
+    std::fs::remove_file(p.dir.path().join("docker-compose.yml")).unwrap();
+    let sp = h.ok("savepoint_create", json!({"project": p.name})).await;
+    assert_eq!(sp["spec"]["config_files"][0]["captured"], false, "{sp}");
+    assert_eq!(sp["not_covered"]["config_files"], json!([{"path": config, "reason": "missing"}]));
+    std::fs::write(p.dir.path().join("docker-compose.yml"), COMPOSE).unwrap();
+}
+
+#[tokio::test]
+async fn arcave_savepoint_remove_validates_first_and_dry_runs_without_permission() {
+    let h = arcave_allowing(None, &[]).await;
+    let project = "cairndropinnoproject";
+    let neither = h.err("savepoint_remove", json!({"project": project})).await;
+    assert!(
+        neither
+            .contains("specify savepoint ids, or at least one of retain-recent, retain-for or before-date"),
+        "{neither}"
+    );
+    let both = h.err("savepoint_remove", json!({"project": project, "ids": ["x"], "retain_recent": 1})).await;
+    assert!(
+        both.contains("cannot combine savepoint ids with retain-recent/retain-for/before-date"),
+        "{both}"
+    );
+    let dry =
+        h.ok("savepoint_remove", json!({"project": project, "retain_recent": 0, "dry_run": true})).await;
+    assert_eq!(dry, json!({"dry_run": true, "removed": []}));
+    let refused = h.err("savepoint_remove", json!({"project": project, "retain_recent": 0})).await;
+    assert!(refused.contains("allow remove"), "{refused}");
+}
+
+#[tokio::test]
+async fn arcave_lock_refusal_uses_the_contract_sentence() {
+    let p = Project::up_v1("lock");
+    let h = arcave(None).await;
+    h.ok("savepoint_create", json!({"project": p.name})).await;
+    // Hold every target lock of the store, as another run would.
+    let locks: Vec<std::path::PathBuf> = std::fs::read_dir(h.dir.path().join("store/locks"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.file_name().is_some_and(|n| n != "store.lock"))
+        .collect();
+    assert!(!locks.is_empty());
+    let mut holders: Vec<std::process::Child> = locks
+        .iter()
+        .map(|l| {
+            let mut c = Command::new("flock");
+            // Its own process group, so the sleep under it is ended with it.
+            c.arg("-x").arg(l).args(["sleep", "120"]).process_group(0);
+            c.spawn().unwrap()
+        })
+        .collect();
+    // flock takes the lock before it runs sleep; wait until it does.
+    for l in &locks {
+        while Command::new("flock").arg("-n").arg(l).arg("true").status().unwrap().success() {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    }
+    let refused = h.err("savepoint_create", json!({"project": p.name})).await;
+    for c in &mut holders {
+        let _ = Command::new("kill").args(["--", &format!("-{}", c.id())]).status();
+        let _ = c.wait();
+    }
+    assert_eq!(
+        refused,
+        "another arcave command is already running in this project: a session fork holds the lock for its whole copy, as does a savepoint or rollback for its run; retry when it finishes"
+    );
 }

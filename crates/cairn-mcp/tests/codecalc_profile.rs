@@ -110,3 +110,56 @@ async fn replace_needs_the_restore_permission() {
         .await;
     assert!(refusal.contains("agent allow restore"), "{refusal}");
 }
+
+#[tokio::test]
+async fn codecalc_refuses_a_hard_link_to_a_file_outside_the_workspace() {
+    let (h, root) = codecalc(&[]).await;
+    let outside = h.dir.path().join("secret.txt");
+    std::fs::write(&outside, "not the workspace's\n").unwrap();
+    std::fs::hard_link(&outside, root.join("s1/borrowed.txt")).unwrap();
+    let refused = h.err("session_snapshot", json!({"session_id": "s1"})).await;
+    assert_eq!(
+        refused,
+        "borrowed.txt is a hard link to a file outside the workspace; workspace snapshots refuse hard links: replace it with a plain copy and save again"
+    );
+    // The runner's own folder is left out, links and all.
+    std::fs::remove_file(root.join("s1/borrowed.txt")).unwrap();
+    std::fs::hard_link(&outside, root.join("s1/.codecalc-run/lock")).unwrap();
+    h.ok("session_snapshot", json!({"session_id": "s1"})).await;
+}
+
+#[tokio::test]
+async fn codecalc_refuses_a_session_folder_that_is_a_symlink() {
+    let (h, root) = codecalc(&[]).await;
+    let elsewhere = h.dir.path().join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    std::fs::write(elsewhere.join("f.txt"), "outside the root\n").unwrap();
+    std::os::unix::fs::symlink(&elsewhere, root.join("s2")).unwrap();
+    // A folder linking to another session's folder would list (and save into) that session.
+    std::os::unix::fs::symlink(root.join("s1"), root.join("s3")).unwrap();
+    h.ok("session_snapshot", json!({"session_id": "s1"})).await;
+    let want = |id: &str| {
+        format!(
+            "session {id:?}'s workspace folder is a symbolic link; session workspaces refuse symlinks: make it a plain folder under the workspace root"
+        )
+    };
+    for (action, id) in [("save", "s2"), ("list", "s2"), ("save", "s3"), ("list", "s3")] {
+        let refused = h.err("session_snapshot", json!({"action": action, "session_id": id})).await;
+        assert_eq!(refused, want(id), "{action} {id}");
+    }
+}
+
+#[tokio::test]
+async fn codecalc_snapshot_id_latest_is_not_an_id() {
+    let (h, _) = codecalc(&["restore", "remove"]).await;
+    h.ok("session_snapshot", json!({"session_id": "s1"})).await;
+    for action in ["restore", "delete"] {
+        let refused = h
+            .err("session_snapshot", json!({"action": action, "session_id": "s1", "snapshot_id": "latest"}))
+            .await;
+        assert_eq!(
+            refused,
+            "snapshot_id \"latest\" is not a snapshot id; pass the snapshot_id that action='save' returned (action='list' shows them)"
+        );
+    }
+}

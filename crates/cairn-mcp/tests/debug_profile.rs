@@ -121,11 +121,11 @@ impl Debug {
     }
 
     async fn snapshots_resource(&self) -> Value {
-        let result = self
-            .client
-            .read_resource(ReadResourceRequestParams::new("cairn://debug/snapshots"))
-            .await
-            .unwrap();
+        self.resource("cairn://debug/snapshots").await
+    }
+
+    async fn resource(&self, uri: &str) -> Value {
+        let result = self.client.read_resource(ReadResourceRequestParams::new(uri)).await.unwrap();
         match &result.contents[0] {
             ResourceContents::TextResourceContents { text, .. } => serde_json::from_str(text).unwrap(),
             other => panic!("expected text, got {other:?}"),
@@ -450,4 +450,80 @@ async fn debug_stop_leaves_no_adapter_or_program_behind() {
     // With no session, stop is a no-op that says so.
     let again = d.ok("debug_stop", json!({})).await;
     assert_eq!((again["terminated"].as_bool(), again.get("detached")), (Some(true), None));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn debug_the_debugger_snapshots_resource_is_served_and_created_at_is_the_capture_timestamp() {
+    let d = Debug::start().await;
+    let resources = d.client.list_all_resources().await.unwrap();
+    assert!(resources.iter().any(|r| r.uri == "debugger://snapshots"), "{resources:?}");
+    d.launch_loop().await;
+    let created = d.ok("snapshot_create", json!({ "label": "here" })).await;
+    d.ok("debug_stop", json!({})).await;
+    let listed = d.resource("debugger://snapshots").await;
+    assert_eq!(listed, d.snapshots_resource().await, "both URIs list the same captures");
+    let entry = &listed["snapshots"][0];
+    assert_eq!(entry["id"], created["snapshot"]["id"]);
+    assert_eq!(entry["createdAt"], created["snapshot"]["timestamp"], "{entry}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn debug_snapshot_delete_with_no_id_clears_only_this_debug_sessions_captures() {
+    let d = Debug::start().await;
+    // Nothing of this server's own yet: clearing deletes nothing.
+    assert_eq!(
+        d.ok("snapshot_delete", json!({})).await,
+        json!({"success": true, "deleted": "all", "remaining": 0})
+    );
+    d.launch_loop().await;
+    let earlier = d.ok("snapshot_create", json!({ "label": "earlier" })).await;
+    d.ok("debug_stop", json!({})).await;
+    d.launch_loop().await;
+    d.ok("snapshot_create", json!({ "label": "now-1" })).await;
+    d.ok("debug_continue", json!({ "wait_ms": 30000 })).await;
+    d.ok("snapshot_create", json!({ "label": "now-2" })).await;
+    let cleared = d.ok("snapshot_delete", json!({})).await;
+    assert_eq!(cleared, json!({"success": true, "deleted": "all", "remaining": 0}));
+    let left = d.resource("debugger://snapshots").await;
+    let labels: Vec<&str> =
+        left["snapshots"].as_array().unwrap().iter().map(|s| s["label"].as_str().unwrap()).collect();
+    assert_eq!(labels, ["earlier"], "{left}");
+    // After the session ends, "all" still means that session's captures; older ones go by id.
+    d.ok("debug_stop", json!({})).await;
+    assert_eq!(d.ok("snapshot_delete", json!({})).await["remaining"], 0);
+    let id = earlier["snapshot"]["id"].as_str().unwrap();
+    d.ok("snapshot_delete", json!({ "snapshot_id": id })).await;
+    assert_eq!(d.resource("debugger://snapshots").await, json!({"snapshots": []}));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn debug_edge_cases_unknown_thread_missing_program_and_zero_timeout_get_coded_sentences() {
+    let d = Debug::start().await;
+    let missing = d.dir.path().join("nowhere.py");
+    let refused = d.err("debug_launch", json!({ "program": missing })).await;
+    assert_eq!(
+        refused,
+        format!(
+            "PROGRAM_NOT_FOUND: the program {} does not exist or is not a file; pass the path of a Python script or an executable built with debug information",
+            missing.display()
+        )
+    );
+    d.launch_loop().await;
+    let thread = d.err("snapshot_create", json!({ "thread_id": 987654 })).await;
+    assert!(
+        thread.starts_with("FRAME_NOT_FOUND: the program has no thread 987654; its threads are "),
+        "{thread}"
+    );
+    assert!(
+        thread.ends_with(": pass one of them, or leave the thread out for the one that stopped"),
+        "{thread}"
+    );
+    let zero = d.err("snapshot_create", json!({ "timeout_ms": 0 })).await;
+    assert_eq!(
+        zero,
+        "INVALID_ARGUMENT: timeout_ms is 0, which leaves no time to read a single variable; pass a limit in milliseconds, or leave it out for 30000"
+    );
+    // None of them broke the session.
+    assert_eq!(d.ok("snapshot_create", json!({})).await["success"], true);
+    d.ok("debug_stop", json!({})).await;
 }

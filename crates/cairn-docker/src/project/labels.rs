@@ -11,11 +11,25 @@ pub(crate) const WORKING_DIR: &str = "com.docker.compose.project.working_dir";
 pub(crate) const DEPENDS_ON: &str = "com.docker.compose.depends_on";
 pub(crate) const VOLUME: &str = "com.docker.compose.volume";
 
-/// The config files label split on commas (compose joins the `-f` files with them).
+/// The config files label split on commas (compose joins the `-f` files with them), each made
+/// absolute against the project's working directory label: docker-compose v1 records the names
+/// as given (`docker-compose.yml`), relative to the directory it ran in, not to ours.
 pub(crate) fn config_files(labels: &HashMap<String, String>) -> Vec<String> {
+    let dir = labels.get(WORKING_DIR).map(std::path::Path::new);
     labels
         .get(CONFIG_FILES)
-        .map(|v| v.split(',').map(str::trim).filter(|s| !s.is_empty()).map(String::from).collect())
+        .map(|v| {
+            v.split(',')
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+                .map(|f| match dir {
+                    Some(dir) if std::path::Path::new(f).is_relative() => {
+                        dir.join(f).to_string_lossy().into_owned()
+                    }
+                    _ => f.to_owned(),
+                })
+                .collect()
+        })
         .unwrap_or_default()
 }
 

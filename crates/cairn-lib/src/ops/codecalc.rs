@@ -70,6 +70,14 @@ impl Store {
                 names.join(", ")
             )));
         }
+        // A link whose other names are outside the workspace is a hard link all the same, and
+        // the one that could let a restore reach a file elsewhere.
+        if let Some(rel) = captured.linked_outside.iter().find(|p| !under_excluded(p)) {
+            return Err(Error::invalid(format!(
+                "{} is a hard link to a file outside the workspace; workspace snapshots refuse hard links: replace it with a plain copy and save again",
+                String::from_utf8_lossy(rel)
+            )));
+        }
         let NodeKind::Dir { tree: top_tree } = &full.top.kind else {
             return Err(Error::corrupt("a directory snapshot's top entry is not a directory"));
         };

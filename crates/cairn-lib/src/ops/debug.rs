@@ -27,6 +27,12 @@ pub const KIND: &str = "debug";
 /// The code of a refusal to diff, load or delete a capture that does not exist.
 pub const SNAPSHOT_NOT_FOUND: &str = "SNAPSHOT_NOT_FOUND";
 
+/// The code of a refusal to debug a program that does not exist.
+pub const PROGRAM_NOT_FOUND: &str = "PROGRAM_NOT_FOUND";
+
+/// The code of a refusal of an argument outside its range.
+pub const INVALID_ARGUMENT: &str = "INVALID_ARGUMENT";
+
 /// The prefix of a debug capture's id as the debugger snapshot tools write it
 /// (`snap-<uuid>`); the bare snapshot id (or a unique prefix of it) is accepted too.
 pub const ID_PREFIX: &str = "snap-";
@@ -94,7 +100,7 @@ pub struct DebugListEntry {
     pub id: String,
     /// Its label.
     pub label: String,
-    /// When it was stored, RFC 3339 UTC.
+    /// When the variables were read, RFC 3339 UTC: the capture's `timestamp`.
     pub created_at: String,
     /// The thread the frame belongs to.
     pub thread_id: i64,
@@ -133,8 +139,12 @@ pub struct DebugDiffOptions {
 /// Which capture to delete: one id, or all of them when `snapshot_id` is absent.
 #[derive(Debug, Clone, Default)]
 pub struct DebugDeleteOptions {
-    /// The capture to delete; every capture of the session when absent.
+    /// The capture to delete; every capture of the session (or of `debug_session`) when absent.
     pub snapshot_id: Option<String>,
+    /// Limits "all" and the remaining count to the captures of this one debug session (the
+    /// `<id>` of `debug:<id>`), as the debugger snapshot tools' in-memory store holds only its
+    /// own session's captures. Every debug session's captures when absent.
+    pub debug_session: Option<String>,
     /// The cairn session to delete from.
     pub session: SessionChoice,
 }
@@ -144,7 +154,7 @@ pub struct DebugDeleteOptions {
 pub struct DebugDeleteResult {
     /// The id deleted, or `all`.
     pub deleted: String,
-    /// How many captures the session still holds.
+    /// How many captures the session (or the one debug session) still holds.
     pub remaining: usize,
 }
 
@@ -166,6 +176,7 @@ impl Store {
             "functionName": capture.function_name,
             "variableCount": variable_count,
             "depth": capture.depth,
+            "timestamp": capture.captured_at.to_string(),
         });
         let document = serde_json::to_vec(capture)
             .map_err(|e| Error::invalid(format!("the capture could not be encoded ({e}); capture again")))?;
@@ -221,23 +232,28 @@ impl Store {
             .with_snapshot_ids(capture_id(&a), capture_id(&b)))
     }
 
-    /// Deletes one capture, or all captures of the session; their data is reclaimed by gc.
+    /// Deletes one capture, or all captures of the session (of one debug session, when
+    /// `debug_session` is set); their data is reclaimed by gc.
     pub fn debug_delete(&self, options: &DebugDeleteOptions) -> Result<DebugDeleteResult> {
         let resolved = self.resolve_session(&options.session)?;
+        let scope = options.debug_session.as_ref().map(|id| format!("{KIND}:{id}"));
+        let in_scope = |list: Vec<Snapshot>| -> Vec<Snapshot> {
+            list.into_iter().filter(|s| scope.as_ref().is_none_or(|t| &s.target == t)).collect()
+        };
         let (chosen, deleted) = match &options.snapshot_id {
             Some(id) => {
                 let snapshot = self.find_debug_snapshot(&options.session, id)?;
                 let deleted = capture_id(&snapshot);
                 (vec![snapshot], deleted)
             }
-            None => (self.list_kind(KIND, &options.session)?, "all".to_owned()),
+            None => (in_scope(self.list_kind(KIND, &options.session)?), "all".to_owned()),
         };
         for snapshot in &chosen {
             let _lock = self.lock_target(&snapshot.target, "cairn debug delete")?;
             self.catalog.remove_membership(resolved.id, snapshot.id)?;
             self.forget_target_if_empty(&snapshot.target)?;
         }
-        let remaining = self.list_kind(KIND, &options.session)?.len();
+        let remaining = in_scope(self.list_kind(KIND, &options.session)?).len();
         Ok(DebugDeleteResult { deleted, remaining })
     }
 
@@ -281,10 +297,13 @@ fn list_entry(snapshot: &Snapshot) -> DebugListEntry {
     let d = &snapshot.details;
     let text = |key: &str| d.get(key).and_then(|v| v.as_str()).unwrap_or_default().to_owned();
     let number = |key: &str| d.get(key).and_then(serde_json::Value::as_u64).unwrap_or_default();
+    // createdAt is when the variables were read, the capture's own timestamp; records stored
+    // before it was kept fall back to when the snapshot was stored.
+    let created_at = d.get("timestamp").and_then(|v| v.as_str()).unwrap_or(&snapshot.created_at);
     DebugListEntry {
         id: capture_id(snapshot),
         label: text("label"),
-        created_at: snapshot.created_at.clone(),
+        created_at: created_at.to_owned(),
         thread_id: d.get("threadId").and_then(serde_json::Value::as_i64).unwrap_or_default(),
         frame_index: usize::try_from(number("frameIndex")).unwrap_or_default(),
         function_name: text("functionName"),

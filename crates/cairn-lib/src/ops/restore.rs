@@ -218,7 +218,7 @@ impl Store {
                 let replay = self.replay(&path, &key, &safety_root, no_ignore);
                 let _ = std::fs::remove_file(&journal);
                 return Err(match replay {
-                    Ok(()) => Error::new(
+                    Ok(_) => Error::new(
                         first.kind(),
                         format!(
                             "the restore failed ({first}); the live state was put back from safety snapshot {}",
@@ -301,7 +301,14 @@ impl Store {
 
     /// Puts the safety snapshot back after a failed apply. The tree is now partly changed, so
     /// the live state is scanned again rather than trusted.
-    pub(crate) fn replay(&self, path: &Path, key: &str, safety: &DirRoot, no_ignore: bool) -> Result<()> {
+    /// Returns what it did: paths changed, files written, bytes written.
+    pub(crate) fn replay(
+        &self,
+        path: &Path,
+        key: &str,
+        safety: &DirRoot,
+        no_ignore: bool,
+    ) -> Result<(u64, u64, u64)> {
         self.catalog.drop_stat_cache(key)?;
         let writer = BlobWriter::dry(self);
         let live = capture::capture(&writer, path, &StatCache::default(), no_ignore)?;
@@ -309,7 +316,10 @@ impl Store {
         let plan = Plan::between(&writer, &live_root, safety, true, &live.uncovered)?;
         let handle = DirHandle::open_root(path)?;
         let m = Materializer::new(self, true, later_links(safety));
-        plan.apply(&m, &handle, safety)
+        plan.apply(&m, &handle, safety)?;
+        let files = m.files_written.load(std::sync::atomic::Ordering::Relaxed);
+        let bytes = m.bytes_written.load(std::sync::atomic::Ordering::Relaxed);
+        Ok((plan.changes.len() as u64, files, bytes))
     }
 
     fn journal_path(&self, key: &str) -> PathBuf {

@@ -173,7 +173,7 @@ pub struct ArcaveSessionList {
 
 const CREATE: &str = "Capture a savepoint of a compose project: its services are stopped, every volume, bind mount and container layer is captured (only what changed since the last savepoint is read), and the services are started again. Returns the savepoint record; report its not_covered before relying on it. An error 'savepoint <id> committed; services failed to start: ...' means the savepoint exists and is safe to roll back to; only the restart failed: report the id, do not take another savepoint.";
 const LIST: &str = "List a compose project's savepoints, newest first. Reads the store only: stops nothing, takes no lock. Returns {\"savepoints\": [...]}.";
-const REMOVE: &str = "Delete savepoints of a compose project, permanently: either ids, or retention fields (retain_recent, retain_for, before_date), not both. dry_run reports without deleting. Needs the user's permission.";
+const REMOVE: &str = "Delete savepoints of a compose project, permanently: either ids, or retention fields (retain_recent, retain_for, before_date), not both. dry_run reports without deleting and needs no permission; deleting needs the user's permission.";
 const ROLLBACK: &str = "Return a compose project to a savepoint. Destructive: every volume and bind mount it covers is overwritten with the savepoint's data and container layers are put back. A safety snapshot of the live state is taken first and replayed if the rollback fails. A project with no containers is recreated from the savepoint. Needs the user's permission.";
 const S_LIST: &str = "List the sessions, newest first. Read-only. Returns {\"sessions\": [...]}; current marks the session a call given no session works in.";
 const S_CREATE: &str = "Create a session: empty, or with from a fork holding every savepoint of another session (records only: nothing is copied and no container is touched). Returns the session record.";
@@ -210,7 +210,7 @@ fn create(state: &ServerState, a: CreateArgs) -> Result<ComposeSavepoint, ToolEr
         session: state.choice(a.session),
         ..ComposeSaveOptions::default()
     };
-    Ok(state.store.compose_save(&options)?.savepoint)
+    Ok(state.store.compose_save(&options).map_err(arcave_error)?.savepoint)
 }
 
 fn list(state: &ServerState, a: ListArgs) -> Result<ComposeSavepointList, ToolError> {
@@ -218,18 +218,24 @@ fn list(state: &ServerState, a: ListArgs) -> Result<ComposeSavepointList, ToolEr
     Ok(state.store.compose_list(&a.project, a.include_safety_snapshots, a.sort.as_deref(), &choice)?)
 }
 
+/// `savepoint_remove`: the arguments are checked (by a dry run) before the permission, so an
+/// agent sees arcave's own refusal sentences; a dry run deletes nothing and needs no permission.
 fn remove(state: &ServerState, a: RemoveArgs) -> Result<Removed, ToolError> {
-    state.permit(Capability::Remove)?;
-    let options = RemoveOptions {
+    let mut options = RemoveOptions {
         refs: a.ids,
         retain_recent: a.retain_recent,
         retain_for: a.retain_for,
         before_date: a.before_date,
         target: Some(format!("compose:{}", a.project)),
-        dry_run: a.dry_run,
+        dry_run: true,
         session: state.choice(a.session),
     };
-    let r = state.store.remove(&options)?;
+    let mut r = state.store.remove(&options).map_err(arcave_error)?;
+    if !a.dry_run {
+        state.permit(Capability::Remove)?;
+        options.dry_run = false;
+        r = state.store.remove(&options).map_err(arcave_error)?;
+    }
     Ok(Removed {
         dry_run: r.dry_run,
         removed: r.removed.iter().map(ComposeSavepoint::from_snapshot).collect(),
@@ -244,7 +250,7 @@ fn rollback(state: &ServerState, a: RollbackArgs) -> Result<ComposeRollbackResul
         wait_timeout: a.wait_timeout,
         session: state.choice(a.session),
     };
-    Ok(state.store.compose_rollback(&options)?)
+    state.store.compose_rollback(&options).map_err(arcave_error)
 }
 
 fn arcave(s: Session) -> ArcaveSession {
@@ -272,12 +278,15 @@ fn session_list(state: &ServerState, a: SessionListArgs) -> Result<ArcaveSession
 }
 
 fn session_create(state: &ServerState, a: SessionCreateArgs) -> Result<ArcaveSession, ToolError> {
-    Ok(arcave(state.store.session_create(a.name.as_deref(), a.from.as_deref(), &state.choice(None))?))
+    let choice = state.choice(None);
+    Ok(arcave(
+        state.store.session_create(a.name.as_deref(), a.from.as_deref(), &choice).map_err(arcave_error)?,
+    ))
 }
 
 fn session_delete(state: &ServerState, a: SessionDeleteArgs) -> Result<SessionDeleted, ToolError> {
     state.permit(Capability::Remove)?;
-    Ok(state.store.session_delete(&a.session, a.force, &state.choice(None))?)
+    state.store.session_delete(&a.session, a.force, &state.choice(None)).map_err(arcave_error)
 }
 
 fn session_current(state: &ServerState, _: NoArgs) -> Result<ArcaveSession, ToolError> {
@@ -301,4 +310,15 @@ fn refuse_pinned(state: &ServerState) -> Result<(), ToolError> {
     Err(ToolError::invalid(format!(
         "this server is pinned to session \"{id}\" by --session or ARCAVE_SESSION, which outranks the current session: pass session on each call, or restart the server without the pin"
     )))
+}
+
+/// arcave's lock refusal: what holds a project's lock, in the contract's sentence.
+const LOCKED: &str = "another arcave command is already running in this project: a session fork holds the lock for its whole copy, as does a savepoint or rollback for its run; retry when it finishes";
+
+/// An engine error in arcave's words where the contract has its own (the lock refusal).
+fn arcave_error(err: cairn_lib::Error) -> ToolError {
+    if err.kind() == cairn_lib::ErrorKind::Locked {
+        return ToolError::from(cairn_lib::Error::new(cairn_lib::ErrorKind::Locked, LOCKED));
+    }
+    ToolError::from(err)
 }

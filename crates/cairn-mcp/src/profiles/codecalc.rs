@@ -214,7 +214,15 @@ fn workspace(state: &ServerState, session_id: &str) -> Result<PathBuf, ToolError
             "invalid session_id {session_id:?}: a session id is a workspace folder name of letters, digits, '.', '_' and '-' that does not start with '.'"
         )));
     }
-    Ok(root(state)?.join(session_id))
+    let folder = root(state)?.join(session_id);
+    // A session folder that is a symlink would take every action to wherever it points, out of
+    // the workspace root, and its snapshots into another session's list.
+    if folder.symlink_metadata().is_ok_and(|m| m.file_type().is_symlink()) {
+        return Err(ToolError::invalid(format!(
+            "session {session_id:?}'s workspace folder is a symbolic link; session workspaces refuse symlinks: make it a plain folder under the workspace root"
+        )));
+    }
+    Ok(folder)
 }
 
 fn no_session(session_id: &str) -> ToolError {
@@ -235,6 +243,13 @@ fn owned_snapshot(
             a.action
         ))
     })?;
+    // Ids in this profile are the ids save returned; names, `latest` and prefixes are not.
+    if uuid::Uuid::try_parse(id).is_err() {
+        return Err(ToolError::invalid(format!(
+            "snapshot_id {:?} is not a snapshot id; pass the snapshot_id that action='save' returned (action='list' shows them)",
+            cut(id)
+        )));
+    }
     let snapshot = state.store.show(id, None, &state.choice(None))?;
     if std::path::Path::new(&snapshot.target) != workspace {
         return Err(ToolError::from(cairn_lib::Error::not_found(format!(
@@ -243,6 +258,14 @@ fn owned_snapshot(
         ))));
     }
     Ok(snapshot)
+}
+
+/// At most 80 characters of `text`, so echoing input never makes a long reply.
+fn cut(text: &str) -> String {
+    match text.char_indices().nth(80) {
+        Some((at, _)) => format!("{}…", &text[..at]),
+        None => text.to_owned(),
+    }
 }
 
 /// A fresh session id for a restore into a new session: a time-ordered UUID, as a folder name.

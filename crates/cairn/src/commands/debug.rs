@@ -131,6 +131,7 @@ pub fn run(global: &GlobalArgs, command: DebugCommand, printer: &Printer) -> Com
             let result = store.debug_delete(&DebugDeleteOptions {
                 snapshot_id: args.id,
                 session: session_choice(args.session.as_deref()),
+                ..DebugDeleteOptions::default()
             })?;
             printer.result(&result, human_delete);
         }

@@ -3,6 +3,7 @@
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
+use cairn_lib::ops::agent::Capability;
 use clap::Args;
 
 use crate::commands::GlobalArgs;
@@ -26,15 +27,31 @@ pub struct McpArgs {
     /// The tool set: cairn (the default), codecalc, arcave, pi or debug.
     #[arg(long, default_value = "cairn", value_name = "NAME")]
     pub profile: String,
-    /// Pin the server to this session; session_set and session_unset are then refused.
+    /// Pin the server to this session; session_set and session_unset are then refused. Under
+    /// the arcave profile, ARCAVE_SESSION pins it too.
     #[arg(long, env = "CAIRN_SESSION", value_name = "SESSION")]
     pub session: Option<String>,
-    /// Allow these to agents for this server's lifetime: save, restore, remove or all.
-    #[arg(long, value_delimiter = ',', value_name = "CAPABILITY")]
+    #[arg(long, value_delimiter = ',', value_name = "CAPABILITY", help = allow_help())]
     pub allow: Vec<String>,
     /// The folder holding codecalc session workspaces (codecalc profile).
     #[arg(long, value_name = "DIR")]
     pub workspace_root: Option<PathBuf>,
+}
+
+/// The session the server is pinned to: `--session` (or `CAIRN_SESSION`), else, under the arcave
+/// profile, `ARCAVE_SESSION`, which pins arcave's own server and which its refusals name.
+fn pinned_session(session: Option<String>, profile: &str) -> Option<String> {
+    let arcave = || (profile == "arcave").then(|| std::env::var("ARCAVE_SESSION").ok()).flatten();
+    session.filter(|s| !s.is_empty()).or_else(|| arcave().filter(|s| !s.is_empty()))
+}
+
+/// The help of `--allow`, built from the capability list so a new capability is never missing.
+fn allow_help() -> String {
+    let words: Vec<&str> = Capability::ALL.iter().map(|c| c.as_str()).collect();
+    format!(
+        "Allow these to agents for this server's lifetime (comma-separated): {}, or all",
+        words.join(", ")
+    )
 }
 
 /// Runs the server until its client leaves (stdio) or the process is interrupted (HTTP).
@@ -47,8 +64,8 @@ pub fn run(global: &GlobalArgs, args: McpArgs, _printer: &Printer) -> CommandRes
             }
             None => cairn_mcp::Transport::Stdio,
         },
-        profile: args.profile,
-        pinned_session: args.session.filter(|s| !s.is_empty()),
+        profile: args.profile.clone(),
+        pinned_session: pinned_session(args.session, &args.profile),
         allow: args.allow,
         workspace_root: args.workspace_root,
     };

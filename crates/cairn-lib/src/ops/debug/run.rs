@@ -17,8 +17,16 @@ use crate::ops::resolve::SessionChoice;
 use crate::store::Store;
 
 /// The adapter that debugs `program`: debugpy for a Python script (`.py`), lldb-dap for
-/// anything else (an executable built with debug information).
+/// anything else (an executable built with debug information). A program that is not a file is
+/// refused here: adapters accept it and report the failure only as program output.
 pub fn adapter_for(program: &Path) -> Result<AdapterCommand> {
+    if !program.is_file() {
+        return Err(Error::not_found(format!(
+            "the program {} does not exist or is not a file; pass the path of a Python script or an executable built with debug information",
+            program.display()
+        ))
+        .with_code(super::PROGRAM_NOT_FOUND));
+    }
     let adapter = if program.extension().is_some_and(|e| e == "py") {
         AdapterCommand::debugpy()
     } else {

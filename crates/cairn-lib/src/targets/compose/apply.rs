@@ -144,7 +144,12 @@ pub(crate) fn put_mount(
                     let (plan, files, bytes) = store.apply_plan(path, &cache, &live, &want, true, None)?;
                     (out.changes, out.files_written, out.bytes_written) = (plan.len() as u64, files, bytes);
                 }
-                _ => store.replay(path, &cache, &want, true)?,
+                // No capture of the live tree to plan from (a project rebuilt from its
+                // savepoint): scan it, and report what the scan's plan wrote.
+                _ => {
+                    (out.changes, out.files_written, out.bytes_written) =
+                        store.replay(path, &cache, &want, true)?
+                }
             }
         }
     }

@@ -64,14 +64,32 @@ pub(crate) fn images(
     Ok((data, records, unresolvable))
 }
 
-/// The compose files and setup the project was started from.
-pub(crate) fn spec(writer: &BlobWriter<'_>, project: &Project) -> Result<(Vec<SpecFileData>, SpecRecord)> {
+/// The compose files and setup the project was started from, and the files that could not be
+/// read (for `not_covered`).
+pub(crate) fn spec(
+    writer: &BlobWriter<'_>,
+    project: &Project,
+) -> Result<(Vec<SpecFileData>, SpecRecord, Vec<SkippedEntry>)> {
     let mut data = Vec::new();
     let mut files = Vec::new();
+    let mut unread = Vec::new();
     for path in &project.config_files {
         // A compose file that moved or is unreadable is reported, not fatal: the containers'
-        // own configs are recorded too.
-        let content = std::fs::read(path).ok();
+        // own configs are recorded too. A relative name (from a label without a working
+        // directory) means nothing here, and is never read against our own directory.
+        let read = if Path::new(path).is_absolute() {
+            std::fs::read(path)
+        } else {
+            Err(std::io::Error::new(std::io::ErrorKind::NotFound, "relative path"))
+        };
+        let content = match read {
+            Ok(content) => Some(content),
+            Err(e) => {
+                let reason = if e.kind() == std::io::ErrorKind::NotFound { "missing" } else { "unreadable" };
+                unread.push(SkippedEntry { path: path.clone(), reason: reason.to_owned() });
+                None
+            }
+        };
         let id = content.as_ref().map(|c| writer.write(BlobKind::Data, c)).transpose()?;
         files.push(SpecFile {
             path: path.clone(),
@@ -87,7 +105,7 @@ pub(crate) fn spec(writer: &BlobWriter<'_>, project: &Project) -> Result<(Vec<Sp
         services: project.services.iter().map(|s| s.name.clone()).collect(),
         networks: project.networks.clone(),
     };
-    Ok((data, record))
+    Ok((data, record, unread))
 }
 
 /// What capturing the mounts produced.

@@ -177,6 +177,10 @@ pub struct ComposeNotCovered {
     pub unresolvable_images: Vec<String>,
     /// Entries inside volumes or bind mounts that were skipped (fifos, sockets, …).
     pub skipped_entries: Vec<SkippedEntry>,
+    /// Compose files the project was started from that could not be read (`path`, and
+    /// `missing` or `unreadable`): the savepoint holds the containers' configs, not the file.
+    #[serde(default)]
+    pub config_files: Vec<SkippedEntry>,
 }
 
 impl ComposeNotCovered {
@@ -202,6 +206,7 @@ impl ComposeNotCovered {
             self.unresolvable_images.iter().map(|i| entry(format!("image {i}"), "image_unresolvable")),
         );
         out.extend(self.skipped_entries.iter().cloned());
+        out.extend(self.config_files.iter().map(|f| entry(format!("compose file {}", f.path), &f.reason)));
         out
     }
 }

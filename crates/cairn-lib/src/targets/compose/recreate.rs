@@ -143,13 +143,26 @@ fn split_tag(tag: &str) -> (&str, &str) {
 /// Writes back compose files that are gone, so compose can read the recorded setup.
 fn restore_spec_files(store: &Store, want: &ComposeRoot, notes: &mut Vec<String>) -> Result<()> {
     for f in &want.spec_files {
-        let path = Path::new(&f.path);
+        // Savepoints taken before config files were resolved may hold docker-compose v1's
+        // relative names: they belong in the project's directory, never in ours.
+        let path = match &want.project.working_dir {
+            Some(dir) if Path::new(&f.path).is_relative() => Path::new(dir).join(&f.path),
+            _ => PathBuf::from(&f.path),
+        };
+        let path = path.as_path();
+        if path.is_relative() {
+            notes.push(format!(
+                "left out the compose file {}: the savepoint has no project directory to put it in",
+                f.path
+            ));
+            continue;
+        }
         if let (false, Some(id)) = (path.exists(), f.content) {
             if let Some(parent) = path.parent() {
                 std::fs::create_dir_all(parent).at("create", parent)?;
             }
             std::fs::write(path, super::blobs::read_all(store, &[id])?).at("write", path)?;
-            notes.push(format!("wrote back the compose file {}", f.path));
+            notes.push(format!("wrote back the compose file {}", path.display()));
         }
     }
     Ok(())

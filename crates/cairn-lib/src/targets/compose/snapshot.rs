@@ -50,7 +50,7 @@ pub(crate) fn take(
     let writer = BlobWriter::new(store);
     let (image_data, images, unresolvable) =
         capture::images(store, docker, &writer, project, take.store_images)?;
-    let (spec_files, spec) = capture::spec(&writer, project)?;
+    let (spec_files, spec, unread_config) = capture::spec(&writer, project)?;
     let (planned, skipped_mounts) = mounts::plan(store, project);
 
     let killed = hold()?;
@@ -69,6 +69,7 @@ pub(crate) fn take(
         killed_at_stop_deadline: killed,
         unresolvable_images: unresolvable,
         skipped_entries: m.skipped.clone(),
+        config_files: unread_config,
         ..ComposeNotCovered::default()
     };
     capture::gaps(project, &planned, &mut not_covered);

@@ -48,6 +48,8 @@ pub(crate) struct Captured {
     pub scan_started_ns: i64,
     /// Every path left out, whole (`not_covered` lists only the first ignored ones).
     pub uncovered: Uncovered,
+    /// Files with more links than the tree holds: some of their links are outside it.
+    pub linked_outside: Vec<RelPath>,
 }
 
 /// Every path a capture left out: ignored, or skipped (special, unreadable or vanished).
@@ -88,6 +90,9 @@ struct Counters {
     cache_misses: AtomicU64,
 }
 
+/// A file's link count and the paths in the tree that name it.
+type LinkGroup = (u64, Vec<RelPath>);
+
 struct Walk<'a> {
     writer: &'a BlobWriter<'a>,
     old_cache: &'a StatCache,
@@ -95,8 +100,8 @@ struct Walk<'a> {
     counters: Counters,
     not_covered: Mutex<NotCovered>,
     cache: Mutex<Vec<(Vec<u8>, CacheEntry)>>,
-    /// Paths of files with several links, by (device, inode).
-    hardlinks: Mutex<HashMap<(u64, u64), Vec<RelPath>>>,
+    /// Paths of files with several links, and their link count, by (device, inode).
+    hardlinks: Mutex<HashMap<(u64, u64), LinkGroup>>,
     uncovered: Mutex<Uncovered>,
     progress: &'a Progress,
 }
@@ -141,11 +146,17 @@ pub(crate) fn capture_observed(
     let listing = std::fs::read_dir(root).at("list", root)?;
     let tree = walk.dir(listing, root, b"", &[], false)?;
     walk.counters.dirs.fetch_add(1, Ordering::Relaxed);
-    let mut hardlinks: Vec<Vec<Vec<u8>>> = walk
-        .hardlinks
-        .into_inner()
-        .unwrap_or_else(|p| p.into_inner())
-        .into_values()
+    let groups: Vec<LinkGroup> =
+        walk.hardlinks.into_inner().unwrap_or_else(|p| p.into_inner()).into_values().collect();
+    let mut linked_outside: Vec<RelPath> = groups
+        .iter()
+        .filter(|(nlink, g)| (g.len() as u64) < *nlink)
+        .flat_map(|(_, g)| g.iter().cloned())
+        .collect();
+    linked_outside.sort();
+    let mut hardlinks: Vec<Vec<Vec<u8>>> = groups
+        .into_iter()
+        .map(|(_, g)| g)
         .filter(|g| g.len() > 1)
         .map(|mut g| {
             g.sort();
@@ -175,6 +186,7 @@ pub(crate) fn capture_observed(
         cache,
         scan_started_ns,
         uncovered: walk.uncovered.into_inner().unwrap_or_else(|p| p.into_inner()),
+        linked_outside,
     })
 }
 
@@ -362,7 +374,8 @@ impl Walk<'_> {
         self.progress.scanned(meta.size());
         if meta.nlink() > 1 {
             let mut links = self.hardlinks.lock().unwrap_or_else(|p| p.into_inner());
-            links.entry((meta.dev(), meta.ino())).or_default().push(rel.clone());
+            let group = links.entry((meta.dev(), meta.ino())).or_insert_with(|| (meta.nlink(), Vec::new()));
+            group.1.push(rel.clone());
         }
         let content = match self.old_cache.lookup(&rel, &stamp) {
             Some(content) => content.to_vec(),

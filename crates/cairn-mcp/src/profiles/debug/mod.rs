@@ -31,9 +31,17 @@ let it run to a breakpoint, capture its variables with snapshot_create, continue
 with snapshot_diff. Captures are kept in the cairn store, so they can be diffed across debug sessions. \
 Every session tool reports whether the program is paused; snapshot_create needs it paused.";
 
-/// The live debug session of one server, if any.
+/// The live debug session of one server, if any, and the id of the latest one (kept after it
+/// ends, so `snapshot_delete` with no id still clears that session's captures).
 #[derive(Default)]
-pub struct DebugSlot(tokio::sync::Mutex<Option<Live>>);
+pub struct DebugSlot(tokio::sync::Mutex<Option<Live>>, std::sync::Mutex<Option<String>>);
+
+impl DebugSlot {
+    /// The id of the server's latest debug session, live or ended.
+    fn latest(&self) -> Option<String> {
+        self.1.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone()
+    }
+}
 
 impl std::fmt::Debug for DebugSlot {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -155,12 +163,19 @@ async fn end(live: Live, detach: bool) -> Result<(), ToolError> {
 
 /// Ends the previous session, if any (as debug_stop would by default), before a new one
 /// takes the slot.
-async fn replace(slot: &mut Option<Live>, session: DebugSession, attached: bool) -> &Live {
+async fn replace<'a>(
+    state: &ServerState,
+    slot: &'a mut Option<Live>,
+    session: DebugSession,
+    attached: bool,
+) -> &'a Live {
     if let Some(old) = slot.take() {
         let detach = old.attached;
         // The old session is being replaced; a failure to end it cleanly must not refuse
         // the new one (a failed stop still kills the adapter).
         let _ = end(old, detach).await;
     }
-    slot.insert(Live { id: new_debug_session_id(), session, attached })
+    let id = new_debug_session_id();
+    *state.debug.1.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(id.clone());
+    slot.insert(Live { id, session, attached })
 }

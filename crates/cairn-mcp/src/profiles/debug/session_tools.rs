@@ -20,7 +20,7 @@ pub(super) fn launch(state: &ServerState, args: LaunchArgs) -> Result<SessionRep
         let session = DebugSession::launch(&adapter, &options, &breakpoints, SessionOptions::default())
             .await
             .map_err(dap)?;
-        let live = replace(slot, session, false).await;
+        let live = replace(state, slot, session, false).await;
         settle(live, args.wait_ms.unwrap_or(10_000)).await;
         Ok(report(Some(live)))
     })
@@ -46,7 +46,7 @@ pub(super) fn attach(state: &ServerState, args: AttachArgs) -> Result<SessionRep
             }
         }
         .map_err(dap)?;
-        let live = replace(slot, session, true).await;
+        let live = replace(state, slot, session, true).await;
         settle(live, args.wait_ms.unwrap_or(0)).await;
         Ok(report(Some(live)))
     })

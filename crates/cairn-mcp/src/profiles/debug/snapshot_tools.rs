@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use cairn_lib::ops::agent::Capability;
-use cairn_lib::ops::debug::{DebugDeleteOptions, DebugDiffOptions, DebugSaveOptions};
+use cairn_lib::ops::debug::{DebugDeleteOptions, DebugDiffOptions, DebugSaveOptions, INVALID_ARGUMENT};
 use tokio::time::Instant;
 
 use super::{CreateArgs, CreateResult, DeleteArgs, DeleteResult, DiffArgs, DiffResult, coded, dap, live};
@@ -19,6 +19,14 @@ const BUSY: &str = "the debug session, busy with another debug tool call \
 /// holds it for up to its `wait_ms`), not only the reading of the variables.
 pub(super) fn create(state: &ServerState, args: CreateArgs) -> Result<CreateResult, ToolError> {
     state.permit(Capability::Save)?;
+    if args.timeout_ms == Some(0) {
+        return Err(coded(
+            cairn_lib::Error::invalid(
+                "timeout_ms is 0, which leaves no time to read a single variable; pass a limit in milliseconds, or leave it out for 30000",
+            )
+            .with_code(INVALID_ARGUMENT),
+        ));
+    }
     let timeout = Duration::from_millis(args.timeout_ms.unwrap_or(30_000));
     let timed_out = |what: String| dap(cairn_dap::Error::Timeout { what, after: timeout });
     let handle = tokio::runtime::Handle::current();
@@ -56,11 +64,16 @@ pub(super) fn diff(state: &ServerState, args: DiffArgs) -> Result<DiffResult, To
     Ok(DiffResult { success: true, diff })
 }
 
+/// `snapshot_delete`: with no id, clears the captures of this server's debug session (the live
+/// one, else the latest), as the contract's in-memory store holds only those; captures of
+/// earlier debug sessions stay until deleted by id. `remaining` counts the same scope.
 pub(super) fn delete(state: &ServerState, args: DeleteArgs) -> Result<DeleteResult, ToolError> {
     state.permit(Capability::Remove)?;
-    let result = state
-        .store
-        .debug_delete(&DebugDeleteOptions { snapshot_id: args.snapshot_id, session: state.choice(None) })
-        .map_err(coded)?;
+    // A server that never ran a debug session holds no captures of its own: scope to an id no
+    // capture has, so "all" deletes nothing.
+    let debug_session = Some(state.debug.latest().unwrap_or_else(|| "none".to_owned()));
+    let options =
+        DebugDeleteOptions { snapshot_id: args.snapshot_id, debug_session, session: state.choice(None) };
+    let result = state.store.debug_delete(&options).map_err(coded)?;
     Ok(DeleteResult { success: true, deleted: result.deleted, remaining: result.remaining })
 }
