@@ -66,3 +66,15 @@ pub fn table(header: &[&str], rows: &[Vec<String>]) -> String {
     }
     out
 }
+
+/// One line on an interrupted restore found and resolved before the command ran.
+pub fn recovered(r: &cairn_lib::ops::interrupted::Recovered) -> String {
+    let done = match r.outcome.as_str() {
+        "finished" => format!("finished restoring snapshot {}", r.found.restoring),
+        _ => format!("put back snapshot {} (the state before the restore)", r.found.safety),
+    };
+    format!(
+        "interrupted restore of {}: the tree as found is saved as snapshot {}; {done}\n",
+        r.found.target, r.recovery_snapshot
+    )
+}

@@ -173,6 +173,12 @@ impl Store {
                 Some(_) => {}
             }
         }
+        for found in self.interrupted_restores()? {
+            result.problems.push(format!(
+                "{}; finish it (the restore's continue option) or roll it back (its abort option)",
+                found.sentence()
+            ));
+        }
         result.problems.sort();
         Ok(result)
     }

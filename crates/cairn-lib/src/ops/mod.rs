@@ -8,6 +8,7 @@ pub mod debug;
 pub mod diff;
 pub mod document;
 pub mod gc;
+pub mod interrupted;
 pub mod list;
 pub mod remove;
 pub mod resolve;

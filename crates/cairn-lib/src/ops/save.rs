@@ -73,6 +73,9 @@ pub struct SaveResult {
     pub snapshot: Snapshot,
     /// Snapshots the store's keep policy (`keep.*` settings) removed after this save.
     pub removed_by_policy: Vec<Snapshot>,
+    /// An interrupted restore of the same target that was found and resolved first.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub interrupted_restore: Option<super::interrupted::Recovered>,
 }
 
 impl Store {
@@ -97,7 +100,11 @@ impl Store {
                 session: options.session.clone(),
                 ..Default::default()
             })?;
-            return Ok(SaveResult { snapshot: saved.snapshot, removed_by_policy: saved.removed_snapshots });
+            return Ok(SaveResult {
+                snapshot: saved.snapshot,
+                removed_by_policy: saved.removed_snapshots,
+                interrupted_restore: None,
+            });
         }
         let Target::Dir(path) = &target else {
             return Err(Error::invalid(format!(
@@ -119,14 +126,14 @@ impl Store {
             )));
         }
         let _lock = self.lock_target(&key, "cairn save")?;
-        self.finish_interrupted_restore(&key)?;
+        let interrupted_restore = self.resolve_interrupted(&key, super::interrupted::Resolve::RollBack)?;
         let DirCapture { snapshot, cache, .. } =
             self.capture_dir(path, &key, session.id, options, false, progress)?;
         if let Some(cache) = cache {
             cache.store(self, &key)?;
         }
         let removed_by_policy = self.apply_keep_policy(&session, &key, snapshot.id)?;
-        Ok(SaveResult { snapshot, removed_by_policy })
+        Ok(SaveResult { snapshot, removed_by_policy, interrupted_restore })
     }
 
     /// Refuses a directory that holds the store, or lies inside it.

@@ -93,7 +93,11 @@ impl Plan {
 
     /// Applies the plan under `root`.
     pub(crate) fn apply(&self, m: &Materializer<'_>, root: &DirHandle, want: &DirRoot) -> Result<()> {
-        for change in &self.changes {
+        let half = self.changes.len() / 2;
+        for (i, change) in self.changes.iter().enumerate() {
+            if i == half && i > 0 {
+                crate::store::fault::kill_at(crate::store::fault::FaultPoint::RestoreHalfApplied);
+            }
             let (parent_rel, name) = split(&change.path);
             let parent = root.open_rel(parent_rel)?;
             match (&change.old, &change.new) {
