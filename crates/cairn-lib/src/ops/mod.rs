@@ -11,6 +11,7 @@ pub mod gc;
 pub mod interrupted;
 pub mod list;
 pub mod remove;
+pub mod repair;
 pub mod resolve;
 pub mod restore;
 pub mod retention;

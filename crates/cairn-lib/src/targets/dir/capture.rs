@@ -364,7 +364,12 @@ impl Walk<'_> {
             let mut links = self.hardlinks.lock().unwrap_or_else(|p| p.into_inner());
             links.entry((meta.dev(), meta.ino())).or_default().push(rel.clone());
         }
-        let content = match self.old_cache.lookup(&rel, &stamp) {
+        // A cached file whose content the store can no longer vouch for is read again.
+        let cached = match self.old_cache.lookup(&rel, &stamp) {
+            Some(content) if self.writer.vouches_all(content)? => Some(content),
+            _ => None,
+        };
+        let content = match cached {
             Some(content) => content.to_vec(),
             None => {
                 let rel = rel.as_slice();

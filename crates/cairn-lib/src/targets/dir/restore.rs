@@ -283,13 +283,19 @@ pub(crate) fn referenced(store: &Store, root: &ObjectId, live: &mut HashSet<Obje
     if !live.insert(*root) {
         return Ok(());
     }
+    // An object the index does not hold is known lost (a repair dropped it and listed the
+    // snapshot): nothing more is reachable through it. One the index holds must read.
+    let known_lost = |id: &ObjectId| store.catalog.blob_location(id).map(|l| l.is_none());
+    if known_lost(root)? {
+        return Ok(());
+    }
     let doc = crate::tree::read_root(store, root)?;
     let mut stack = Vec::new();
     if let NodeKind::Dir { tree } = doc.top.kind {
         stack.push(tree);
     }
     while let Some(id) = stack.pop() {
-        if !live.insert(id) {
+        if !live.insert(id) || known_lost(&id)? {
             continue;
         }
         for node in crate::tree::read_tree(store, &id)?.nodes {
