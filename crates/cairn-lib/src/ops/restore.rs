@@ -148,12 +148,50 @@ impl Store {
             result.plan = creation_plan(self, root)?;
             return Ok(result);
         }
+        // Refused before anything is created: a destination inside the store is never made.
+        self.refuse_overlap(&dest)?;
+        let existed = dest.exists();
         std::fs::create_dir_all(&dest).at("create", &dest)?;
         let canonical = std::fs::canonicalize(&dest).at("resolve", &dest)?;
-        self.refuse_overlap(&canonical)?;
         let key = canonical.to_string_lossy().into_owned();
-        let _lock = self.lock_target(&key, "cairn restore")?;
-        let (files, bytes, written) = restore_fresh(self, root, &canonical, progress)?;
+        let undo = || {
+            // Leave the destination as it was found: removed if this restore made it, else
+            // emptied again (it was empty), so a retry is not refused.
+            if existed {
+                if let Ok(entries) = std::fs::read_dir(&canonical) {
+                    for entry in entries.flatten() {
+                        let path = entry.path();
+                        let _ = if entry.file_type().is_ok_and(|t| t.is_dir()) {
+                            std::fs::remove_dir_all(&path)
+                        } else {
+                            std::fs::remove_file(&path)
+                        };
+                    }
+                }
+            } else {
+                let _ = std::fs::remove_dir_all(&canonical);
+            }
+        };
+        if let Err(e) = self.refuse_overlap(&canonical) {
+            undo();
+            return Err(e);
+        }
+        let _lock = match self.lock_target(&key, "cairn restore") {
+            Ok(lock) => lock,
+            Err(e) => {
+                undo();
+                return Err(e);
+            }
+        };
+        let (files, bytes, written) = match restore_fresh(self, root, &canonical, progress) {
+            Ok(done) => done,
+            Err(e) => {
+                undo();
+                return Err(
+                    e.context(format!("the restore into {} failed and was undone", canonical.display()))
+                );
+            }
+        };
         StatCache::store(self, &key, settle_clock(&written), written)?;
         result.files_written = files;
         result.bytes_written = bytes;

@@ -171,9 +171,10 @@ impl Store {
         let started = Instant::now();
         let old_cache = StatCache::load(self, key)?;
         let writer = BlobWriter::new(self);
-        let captured = capture::capture_observed(&writer, path, &old_cache, options.no_ignore, progress)?;
+        let captured = capture::capture_observed(&writer, path, &old_cache, options.no_ignore, progress)
+            .and_then(|c| writer.finish().map(|()| c))
+            .inspect_err(|_| writer.abandon())?;
         drop(old_cache);
-        writer.finish()?;
         let (new_bytes, stored_bytes) = writer.totals();
         let mut stats = captured.stats;
         stats.new_bytes = new_bytes;
@@ -193,7 +194,7 @@ impl Store {
             details: serde_json::json!({ "no_ignore": options.no_ignore }),
             root: Some(captured.root),
         };
-        self.commit_snapshot(&snapshot, options.force)?;
+        self.commit_snapshot(&snapshot, options.force).inspect_err(|_| writer.abandon())?;
         let cache = (!captured.cache_unchanged)
             .then_some(FreshCache { scan_started_ns: captured.scan_started_ns, entries: captured.cache });
         Ok(DirCapture { snapshot, cache, uncovered: captured.uncovered })

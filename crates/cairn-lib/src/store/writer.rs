@@ -21,6 +21,8 @@ struct State {
     /// Ids the index places in a pack that is missing or cut short: stored again, their new
     /// place replaces the old one.
     replacing: HashSet<ObjectId>,
+    /// Packs this writer published.
+    published: Vec<String>,
 }
 
 /// What the store cannot vouch for, found once per writer: packs whose file is missing or
@@ -156,6 +158,16 @@ impl<'s> BlobWriter<'s> {
         Ok(())
     }
 
+    /// Marks the packs this writer published as free for gc at once, for a capture that failed
+    /// (a full disk): no snapshot of it will ever refer to them, and gc, which still keeps every
+    /// blob another snapshot refers to, need not wait for the grace period to free the space.
+    pub(crate) fn abandon(&self) {
+        let keys = std::mem::take(&mut self.lock().published);
+        // Best effort: on a full disk this catalog write may fail too; the grace period then
+        // frees them later, as before.
+        let _ = self.store.catalog.abandon_packs(&keys);
+    }
+
     /// Plain and stored bytes this writer added.
     pub(crate) fn totals(&self) -> (u64, u64) {
         (self.new_bytes.load(Ordering::Relaxed), self.stored_bytes.load(Ordering::Relaxed))
@@ -178,6 +190,7 @@ impl<'s> BlobWriter<'s> {
             self.store.catalog.commit_pack(&key, bytes.len() as u64, &entries)?;
         }
         let mut state = self.lock();
+        state.published.push(key);
         for e in &entries {
             state.pending.remove(&e.id);
         }

@@ -115,4 +115,13 @@ impl Catalog {
         self.conn().execute("DELETE FROM damaged_blobs", [])?;
         Ok(())
     }
+
+    /// Dates packs back past any grace period: a failed save's own packs, free for gc now.
+    pub(crate) fn abandon_packs(&self, keys: &[String]) -> Result<()> {
+        let conn = self.conn();
+        for key in keys {
+            conn.execute("UPDATE packs SET created_at = 0 WHERE key = ?1", [key])?;
+        }
+        Ok(())
+    }
 }
