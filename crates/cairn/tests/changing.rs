@@ -52,3 +52,27 @@ fn a_file_rewritten_while_it_is_saved_is_stored_whole_or_listed() {
     let again = env.json(&["save"]);
     assert_eq!(again["not_covered"]["skipped"], serde_json::json!([]), "{again}");
 }
+
+#[test]
+fn a_newline_in_a_file_name_does_not_break_one_change_per_line() {
+    let env = TestEnv::new();
+    write(&env.work(), "plain.txt", "a\n");
+    env.ok(&["save", "--name", "s"]);
+    write(&env.work(), "two\nlines.txt", "b\n");
+    write(&env.work(), "plain.txt", "changed\n");
+    let diff = env.ok(&["diff", "s"]);
+    let dry = env.ok(&["restore", "s", "--dry-run"]);
+    env.filters().bind(|| {
+        insta::assert_snapshot!(diff, @r"
+        diff [ID] → the live tree of [TMP]/work
+        M plain.txt (content, mtime)
+        A two\nlines.txt
+        1 added, 0 removed, 1 modified, 0 unchanged
+        ");
+        insta::assert_snapshot!(dry, @r"
+        would restore [ID] (s) into [TMP]/work: 2 changes
+          rewrite  plain.txt (file)
+          remove   two\nlines.txt (file)
+        ");
+    });
+}

@@ -100,7 +100,7 @@ fn human(r: &RestoreResult) -> String {
     // one creates them all, which the counts above already say.
     if r.mode == "in_place" || r.dry_run {
         for entry in &r.plan {
-            out.push_str(&format!("  {:<8} {} ({})\n", entry.action, entry.path, entry.kind));
+            out.push_str(&format!("  {:<8} {} ({})\n", entry.action, format::path(&entry.path), entry.kind));
         }
     }
     out
