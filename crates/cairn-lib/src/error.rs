@@ -109,7 +109,17 @@ impl Error {
 
 impl From<rusqlite::Error> for Error {
     fn from(err: rusqlite::Error) -> Self {
-        Self::new(ErrorKind::Io, format!("the store's catalog failed: {err}; run `cairn check`"))
+        use rusqlite::ErrorCode::{DatabaseCorrupt, NotADatabase};
+        match err.sqlite_error_code() {
+            Some(DatabaseCorrupt | NotADatabase) => Self::new(
+                ErrorKind::Corrupt,
+                format!(
+                    "the store's catalog is damaged ({err}); repair the store to rebuild it from the snapshot records and pack headers"
+                ),
+            )
+            .with_code("catalog_damaged"),
+            _ => Self::new(ErrorKind::Io, format!("the store's catalog failed: {err}; check the store")),
+        }
     }
 }
 

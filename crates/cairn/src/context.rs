@@ -30,7 +30,9 @@ pub fn store_path(global: &GlobalArgs) -> CommandResult<PathBuf> {
 
 /// Opens the store.
 pub fn open_store(global: &GlobalArgs) -> CommandResult<Store> {
-    Ok(Store::open(&store_path(global)?)?)
+    let mut store = Store::open(&store_path(global)?)?;
+    store.set_notifier(crate::printer::Printer::notice);
+    Ok(store)
 }
 
 /// The session choice: `--session` for this command, `CAIRN_SESSION` as the pin.

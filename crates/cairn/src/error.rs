@@ -30,7 +30,11 @@ impl CommandError {
 
 impl From<cairn_lib::Error> for CommandError {
     fn from(err: cairn_lib::Error) -> Self {
-        Self { message: err.message().to_owned(), kind: Some(err.kind()), code: err.code() }
+        let mut message = err.message().to_owned();
+        if err.code() == Some("catalog_damaged") {
+            message.push_str(" (`cairn repair`)");
+        }
+        Self { message, kind: Some(err.kind()), code: err.code() }
     }
 }
 

@@ -112,6 +112,37 @@ pub fn table(header: &[&str], rows: &[Vec<String>]) -> String {
     out
 }
 
+/// One line on an interrupted restore found and resolved before the command ran.
+pub fn recovered(r: &cairn_lib::ops::interrupted::Recovered) -> String {
+    let done = match r.outcome.as_str() {
+        "finished" => format!("finished restoring snapshot {}", r.found.restoring),
+        _ => format!("put back snapshot {} (the state before the restore)", r.found.safety),
+    };
+    format!(
+        "interrupted restore of {}: the tree as found is saved as snapshot {}; {done}\n",
+        r.found.target, r.recovery_snapshot
+    )
+}
+
+/// A path for one line of output: a newline, carriage return, tab or backslash in a file name
+/// is written as `\n`, `\r`, `\t` or `\\`, so each change stays on its own line.
+pub fn path(p: &str) -> std::borrow::Cow<'_, str> {
+    if !p.contains(['\n', '\r', '\t', '\\']) {
+        return p.into();
+    }
+    let mut out = String::with_capacity(p.len() + 4);
+    for c in p.chars() {
+        match c {
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '\\' => out.push_str("\\\\"),
+            c => out.push(c),
+        }
+    }
+    out.into()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

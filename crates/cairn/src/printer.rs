@@ -42,6 +42,12 @@ impl Printer {
         }
     }
 
+    /// Prints a one-line notice the engine sends while it works (`note: …` on stderr, in
+    /// text and JSON modes alike, so stdout stays one result).
+    pub fn notice(line: &str) {
+        let _ = writeln!(std::io::stderr().lock(), "note: {line}");
+    }
+
     /// Prints an error: `error: …` on stderr, or a JSON object on stdout with `--json`.
     pub fn error(&self, err: &CommandError) {
         if self.json && !self.printed.get() {

@@ -42,7 +42,7 @@ impl Store {
         let session = self.resolve_session(&options.session)?;
         let key = path.to_string_lossy().into_owned();
         let _lock = self.lock_target(&key, "cairn save")?;
-        self.finish_interrupted_restore(&key)?;
+        self.resolve_interrupted(&key, super::interrupted::Resolve::RollBack)?;
 
         let started = std::time::Instant::now();
         let old_cache = StatCache::load(self, &key)?;

@@ -154,6 +154,7 @@ impl Store {
         let (to_root, to_stats, side) = match &to {
             Some(to) => (tree::read_root(self, &root_of(to)?)?, to.stats.clone(), Side::Stored),
             None => {
+                self.refuse_interrupted(&from.target)?;
                 let path = Path::new(&from.target);
                 let no_ignore = from.details.get("no_ignore").and_then(|v| v.as_bool()).unwrap_or(false);
                 let cache = StatCache::load(self, &from.target)?;

@@ -72,12 +72,15 @@ impl Store {
         let now = jiff::Timestamp::now().as_second();
         let mut result = GcResult::default();
         for (key, size, created) in self.catalog.ready_packs()? {
-            if now - created < grace {
+            let blobs = self.catalog.pack_blobs(&key)?;
+            // A pack the index no longer places any blob in (each was stored again elsewhere,
+            // after the pack was found damaged) serves nothing: no grace period protects it.
+            let emptied = blobs.is_empty();
+            if now - created < grace && !emptied {
                 continue;
             }
-            let blobs = self.catalog.pack_blobs(&key)?;
             let dead: Vec<_> = blobs.iter().filter(|(id, _)| !live.contains(id)).collect();
-            if dead.is_empty() {
+            if dead.is_empty() && !emptied {
                 continue;
             }
             let dead_bytes: u64 = dead.iter().map(|(_, l)| l.length).sum();
@@ -132,6 +135,44 @@ impl Store {
         Ok(result)
     }
 
+    /// Verifies pack `key` against its own header and the index: the header (magic number,
+    /// length, hash), the file's size, and every index entry's place.
+    fn verify_pack(&self, key: &str, problems: &mut Vec<String>) -> Result<()> {
+        let bytes = self.backend().get(key)?;
+        let entries = match crate::store::pack::verify_header(key, &bytes) {
+            Ok(entries) => entries,
+            Err(problem) => {
+                // Known damaged from now on: no save dedups against what it holds.
+                for (id, _) in self.catalog.pack_blobs(key)? {
+                    self.catalog.mark_damaged(&id)?;
+                }
+                problems.push(format!("{problem}; repair the store"));
+                return Ok(());
+            }
+        };
+        if let Some(size) = self.catalog.pack_size(key)?
+            && size != bytes.len() as u64
+        {
+            problems.push(format!(
+                "pack {key} holds {} bytes where the index recorded {size}; repair the store",
+                bytes.len()
+            ));
+        }
+        let in_header: std::collections::HashMap<ObjectId, _> = entries.iter().map(|e| (e.id, e)).collect();
+        for (id, loc) in self.catalog.pack_blobs(key)? {
+            match in_header.get(&id) {
+                Some(e) if (e.offset as u64, e.length as u64) == (loc.offset, loc.length) => {}
+                Some(_) => problems.push(format!(
+                    "the index places blob {id} elsewhere than the header of pack {key} does; repair the store"
+                )),
+                None => problems.push(format!(
+                    "the index places blob {id} in pack {key}, whose header does not list it; repair the store"
+                )),
+            }
+        }
+        Ok(())
+    }
+
     /// Checks that every object a snapshot needs is in the store; with `read_data`, reads and
     /// hash-checks each one.
     pub fn check(&self, read_data: bool) -> Result<CheckResult> {
@@ -146,6 +187,9 @@ impl Store {
             }
         }
         result.objects = live.len() as u64;
+        for problem in self.catalog.integrity_problems()? {
+            result.problems.push(format!("the catalog is damaged ({problem}); repair the store"));
+        }
         let files: HashSet<String> = self.backend().list("packs/")?.into_iter().collect();
         let known: HashSet<String> = self.catalog.all_pack_keys()?.into_iter().collect();
         for key in known.difference(&files) {
@@ -163,15 +207,30 @@ impl Store {
                 ));
             }
         }
+        if read_data {
+            for key in files.intersection(&known) {
+                self.verify_pack(key, &mut result.problems)?;
+            }
+        }
         for id in &live {
             match self.catalog.blob_location(id)? {
                 None => result.problems.push(format!("object {id} is missing")),
                 Some(_) if read_data => match self.read_blob(id) {
                     Ok(_) => result.objects_read += 1,
-                    Err(e) => result.problems.push(e.to_string()),
+                    Err(e) => {
+                        // Known damaged from now on: no save dedups against it.
+                        self.catalog.mark_damaged(id)?;
+                        result.problems.push(e.to_string());
+                    }
                 },
                 Some(_) => {}
             }
+        }
+        for found in self.interrupted_restores()? {
+            result.problems.push(format!(
+                "{}; finish it (the restore's continue option) or roll it back (its abort option)",
+                found.sentence()
+            ));
         }
         result.problems.sort();
         Ok(result)

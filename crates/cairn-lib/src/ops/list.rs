@@ -59,7 +59,11 @@ impl Store {
     pub fn show(&self, reference: &str, target: Option<&str>, session: &SessionChoice) -> Result<Snapshot> {
         let session = self.resolve_session(session)?;
         let target = target.map(list_target_key).transpose()?;
-        self.resolve_snapshot(&session, reference, target.as_deref())
+        let snapshot = self.resolve_snapshot(&session, reference, target.as_deref())?;
+        if let Some(found) = self.interrupted_restore(&snapshot.target)? {
+            self.notice(&format!("{}; the live tree is not any snapshot", found.sentence()));
+        }
+        Ok(snapshot)
     }
 }
 

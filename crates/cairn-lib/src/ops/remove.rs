@@ -79,8 +79,11 @@ impl Store {
                 self.catalog.list_snapshots(session.id, &filter)?.into_iter().map(|s| s.target).collect();
             targets.sort();
             targets.dedup();
+            // Every lock first, so a target held elsewhere refuses the whole call before
+            // anything is removed: all or nothing, not one target trimmed and then an error.
+            let _locks =
+                if options.dry_run { Vec::new() } else { self.lock_targets(&targets, "cairn remove")? };
             for t in targets {
-                let _lock = (!options.dry_run).then(|| self.lock_target(&t, "cairn remove")).transpose()?;
                 chosen.extend(self.remove_by_rules(&session, &t, &rules, options.dry_run)?);
                 self.forget_target_if_empty(&t)?;
             }
@@ -93,8 +96,9 @@ impl Store {
             }
         }
         if !options.dry_run {
+            let targets: Vec<String> = chosen.iter().map(|s| s.target.clone()).collect();
+            let _locks = self.lock_targets(&targets, "cairn remove")?;
             for s in &chosen {
-                let _lock = self.lock_target(&s.target, "cairn remove")?;
                 self.catalog.remove_membership(session.id, s.id)?;
                 self.forget_target_if_empty(&s.target)?;
             }
@@ -109,5 +113,40 @@ impl Store {
             self.catalog.drop_stat_cache(target)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::ErrorKind;
+    use crate::ops::save::SaveOptions;
+
+    #[test]
+    fn a_multi_target_retain_recent_that_meets_a_lock_removes_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("store")).unwrap();
+        let mut keys = Vec::new();
+        for name in ["a", "b"] {
+            let path = dir.path().join(name);
+            std::fs::create_dir_all(&path).unwrap();
+            for round in 0..3 {
+                std::fs::write(path.join("f"), format!("{name} {round}")).unwrap();
+                store
+                    .save(&SaveOptions { target: path.display().to_string(), ..Default::default() })
+                    .unwrap();
+            }
+            keys.push(crate::targets::Target::parse(path.to_str().unwrap()).unwrap().key());
+        }
+        let count = || store.list(&Default::default()).unwrap().snapshots.len();
+        assert_eq!(count(), 6);
+        // "b" sorts after "a": without taking every lock first, "a" was trimmed before the refusal.
+        let held = store.lock_target(&keys[1], "cairn save").unwrap();
+        let err = store.remove(&RemoveOptions { retain_recent: Some(1), ..Default::default() }).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::Locked);
+        assert_eq!(count(), 6, "a refused remove removed snapshots");
+        drop(held);
+        let removed = store.remove(&RemoveOptions { retain_recent: Some(1), ..Default::default() }).unwrap();
+        assert_eq!((removed.removed.len(), count()), (4, 2));
     }
 }

@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use super::interrupted::{Journal, Recovered, Resolve};
 use super::resolve::SessionChoice;
 use super::save::{DirCapture, Progress, SaveOptions};
 use crate::error::{Error, IoContext, Result};
@@ -42,6 +43,14 @@ pub struct RestoreOptions {
     /// The session to resolve the reference in.
     #[serde(default)]
     pub session: SessionChoice,
+    /// Finish a restore a killed process left half-applied (of `target`, or of the only one
+    /// there is) instead of restoring `reference`; the tree as found is saved first.
+    #[serde(default)]
+    pub continue_interrupted: bool,
+    /// Roll back a restore a killed process left half-applied (of `target`, or of the only
+    /// one there is) instead of restoring `reference`; the tree as found is saved first.
+    #[serde(default)]
+    pub abort_interrupted: bool,
 }
 
 /// What a restore did (or, with `dry_run`, would do).
@@ -63,16 +72,9 @@ pub struct RestoreResult {
     pub files_written: u64,
     /// Bytes written.
     pub bytes_written: u64,
-}
-
-#[derive(Serialize, Deserialize)]
-struct Journal {
-    target: String,
-    restoring: String,
-    safety: String,
-    safety_root: String,
-    no_ignore: bool,
-    pid: u32,
+    /// An interrupted restore of the same target that was found and resolved first.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub interrupted_restore: Option<Recovered>,
 }
 
 impl Store {
@@ -88,6 +90,9 @@ impl Store {
         options: &RestoreOptions,
         progress: &Progress,
     ) -> Result<RestoreResult> {
+        if options.continue_interrupted || options.abort_interrupted {
+            return self.resolve_interrupted_restore(options);
+        }
         let session = self.resolve_session(&options.session)?;
         let target_key =
             options.target.as_deref().map(crate::targets::Target::parse).transpose()?.map(|t| t.key());
@@ -129,6 +134,7 @@ impl Store {
         }
         let (files, bytes) = (snapshot.stats.files, snapshot.stats.bytes);
         let mut result = RestoreResult {
+            interrupted_restore: None,
             destination: dest.display().to_string(),
             mode: "new_directory".into(),
             dry_run,
@@ -142,12 +148,50 @@ impl Store {
             result.plan = creation_plan(self, root)?;
             return Ok(result);
         }
+        // Refused before anything is created: a destination inside the store is never made.
+        self.refuse_overlap(&dest)?;
+        let existed = dest.exists();
         std::fs::create_dir_all(&dest).at("create", &dest)?;
         let canonical = std::fs::canonicalize(&dest).at("resolve", &dest)?;
-        self.refuse_overlap(&canonical)?;
         let key = canonical.to_string_lossy().into_owned();
-        let _lock = self.lock_target(&key, "cairn restore")?;
-        let (files, bytes, written) = restore_fresh(self, root, &canonical, progress)?;
+        let undo = || {
+            // Leave the destination as it was found: removed if this restore made it, else
+            // emptied again (it was empty), so a retry is not refused.
+            if existed {
+                if let Ok(entries) = std::fs::read_dir(&canonical) {
+                    for entry in entries.flatten() {
+                        let path = entry.path();
+                        let _ = if entry.file_type().is_ok_and(|t| t.is_dir()) {
+                            std::fs::remove_dir_all(&path)
+                        } else {
+                            std::fs::remove_file(&path)
+                        };
+                    }
+                }
+            } else {
+                let _ = std::fs::remove_dir_all(&canonical);
+            }
+        };
+        if let Err(e) = self.refuse_overlap(&canonical) {
+            undo();
+            return Err(e);
+        }
+        let _lock = match self.lock_target(&key, "cairn restore") {
+            Ok(lock) => lock,
+            Err(e) => {
+                undo();
+                return Err(e);
+            }
+        };
+        let (files, bytes, written) = match restore_fresh(self, root, &canonical, progress) {
+            Ok(done) => done,
+            Err(e) => {
+                undo();
+                return Err(
+                    e.context(format!("the restore into {} failed and was undone", canonical.display()))
+                );
+            }
+        };
         StatCache::store(self, &key, settle_clock(&written), written)?;
         result.files_written = files;
         result.bytes_written = bytes;
@@ -173,10 +217,10 @@ impl Store {
         let key = snapshot.target.clone();
         let no_ignore = snapshot.details.get("no_ignore").and_then(|v| v.as_bool()).unwrap_or(false);
         let _lock = (!options.dry_run).then(|| self.lock_target(&key, "cairn restore")).transpose()?;
-        if !options.dry_run {
-            self.finish_interrupted_restore(&key)?;
-        }
+        let interrupted_restore =
+            if options.dry_run { None } else { self.resolve_interrupted(&key, Resolve::RollBack)? };
         if options.dry_run {
+            self.refuse_interrupted(&key)?;
             let cache = StatCache::load(self, &key)?;
             let writer = BlobWriter::dry(self);
             let live = capture::capture_observed(&writer, &path, &cache, no_ignore, progress)?;
@@ -191,6 +235,7 @@ impl Store {
                 files_written: 0,
                 bytes_written: 0,
                 snapshot,
+                interrupted_restore: None,
             });
         }
         let save = SaveOptions {
@@ -208,7 +253,7 @@ impl Store {
         // Planned before the journal: a plan refused (it would remove uncovered paths) has
         // changed nothing, so there is nothing to put back.
         let plan = Plan::between(self, &safety_root, want, options.preserve_mtime, &uncovered)?;
-        let journal = self.write_journal(&key, &snapshot, &safety, no_ignore)?;
+        let journal = self.write_journal(&key, &snapshot, &safety, no_ignore, options.preserve_mtime)?;
         let live_cache = live_cache.map(|c| StatCache::from_scan(c.scan_started_ns, c.entries));
         let outcome =
             self.apply_planned(&plan, &path, &key, want, options.preserve_mtime, live_cache, progress);
@@ -246,6 +291,59 @@ impl Store {
             files_written: files,
             bytes_written: bytes,
             snapshot,
+            interrupted_restore,
+        })
+    }
+
+    /// Finishes or rolls back an interrupted restore, as the options ask.
+    fn resolve_interrupted_restore(&self, options: &RestoreOptions) -> Result<RestoreResult> {
+        let how = if options.abort_interrupted { Resolve::RollBack } else { Resolve::Finish };
+        if options.abort_interrupted && options.continue_interrupted {
+            return Err(Error::invalid("pick one of continue and abort for an interrupted restore"));
+        }
+        let key = match options.target.as_deref() {
+            Some(t) => crate::targets::Target::parse(t)?.key(),
+            None => {
+                let found = self.interrupted_restores()?;
+                match found.as_slice() {
+                    [one] => one.target.clone(),
+                    [] => {
+                        return Err(Error::not_found(
+                            "no interrupted restore was found; there is nothing to continue or abort",
+                        ));
+                    }
+                    _ => {
+                        let targets: Vec<&str> = found.iter().map(|f| f.target.as_str()).collect();
+                        return Err(Error::invalid(format!(
+                            "interrupted restores were found for {}; name the target",
+                            targets.join(", ")
+                        )));
+                    }
+                }
+            }
+        };
+        let _lock = self.lock_target(&key, "cairn restore")?;
+        let Some((recovered, (plan, files, bytes))) = self.resolve_interrupted_applied(&key, how)? else {
+            return Err(Error::not_found(format!(
+                "no interrupted restore of {key} was found; there is nothing to continue or abort"
+            )));
+        };
+        let session = self.resolve_session(&options.session)?;
+        let id = match how {
+            Resolve::RollBack => &recovered.found.safety,
+            Resolve::Finish => &recovered.found.restoring,
+        };
+        let snapshot = self.resolve_snapshot(&session, id, Some(&key))?;
+        Ok(RestoreResult {
+            destination: key,
+            mode: "in_place".into(),
+            dry_run: false,
+            safety_snapshot: None,
+            plan,
+            files_written: files,
+            bytes_written: bytes,
+            snapshot,
+            interrupted_restore: Some(recovered),
         })
     }
 
@@ -268,7 +366,7 @@ impl Store {
 
     /// Applies `plan` (towards `want`) under `path`, as [`Store::apply_plan`] does.
     #[allow(clippy::too_many_arguments)]
-    fn apply_planned(
+    pub(crate) fn apply_planned(
         &self,
         plan: &Plan,
         path: &Path,
@@ -322,37 +420,13 @@ impl Store {
         Ok((plan.changes.len() as u64, files, bytes))
     }
 
-    fn journal_path(&self, key: &str) -> PathBuf {
-        let name = &crate::id::ObjectId::of(key.as_bytes()).to_hex()[..24];
-        self.layout().journal().join(format!("{name}.json"))
-    }
-
-    /// Finishes a restore of `key` that a killed process left half-applied, by putting its
-    /// safety snapshot back. The caller holds the target's lock. Returns the safety snapshot id.
-    pub(crate) fn finish_interrupted_restore(&self, key: &str) -> Result<Option<String>> {
-        let path = self.journal_path(key);
-        let Ok(bytes) = std::fs::read(&path) else {
-            return Ok(None);
-        };
-        let journal: Journal = serde_json::from_slice(&bytes).map_err(|e| {
-            Error::corrupt(format!("the restore journal {} is damaged ({e}); remove it", path.display()))
-        })?;
-        if crate::store::layout::pid_alive(journal.pid) && journal.pid != std::process::id() {
-            return Ok(None);
-        }
-        let root_id = crate::id::ObjectId::from_hex(&journal.safety_root)?;
-        let safety_root = tree::read_root(self, &root_id)?;
-        self.replay(Path::new(&journal.target), key, &safety_root, journal.no_ignore)?;
-        std::fs::remove_file(&path).at("remove", &path)?;
-        Ok(Some(journal.safety))
-    }
-
     fn write_journal(
         &self,
         key: &str,
         snapshot: &Snapshot,
         safety: &Snapshot,
         no_ignore: bool,
+        preserve_mtime: bool,
     ) -> Result<PathBuf> {
         let path = self.journal_path(key);
         let journal = Journal {
@@ -362,6 +436,9 @@ impl Store {
             safety_root: safety.root.map(|r| r.to_hex()).unwrap_or_default(),
             no_ignore,
             pid: std::process::id(),
+            restoring_root: snapshot.root.map(|r| r.to_hex()),
+            session: Some(safety.session.to_string()),
+            preserve_mtime,
         };
         let bytes = serde_json::to_vec(&journal).map_err(|e| Error::corrupt(e.to_string()))?;
         crate::store::backend::replace_file(&self.layout().tmp(), &bytes, &path, "write the journal")?;

@@ -73,6 +73,9 @@ pub struct SaveResult {
     pub snapshot: Snapshot,
     /// Snapshots the store's keep policy (`keep.*` settings) removed after this save.
     pub removed_by_policy: Vec<Snapshot>,
+    /// An interrupted restore of the same target that was found and resolved first.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub interrupted_restore: Option<super::interrupted::Recovered>,
 }
 
 impl Store {
@@ -97,7 +100,11 @@ impl Store {
                 session: options.session.clone(),
                 ..Default::default()
             })?;
-            return Ok(SaveResult { snapshot: saved.snapshot, removed_by_policy: saved.removed_snapshots });
+            return Ok(SaveResult {
+                snapshot: saved.snapshot,
+                removed_by_policy: saved.removed_snapshots,
+                interrupted_restore: None,
+            });
         }
         let Target::Dir(path) = &target else {
             return Err(Error::invalid(format!(
@@ -119,14 +126,14 @@ impl Store {
             )));
         }
         let _lock = self.lock_target(&key, "cairn save")?;
-        self.finish_interrupted_restore(&key)?;
+        let interrupted_restore = self.resolve_interrupted(&key, super::interrupted::Resolve::RollBack)?;
         let DirCapture { snapshot, cache, .. } =
             self.capture_dir(path, &key, session.id, options, false, progress)?;
         if let Some(cache) = cache {
             cache.store(self, &key)?;
         }
         let removed_by_policy = self.apply_keep_policy(&session, &key, snapshot.id)?;
-        Ok(SaveResult { snapshot, removed_by_policy })
+        Ok(SaveResult { snapshot, removed_by_policy, interrupted_restore })
     }
 
     /// Refuses a directory that holds the store, or lies inside it.
@@ -164,9 +171,10 @@ impl Store {
         let started = Instant::now();
         let old_cache = StatCache::load(self, key)?;
         let writer = BlobWriter::new(self);
-        let captured = capture::capture_observed(&writer, path, &old_cache, options.no_ignore, progress)?;
+        let captured = capture::capture_observed(&writer, path, &old_cache, options.no_ignore, progress)
+            .and_then(|c| writer.finish().map(|()| c))
+            .inspect_err(|_| writer.abandon())?;
         drop(old_cache);
-        writer.finish()?;
         let (new_bytes, stored_bytes) = writer.totals();
         let mut stats = captured.stats;
         stats.new_bytes = new_bytes;
@@ -186,7 +194,7 @@ impl Store {
             details: serde_json::json!({ "no_ignore": options.no_ignore }),
             root: Some(captured.root),
         };
-        self.commit_snapshot(&snapshot, options.force)?;
+        self.commit_snapshot(&snapshot, options.force).inspect_err(|_| writer.abandon())?;
         let cache = (!captured.cache_unchanged)
             .then_some(FreshCache { scan_started_ns: captured.scan_started_ns, entries: captured.cache });
         Ok(DirCapture { snapshot, cache, uncovered: captured.uncovered })

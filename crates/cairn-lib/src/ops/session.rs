@@ -122,7 +122,11 @@ impl Store {
 
     /// Takes the writer locks of `targets` (sorted, so two commands never wait on each other in
     /// opposite orders), refusing as soon as one is held elsewhere.
-    fn lock_targets(&self, targets: &[String], command: &str) -> Result<Vec<(LockGuard, LockGuard)>> {
+    pub(crate) fn lock_targets(
+        &self,
+        targets: &[String],
+        command: &str,
+    ) -> Result<Vec<(LockGuard, LockGuard)>> {
         let mut sorted: Vec<&String> = targets.iter().collect();
         sorted.sort();
         sorted.dedup();

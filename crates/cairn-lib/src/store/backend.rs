@@ -26,6 +26,8 @@ pub trait Backend: Send + Sync {
     fn list(&self, prefix: &str) -> Result<Vec<String>>;
     /// Deletes an object; deleting a missing object is not an error.
     fn delete(&self, key: &str) -> Result<()>;
+    /// The size of an object, or `None` when there is none under `key`.
+    fn size(&self, key: &str) -> Result<Option<u64>>;
 }
 
 /// Objects as files below a directory, published by temp file + fsync + rename + directory
@@ -148,6 +150,15 @@ impl Backend for LocalBackend {
         std::fs::read(&path).at("read", &path)
     }
 
+    fn size(&self, key: &str) -> Result<Option<u64>> {
+        let path = self.path(key);
+        match std::fs::metadata(&path) {
+            Ok(meta) => Ok(Some(meta.len())),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(Error::io("read the size of", &path, e)),
+        }
+    }
+
     fn get_range(&self, key: &str, offset: u64, len: u64) -> Result<Vec<u8>> {
         let file = self.open(key)?;
         let mut buf = vec![0u8; len as usize];
@@ -243,6 +254,10 @@ impl Backend for MemoryBackend {
     fn delete(&self, key: &str) -> Result<()> {
         self.objects.lock().unwrap_or_else(|p| p.into_inner()).remove(key);
         Ok(())
+    }
+
+    fn size(&self, key: &str) -> Result<Option<u64>> {
+        Ok(self.objects.lock().unwrap_or_else(|p| p.into_inner()).get(key).map(|b| b.len() as u64))
     }
 }
 

@@ -17,6 +17,10 @@ pub(crate) enum FaultPoint {
     RecordWritten,
     /// A snapshot's catalog row is committed; its stat cache is not written yet.
     SnapshotCommitted,
+    /// Half of the changes of an in-place restore's plan are applied.
+    RestoreHalfApplied,
+    /// An interrupted restore's recovery snapshot is committed; the tree is not changed yet.
+    RecoverySaved,
 }
 
 impl FaultPoint {
@@ -28,6 +32,8 @@ impl FaultPoint {
             Self::PackPublished => "pack-published",
             Self::RecordWritten => "record-written",
             Self::SnapshotCommitted => "snapshot-committed",
+            Self::RestoreHalfApplied => "restore-half-applied",
+            Self::RecoverySaved => "recovery-saved",
         }
     }
 }

@@ -19,6 +19,9 @@ use catalog::Catalog;
 use layout::{Created, Layout};
 pub use lock::LockGuard;
 
+/// Receives one-line notices while a command runs.
+type Notify = dyn Fn(&str) + Send + Sync;
+
 /// An open cairn store.
 pub struct Store {
     layout: Layout,
@@ -27,6 +30,8 @@ pub struct Store {
     config: Config,
     /// Whether this open created the store, so that a refusal can take it away again.
     created: Created,
+    /// Where one-line notices go (a front end shows them at once), if anywhere.
+    notifier: Option<Box<Notify>>,
 }
 
 impl std::fmt::Debug for Store {
@@ -45,9 +50,21 @@ impl Store {
         let catalog = Catalog::open(&layout.catalog())?;
         let config = Config::load(&layout.config())?;
         let backend = Box::new(LocalBackend::new(layout.objects(), layout.tmp()));
-        let store = Self { layout, backend, catalog, config, created };
+        let store = Self { layout, backend, catalog, config, created, notifier: None };
         store.recover()?;
         Ok(store)
+    }
+
+    /// Sends one-line notices (such as an interrupted restore found and being resolved) to
+    /// `notify` as they happen, before the work they announce.
+    pub fn set_notifier(&mut self, notify: impl Fn(&str) + Send + Sync + 'static) {
+        self.notifier = Some(Box::new(notify));
+    }
+
+    pub(crate) fn notice(&self, line: &str) {
+        if let Some(notify) = &self.notifier {
+            notify(line);
+        }
     }
 
     /// The store's directory.

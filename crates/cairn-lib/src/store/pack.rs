@@ -161,6 +161,31 @@ pub(crate) fn read_header(key: &str, pack: &[u8]) -> Result<Vec<PackEntry>> {
     postcard::from_bytes(&pack[start..len_at]).map_err(|_| bad())
 }
 
+/// Reads and verifies the header of a whole pack: the magic number, a header length that fits
+/// (a truncated pack fails here), a header that decodes, the pack's name (the hash of its
+/// header) and blob places that lie inside the pack.
+pub(crate) fn verify_header(key: &str, pack: &[u8]) -> std::result::Result<Vec<PackEntry>, String> {
+    if pack.len() < 12 || &pack[pack.len() - 8..] != MAGIC {
+        return Err(format!("pack {key} does not end with the pack magic number (damaged or truncated)"));
+    }
+    let len_at = pack.len() - 12;
+    let header_len = u32::from_le_bytes([pack[len_at], pack[len_at + 1], pack[len_at + 2], pack[len_at + 3]]);
+    let Some(start) = len_at.checked_sub(header_len as usize) else {
+        return Err(format!("pack {key} is shorter than its header says (truncated)"));
+    };
+    let header = &pack[start..len_at];
+    let name = key.rsplit('/').next().unwrap_or(key).trim_end_matches(".pack");
+    if ObjectId::of(header).to_hex() != name {
+        return Err(format!("pack {key} has a header that does not match its name (damaged)"));
+    }
+    let entries: Vec<PackEntry> = postcard::from_bytes(header)
+        .map_err(|e| format!("pack {key} has a header that does not decode ({e})"))?;
+    if let Some(e) = entries.iter().find(|e| e.offset as usize + e.length as usize > start) {
+        return Err(format!("pack {key} places blob {} past its data", e.id));
+    }
+    Ok(entries)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -18,6 +18,36 @@ struct State {
     pack: PackBuilder,
     /// Ids added by this writer and not yet indexed, so a blob seen twice is stored once.
     pending: HashSet<ObjectId>,
+    /// Ids the index places in a pack that is missing or cut short: stored again, their new
+    /// place replaces the old one.
+    replacing: HashSet<ObjectId>,
+    /// Packs this writer published.
+    published: Vec<String>,
+}
+
+/// What the store cannot vouch for, found once per writer: packs whose file is missing or
+/// not the size indexed, and blobs a check found damaged. Usually both are empty, and then
+/// dedup and the stat cache cost no extra lookup.
+#[derive(Default)]
+struct Suspect {
+    packs: HashSet<String>,
+    blobs: HashSet<ObjectId>,
+}
+
+impl Suspect {
+    fn find(store: &Store) -> Result<Self> {
+        let mut packs = HashSet::new();
+        for (key, size, _) in store.catalog.ready_packs()? {
+            if store.backend().size(&key)? != Some(size) {
+                packs.insert(key);
+            }
+        }
+        Ok(Self { packs, blobs: store.catalog.damaged_blobs()? })
+    }
+
+    fn is_empty(&self) -> bool {
+        self.packs.is_empty() && self.blobs.is_empty()
+    }
 }
 
 /// Writes blobs of one capture into the store.
@@ -29,6 +59,8 @@ pub(crate) struct BlobWriter<'s> {
     /// In dry mode (a diff against the live tree) nothing is written: content is only hashed
     /// and trees are kept here, in memory.
     dry: Option<Mutex<HashMap<ObjectId, Vec<u8>>>>,
+    /// Found on first use.
+    suspect: std::sync::OnceLock<Suspect>,
 }
 
 impl<'s> BlobWriter<'s> {
@@ -39,6 +71,7 @@ impl<'s> BlobWriter<'s> {
             new_bytes: AtomicU64::new(0),
             stored_bytes: AtomicU64::new(0),
             dry: None,
+            suspect: std::sync::OnceLock::new(),
         }
     }
 
@@ -60,7 +93,7 @@ impl<'s> BlobWriter<'s> {
             }
             return Ok(id);
         }
-        if self.lock().pending.contains(&id) || self.store.catalog.has_blob(&id)? {
+        if self.lock().pending.contains(&id) || self.vouched(&id)? {
             return Ok(id);
         }
         let encoded = pack::encode(id, kind, data)?;
@@ -80,6 +113,42 @@ impl<'s> BlobWriter<'s> {
         Ok(id)
     }
 
+    fn suspect(&self) -> Result<&Suspect> {
+        if let Some(s) = self.suspect.get() {
+            return Ok(s);
+        }
+        let found = if self.dry.is_some() { Suspect::default() } else { Suspect::find(self.store)? };
+        Ok(self.suspect.get_or_init(|| found))
+    }
+
+    /// True when the index holds `id` and the store vouches for it: dedup trusts only that. A
+    /// blob in a pack that is missing or cut short, or one a check found damaged, is stored
+    /// again, and its new place replaces the old one.
+    fn vouched(&self, id: &ObjectId) -> Result<bool> {
+        let Some(loc) = self.store.catalog.blob_location(id)? else {
+            return Ok(false);
+        };
+        let suspect = self.suspect()?;
+        if suspect.packs.contains(&loc.pack_key) || suspect.blobs.contains(id) {
+            self.lock().replacing.insert(*id);
+            return Ok(false);
+        }
+        Ok(true)
+    }
+
+    /// True when the store vouches for every blob of `content` (a stat cache hit reuses it).
+    pub(crate) fn vouches_all(&self, content: &[ObjectId]) -> Result<bool> {
+        if self.suspect()?.is_empty() {
+            return Ok(true);
+        }
+        for id in content {
+            if !self.vouched(id)? {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+
     /// Publishes whatever is still buffered. Call before committing the record that refers to it.
     pub(crate) fn finish(&self) -> Result<()> {
         let rest = std::mem::take(&mut self.lock().pack);
@@ -87,6 +156,16 @@ impl<'s> BlobWriter<'s> {
             self.publish(rest)?;
         }
         Ok(())
+    }
+
+    /// Marks the packs this writer published as free for gc at once, for a capture that failed
+    /// (a full disk): no snapshot of it will ever refer to them, and gc, which still keeps every
+    /// blob another snapshot refers to, need not wait for the grace period to free the space.
+    pub(crate) fn abandon(&self) {
+        let keys = std::mem::take(&mut self.lock().published);
+        // Best effort: on a full disk this catalog write may fail too; the grace period then
+        // frees them later, as before.
+        let _ = self.store.catalog.abandon_packs(&keys);
     }
 
     /// Plain and stored bytes this writer added.
@@ -100,8 +179,18 @@ impl<'s> BlobWriter<'s> {
         self.store.catalog.begin_pack(&key)?;
         self.store.backend().put_if_absent(&key, &bytes)?;
         super::fault::kill_at(super::fault::FaultPoint::PackPublished);
-        self.store.catalog.commit_pack(&key, bytes.len() as u64, &entries)?;
+        let replaces = {
+            let state = self.lock();
+            entries.iter().any(|e| state.replacing.contains(&e.id))
+        };
+        if replaces {
+            self.store.catalog.reassign_blobs(&key, bytes.len() as u64, &entries)?;
+            self.store.catalog.clear_damaged(&entries)?;
+        } else {
+            self.store.catalog.commit_pack(&key, bytes.len() as u64, &entries)?;
+        }
         let mut state = self.lock();
+        state.published.push(key);
         for e in &entries {
             state.pending.remove(&e.id);
         }

@@ -159,6 +159,7 @@ fn session_snapshot(state: &ServerState, a: SessionSnapshotArgs) -> Result<Sessi
                 dry_run: false,
                 preserve_mtime: false,
                 session: state.choice(None),
+                ..RestoreOptions::default()
             })?;
             out.snapshot_id = Some(snapshot.id.to_string());
             out.files = Some(r.snapshot.stats.files);

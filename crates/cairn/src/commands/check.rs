@@ -17,8 +17,16 @@ pub struct CheckArgs {
 }
 
 pub fn run(global: &GlobalArgs, args: CheckArgs, printer: &Printer) -> CommandResult {
-    let store = open_store(global)?;
-    let result = printer.with_progress("checking", || store.check(args.read_data))?;
+    // A catalog too damaged to open is what check is for: report it as its finding.
+    let result = match open_store(global).and_then(|store| {
+        printer.with_progress("checking", || store.check(args.read_data)).map_err(Into::into)
+    }) {
+        Ok(result) => result,
+        Err(e) if e.code == Some("catalog_damaged") => {
+            CheckResult { problems: vec![e.message], ..CheckResult::default() }
+        }
+        Err(e) => return Err(e),
+    };
     printer.result(&result, human);
     if result.problems.is_empty() {
         Ok(())

@@ -6,6 +6,7 @@ use clap::Args;
 use crate::commands::GlobalArgs;
 use crate::context::{open_store, session_choice};
 use crate::error::CommandResult;
+use crate::format;
 use crate::printer::Printer;
 
 /// Arguments of `cairn diff`.
@@ -83,7 +84,7 @@ fn human(r: &DiffResult, patch: bool, stat: bool) -> String {
         out.push_str(&super::transcript::human_diff(transcript));
         return out;
     }
-    let width = r.entries.iter().map(|e| e.path.chars().count()).max().unwrap_or(0);
+    let width = r.entries.iter().map(|e| format::path(&e.path).chars().count()).max().unwrap_or(0);
     for e in &r.entries {
         let mark = match e.change.as_str() {
             "added" => "A",
@@ -92,11 +93,11 @@ fn human(r: &DiffResult, patch: bool, stat: bool) -> String {
             _ => "M",
         };
         if stat {
-            out.push_str(&format!(" {mark} {:<width$} | {}\n", e.path, stat_column(e)));
+            out.push_str(&format!(" {mark} {:<width$} | {}\n", format::path(&e.path), stat_column(e)));
         } else {
             let what =
                 if e.change == "modified" { format!(" ({})", e.what.join(", ")) } else { String::new() };
-            out.push_str(&format!("{mark} {}{what}\n", e.path));
+            out.push_str(&format!("{mark} {}{what}\n", format::path(&e.path)));
         }
         if let (true, Some(p)) = (patch, &e.patch) {
             out.push_str(p);

@@ -14,6 +14,7 @@ mod list;
 mod man;
 mod mcp;
 mod remove;
+mod repair;
 mod restore;
 mod save;
 mod session;
@@ -73,6 +74,8 @@ pub enum Command {
     Gc(gc::GcArgs),
     /// Verify that every snapshot's data is in the store.
     Check(check::CheckArgs),
+    /// Rebuild the catalog from the packs and records, drop damaged data, list what was lost.
+    Repair(repair::RepairArgs),
     /// Read or change the store's settings.
     #[command(subcommand)]
     Config(config::ConfigCommand),
@@ -114,6 +117,7 @@ pub fn run(cli: Cli, printer: &Printer) -> CommandResult {
         Command::Session(cmd) => session::run(global, cmd, printer),
         Command::Gc(args) => gc::run(global, args, printer),
         Command::Check(args) => check::run(global, args, printer),
+        Command::Repair(args) => repair::run(global, args, printer),
         Command::Config(cmd) => config::run(global, cmd, printer),
         Command::Agent(cmd) => agent::run(global, cmd, printer),
         Command::Mcp(args) => mcp::run(global, args, printer),

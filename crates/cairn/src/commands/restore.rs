@@ -16,7 +16,8 @@ use crate::printer::Printer;
 #[derive(Debug, Args)]
 pub struct RestoreArgs {
     /// The snapshot: an id, a unique id prefix, a name, or `latest`.
-    reference: String,
+    #[arg(required_unless_present_any = ["continue_interrupted", "abort_interrupted"])]
+    reference: Option<String>,
     /// Restore into this new or empty directory instead of in place.
     #[arg(long, value_name = "DIR")]
     to: Option<PathBuf>,
@@ -32,17 +33,25 @@ pub struct RestoreArgs {
     /// The session (name or id).
     #[arg(long)]
     session: Option<String>,
+    /// Finish a restore that was killed half way (the tree as found is saved first).
+    #[arg(long = "continue", conflicts_with_all = ["reference", "abort_interrupted", "dry_run", "to"])]
+    continue_interrupted: bool,
+    /// Roll back a restore that was killed half way (the tree as found is saved first).
+    #[arg(long = "abort", conflicts_with_all = ["reference", "dry_run", "to"])]
+    abort_interrupted: bool,
 }
 
 pub fn run(global: &GlobalArgs, args: RestoreArgs, printer: &Printer) -> CommandResult {
     let store = open_store(global)?;
     let options = RestoreOptions {
-        reference: args.reference,
+        reference: args.reference.unwrap_or_default(),
         target: args.target,
         to: args.to,
         dry_run: args.dry_run,
         preserve_mtime: args.preserve_mtime,
         session: session_choice(args.session.as_deref()),
+        continue_interrupted: args.continue_interrupted,
+        abort_interrupted: args.abort_interrupted,
     };
     let progress = Progress::default();
     let result = printer
@@ -53,6 +62,12 @@ pub fn run(global: &GlobalArgs, args: RestoreArgs, printer: &Printer) -> Command
 
 fn human(r: &RestoreResult) -> String {
     let mut out = String::new();
+    if let Some(found) = &r.interrupted_restore {
+        out.push_str(&format::recovered(found));
+        if found.found.target == r.destination && r.safety_snapshot.is_none() {
+            return out;
+        }
+    }
     if r.dry_run {
         let count = match (r.mode.as_str(), r.plan.len()) {
             (_, 0) => "nothing differs".to_owned(),
@@ -85,7 +100,7 @@ fn human(r: &RestoreResult) -> String {
     // one creates them all, which the counts above already say.
     if r.mode == "in_place" || r.dry_run {
         for entry in &r.plan {
-            out.push_str(&format!("  {:<8} {} ({})\n", entry.action, entry.path, entry.kind));
+            out.push_str(&format!("  {:<8} {} ({})\n", entry.action, format::path(&entry.path), entry.kind));
         }
     }
     out

@@ -23,13 +23,6 @@ fn now_secs() -> i64 {
 }
 
 impl Catalog {
-    /// True when the store already holds blob `id`.
-    pub(crate) fn has_blob(&self, id: &ObjectId) -> Result<bool> {
-        let conn = self.reader()?;
-        let mut stmt = conn.prepare_cached("SELECT 1 FROM blobs WHERE id = ?1")?;
-        Ok(stmt.exists([&id.0[..]])?)
-    }
-
     /// Where blob `id` is stored, if the store holds it.
     pub(crate) fn blob_location(&self, id: &ObjectId) -> Result<Option<BlobLocation>> {
         let conn = self.reader()?;

@@ -8,6 +8,7 @@
 //! catalog makes lookups fast, it is not the only copy.
 
 mod blobs;
+mod repair;
 mod sessions;
 mod snapshots;
 
@@ -68,6 +69,9 @@ CREATE TABLE IF NOT EXISTS memberships(
 CREATE UNIQUE INDEX IF NOT EXISTS membership_names
     ON memberships(session_id, target, name) WHERE name IS NOT NULL;
 CREATE INDEX IF NOT EXISTS memberships_by_snapshot ON memberships(snapshot_id);
+CREATE TABLE IF NOT EXISTS damaged_blobs(
+    id BLOB PRIMARY KEY           -- found damaged by a check: dedup does not trust them
+) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS stat_caches(
     target TEXT PRIMARY KEY,
     data BLOB NOT NULL

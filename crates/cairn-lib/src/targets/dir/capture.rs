@@ -6,7 +6,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::ffi::OsStr;
-use std::io::Read;
+use std::io::{Read, Seek};
 use std::ops::Bound;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
@@ -31,6 +31,8 @@ use crate::tree::{self, DirRoot, Node, NodeKind, Tree};
 /// The ignore files honoured in every directory.
 const IGNORE_FILES: [&str; 2] = [".gitignore", ".cairnignore"];
 const MAX_LISTED_IGNORED: usize = 50;
+/// How many times a file that changes while it is read is read before it is stored as read.
+const MAX_READS: u32 = 3;
 
 /// A path relative to the captured root, as raw bytes.
 type RelPath = Vec<u8>;
@@ -300,7 +302,7 @@ impl Walk<'_> {
         in_git: bool,
     ) -> Result<Option<Node>> {
         let rel = join(dir_rel, &name);
-        let meta = match entry.metadata() {
+        let mut meta = match entry.metadata() {
             Ok(m) => m,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 self.skip(&rel, "vanished", false);
@@ -311,7 +313,7 @@ impl Walk<'_> {
         let ft = meta.file_type();
         // Most entries are files the stat cache vouches for; they never need their full path.
         if ft.is_file() && (in_git || matchers.is_empty()) {
-            return Ok(self.file(dir_abs, rel, &name, &meta)?.map(|kind| node_of(name, kind, &meta)));
+            return Ok(self.file(dir_abs, rel, &name, &meta)?.map(|(kind, meta)| node_of(name, kind, &meta)));
         }
         let abs: PathBuf = dir_abs.join(OsStr::from_bytes(&name));
         // `.git` is never ignored, whatever the rules say (`.*` would match it): an agent's
@@ -343,7 +345,10 @@ impl Walk<'_> {
             NodeKind::Symlink { target: target.as_os_str().as_bytes().to_vec() }
         } else if ft.is_file() {
             match self.file(dir_abs, rel, &name, &meta)? {
-                Some(kind) => kind,
+                Some((kind, read)) => {
+                    meta = read;
+                    kind
+                }
                 None => return Ok(None),
             }
         } else {
@@ -360,24 +365,29 @@ impl Walk<'_> {
         Ok(Some(node_of(name, kind, &meta)))
     }
 
-    /// Captures the file `name` of directory `dir_abs`; `rel` is its path in the tree.
+    /// Captures the file `name` of directory `dir_abs`; `rel` is its path in the tree. Returns
+    /// its node kind and the metadata that goes with the content read (a file read again
+    /// because it changed has newer metadata than the walk saw).
     fn file(
         &self,
         dir_abs: &Path,
         rel: Vec<u8>,
         name: &[u8],
         meta: &std::fs::Metadata,
-    ) -> Result<Option<NodeKind>> {
+    ) -> Result<Option<(NodeKind, std::fs::Metadata)>> {
         let stamp = Stamp::of(meta);
-        self.counters.files.fetch_add(1, Ordering::Relaxed);
-        self.counters.bytes.fetch_add(meta.size(), Ordering::Relaxed);
         self.progress.scanned(meta.size());
         if meta.nlink() > 1 {
             let mut links = self.hardlinks.lock().unwrap_or_else(|p| p.into_inner());
             let group = links.entry((meta.dev(), meta.ino())).or_insert_with(|| (meta.nlink(), Vec::new()));
             group.1.push(rel.clone());
         }
-        let content = match self.old_cache.lookup(&rel, &stamp) {
+        // A cached file whose content the store can no longer vouch for is read again.
+        let cached = match self.old_cache.lookup(&rel, &stamp) {
+            Some(content) if self.writer.vouches_all(content)? => Some(content),
+            _ => None,
+        };
+        let content = match cached {
             Some(content) => content.to_vec(),
             None => {
                 let rel = rel.as_slice();
@@ -396,38 +406,76 @@ impl Walk<'_> {
                     }
                     Err(e) => return Err(Error::io("open", abs, e)),
                 };
-                let content = self.read_content(&mut file, abs, meta.size())?;
-                self.counters.read_bytes.fetch_add(meta.size(), Ordering::Relaxed);
-                // A file that changed while it was read is captured as read, but not cached:
-                // the next save reads it again.
-                let after = file.metadata().map(|m| Stamp::of(&m)).ok();
-                if after.as_ref() != Some(&stamp) {
-                    return Ok(Some(NodeKind::File { size: meta.size(), content }));
+                // A file that changes while it is read (its size, mtime or ctime moved) is read
+                // again, a few times; one that keeps changing is stored as last read, listed in
+                // `not_covered`, and not cached, so the next save reads it again.
+                let mut before = meta.clone();
+                let mut reads = 0;
+                loop {
+                    reads += 1;
+                    let (content, read) = self.read_content(&mut file, abs, before.size())?;
+                    self.counters.read_bytes.fetch_add(read, Ordering::Relaxed);
+                    let after = file.metadata().at("read the metadata of", abs)?;
+                    let steady = Stamp::of(&after) == Stamp::of(&before) && read == after.size();
+                    if steady || reads == MAX_READS {
+                        if !steady {
+                            self.changing(rel);
+                        }
+                        self.counted(read);
+                        let kind = NodeKind::File { size: read, content: content.clone() };
+                        if steady && reads == 1 {
+                            break content;
+                        }
+                        return Ok(Some((kind, after)));
+                    }
+                    before = after;
+                    file.seek(std::io::SeekFrom::Start(0)).at("read", abs)?;
                 }
-                content
             }
         };
+        if cached.is_some() {
+            self.counted(meta.size());
+        }
         self.cache
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .push((rel, CacheEntry { stamp, content: content.clone() }));
-        Ok(Some(NodeKind::File { size: meta.size(), content }))
+        Ok(Some((NodeKind::File { size: meta.size(), content }, meta.clone())))
     }
 
-    fn read_content(&self, file: &mut std::fs::File, abs: &Path, size: u64) -> Result<Vec<ObjectId>> {
+    /// Counts a captured file in the snapshot's stats.
+    fn counted(&self, size: u64) {
+        self.counters.files.fetch_add(1, Ordering::Relaxed);
+        self.counters.bytes.fetch_add(size, Ordering::Relaxed);
+    }
+
+    /// Lists a file that kept changing while it was read: it is stored as last read.
+    fn changing(&self, rel: &[u8]) {
+        let mut nc = self.not_covered.lock().unwrap_or_else(|p| p.into_inner());
+        nc.skipped.push(SkippedEntry { path: lossy(rel), reason: "changed_while_read".to_owned() });
+    }
+
+    /// Reads the file's content into blobs; returns their ids and the bytes read.
+    fn read_content(&self, file: &mut std::fs::File, abs: &Path, size: u64) -> Result<(Vec<ObjectId>, u64)> {
         if size <= WHOLE_FILE_LIMIT {
             // The size is known from the walk; reading through `take` skips the extra stat that
             // `File::read_to_end` makes to size its buffer.
             let mut data = Vec::with_capacity(size as usize + 1);
             file.by_ref().take(WHOLE_FILE_LIMIT + 1).read_to_end(&mut data).at("read", abs)?;
-            return Ok(vec![self.writer.write(BlobKind::Data, &data)?]);
+            if data.len() as u64 <= WHOLE_FILE_LIMIT {
+                return Ok((vec![self.writer.write(BlobKind::Data, &data)?], data.len() as u64));
+            }
+            // It grew past one blob while it was read: read it again as chunks.
+            file.seek(std::io::SeekFrom::Start(0)).at("read", abs)?;
         }
         let mut ids = Vec::new();
+        let mut read = 0u64;
         for_each_chunk(file, |chunk| {
+            read += chunk.len() as u64;
             ids.push(self.writer.write(BlobKind::Data, chunk)?);
             Ok(())
         })
         .at("read", abs)??;
-        Ok(ids)
+        Ok((ids, read))
     }
 }

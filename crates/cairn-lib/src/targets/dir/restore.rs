@@ -93,7 +93,11 @@ impl Plan {
 
     /// Applies the plan under `root`.
     pub(crate) fn apply(&self, m: &Materializer<'_>, root: &DirHandle, want: &DirRoot) -> Result<()> {
-        for change in &self.changes {
+        let half = self.changes.len() / 2;
+        for (i, change) in self.changes.iter().enumerate() {
+            if i == half && i > 0 {
+                crate::store::fault::kill_at(crate::store::fault::FaultPoint::RestoreHalfApplied);
+            }
             let (parent_rel, name) = split(&change.path);
             let parent = root.open_rel(parent_rel)?;
             match (&change.old, &change.new) {
@@ -279,13 +283,19 @@ pub(crate) fn referenced(store: &Store, root: &ObjectId, live: &mut HashSet<Obje
     if !live.insert(*root) {
         return Ok(());
     }
+    // An object the index does not hold is known lost (a repair dropped it and listed the
+    // snapshot): nothing more is reachable through it. One the index holds must read.
+    let known_lost = |id: &ObjectId| store.catalog.blob_location(id).map(|l| l.is_none());
+    if known_lost(root)? {
+        return Ok(());
+    }
     let doc = crate::tree::read_root(store, root)?;
     let mut stack = Vec::new();
     if let NodeKind::Dir { tree } = doc.top.kind {
         stack.push(tree);
     }
     while let Some(id) = stack.pop() {
-        if !live.insert(id) {
+        if !live.insert(id) || known_lost(&id)? {
             continue;
         }
         for node in crate::tree::read_tree(store, &id)?.nodes {

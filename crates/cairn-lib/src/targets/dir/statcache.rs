@@ -51,6 +51,21 @@ struct Encoded {
     entries: Vec<(Vec<u8>, CacheEntry)>,
 }
 
+/// The start of a stored cache: this tag, then the BLAKE3 hash of the rest (zstd of postcard).
+/// A cache whose hash fails (a flipped bit in the catalog) is discarded, never trusted: a wrong
+/// stamp or content id in it would reuse content that is not the file's.
+const CHECKED: &[u8; 4] = b"SC1\0";
+
+/// Decodes a stored cache, or `None` when it is damaged or of an older, unchecked form.
+fn decode(blob: &[u8]) -> Option<Encoded> {
+    let rest = blob.strip_prefix(CHECKED.as_slice())?;
+    let (hash, packed) = rest.split_at_checked(32)?;
+    if ObjectId::of(packed).0.as_slice() != hash {
+        return None;
+    }
+    zstd::decode_all(packed).ok().and_then(|raw| postcard::from_bytes(&raw).ok())
+}
+
 /// A loaded stat cache.
 #[derive(Debug, Default)]
 pub(crate) struct StatCache {
@@ -70,8 +85,7 @@ impl StatCache {
         let Some(blob) = store.catalog.stat_cache(target)? else {
             return Ok(Self::default());
         };
-        let decoded: Option<Encoded> =
-            zstd::decode_all(blob.as_slice()).ok().and_then(|raw| postcard::from_bytes(&raw).ok());
+        let decoded = decode(&blob);
         // A cache that does not decode is only a lost speed-up: the next save reads everything.
         Ok(decoded
             .map(|e| Self { scan_started_ns: e.scan_started_ns, entries: e.entries.into_iter().collect() })
@@ -93,11 +107,7 @@ impl StatCache {
 
     /// Every content id the cache refers to (gc keeps them).
     pub(crate) fn decode_content_ids(blob: &[u8]) -> Vec<ObjectId> {
-        zstd::decode_all(blob)
-            .ok()
-            .and_then(|raw| postcard::from_bytes::<Encoded>(&raw).ok())
-            .map(|e| e.entries.into_iter().flat_map(|(_, c)| c.content).collect())
-            .unwrap_or_default()
+        decode(blob).map(|e| e.entries.into_iter().flat_map(|(_, c)| c.content).collect()).unwrap_or_default()
     }
 
     /// Writes a new cache for `target`.
@@ -110,8 +120,9 @@ impl StatCache {
         entries.sort_by(|a, b| a.0.cmp(&b.0));
         let raw = postcard::to_allocvec(&Encoded { scan_started_ns, entries })
             .map_err(|e| Error::corrupt(format!("could not encode the stat cache: {e}")))?;
-        let blob = zstd::bulk::compress(&raw, 1)
+        let packed = zstd::bulk::compress(&raw, 1)
             .map_err(|e| Error::corrupt(format!("could not compress the stat cache: {e}")))?;
+        let blob = [CHECKED.as_slice(), ObjectId::of(&packed).0.as_slice(), &packed].concat();
         store.catalog.put_stat_cache(target, &blob)
     }
 

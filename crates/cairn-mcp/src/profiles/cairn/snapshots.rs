@@ -192,6 +192,7 @@ fn restore(state: &ServerState, a: RestoreArgs) -> Result<RestoreResult, ToolErr
         dry_run: a.dry_run,
         preserve_mtime: a.preserve_mtime,
         session: state.choice(a.session),
+        ..RestoreOptions::default()
     })?)
 }
 

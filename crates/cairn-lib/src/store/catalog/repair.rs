@@ -1,0 +1,127 @@
+//! What `check` and `repair` need from the catalog beyond everyday use: pack sizes, putting a
+//! damaged catalog aside, and rebuilding the blob index, sessions and records from objects.
+
+use rusqlite::{OptionalExtension, params};
+
+use super::Catalog;
+use crate::error::Result;
+use crate::id::{ObjectId, SessionId};
+use crate::store::pack::PackEntry;
+
+/// A snapshot's id, target, kind and root.
+pub(crate) type SnapshotRoot = (String, String, String, Option<ObjectId>);
+
+impl Catalog {
+    /// The size the catalog recorded for pack `key`, if it knows the pack.
+    pub(crate) fn pack_size(&self, key: &str) -> Result<Option<u64>> {
+        let conn = self.reader()?;
+        let mut stmt = conn.prepare_cached("SELECT size FROM packs WHERE key = ?1 AND state = 'ready'")?;
+        Ok(stmt.query_row([key], |r| r.get::<_, i64>(0)).optional()?.map(|s| s as u64))
+    }
+
+    /// SQLite's own structural check of the catalog file; empty when it is sound.
+    pub(crate) fn integrity_problems(&self) -> Result<Vec<String>> {
+        let conn = self.conn();
+        let mut stmt = conn.prepare("PRAGMA quick_check")?;
+        let rows: Vec<String> = stmt.query_map([], |r| r.get(0))?.collect::<rusqlite::Result<_>>()?;
+        Ok(rows.into_iter().filter(|r| r != "ok").collect())
+    }
+
+    /// Forgets every pack and blob, so the index can be rebuilt from the pack headers.
+    pub(crate) fn reset_blob_index(&self) -> Result<()> {
+        let mut conn = self.conn();
+        let tx = conn.transaction()?;
+        tx.execute("DELETE FROM blobs", [])?;
+        tx.execute("DELETE FROM packs", [])?;
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// Indexes a pack found on disk (only the `entries` that were verified).
+    pub(crate) fn index_found_pack(&self, key: &str, size: u64, entries: &[PackEntry]) -> Result<()> {
+        self.begin_pack(key)?;
+        self.commit_pack(key, size, entries)
+    }
+
+    /// Whether the catalog has the snapshot record `id`.
+    pub(crate) fn has_snapshot(&self, id: &str) -> Result<bool> {
+        let conn = self.conn();
+        Ok(conn.query_row("SELECT 1 FROM snapshots WHERE id = ?1", [id], |_| Ok(())).optional()?.is_some())
+    }
+
+    /// Makes sure session `id` exists, under `name` when it has to be created.
+    pub(crate) fn ensure_session(&self, id: SessionId, name: &str) -> Result<()> {
+        self.conn().execute(
+            "INSERT OR IGNORE INTO sessions(id, name, created_at, from_session) VALUES (?1, ?2, ?3, NULL)",
+            params![id.to_string(), name, crate::time::now_rfc3339()],
+        )?;
+        Ok(())
+    }
+
+    /// Drops every stat cache: after a repair none is vouched for.
+    pub(crate) fn drop_all_stat_caches(&self) -> Result<()> {
+        self.conn().execute("DELETE FROM stat_caches", [])?;
+        Ok(())
+    }
+
+    /// Every snapshot record: id, target, kind and root.
+    pub(crate) fn all_snapshot_roots(&self) -> Result<Vec<SnapshotRoot>> {
+        let conn = self.conn();
+        let mut stmt = conn.prepare("SELECT id, target, kind, root FROM snapshots ORDER BY id")?;
+        let rows = stmt.query_map([], |r| {
+            let root: Option<Vec<u8>> = r.get(3)?;
+            Ok((
+                r.get(0)?,
+                r.get(1)?,
+                r.get(2)?,
+                root.and_then(|b| <[u8; 32]>::try_from(b.as_slice()).ok()).map(ObjectId),
+            ))
+        })?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// Blobs a check found damaged and no save has written again.
+    pub(crate) fn damaged_blobs(&self) -> Result<std::collections::HashSet<ObjectId>> {
+        let conn = self.reader()?;
+        let mut stmt = conn.prepare_cached("SELECT id FROM damaged_blobs")?;
+        let rows = stmt.query_map([], |r| r.get::<_, Vec<u8>>(0))?;
+        let mut out = std::collections::HashSet::new();
+        for id in rows {
+            if let Ok(id) = <[u8; 32]>::try_from(id?.as_slice()) {
+                out.insert(ObjectId(id));
+            }
+        }
+        Ok(out)
+    }
+
+    /// Records that blob `id` failed its check, so no save dedups against it.
+    pub(crate) fn mark_damaged(&self, id: &ObjectId) -> Result<()> {
+        self.conn().execute("INSERT OR IGNORE INTO damaged_blobs(id) VALUES (?1)", [&id.0[..]])?;
+        Ok(())
+    }
+
+    /// Forgets the damage of blobs that were just written again.
+    pub(crate) fn clear_damaged(&self, entries: &[PackEntry]) -> Result<()> {
+        let conn = self.conn();
+        let mut stmt = conn.prepare_cached("DELETE FROM damaged_blobs WHERE id = ?1")?;
+        for e in entries {
+            stmt.execute([&e.id.0[..]])?;
+        }
+        Ok(())
+    }
+
+    /// Forgets every recorded damage (a repair dropped the blobs from the index).
+    pub(crate) fn clear_all_damaged(&self) -> Result<()> {
+        self.conn().execute("DELETE FROM damaged_blobs", [])?;
+        Ok(())
+    }
+
+    /// Dates packs back past any grace period: a failed save's own packs, free for gc now.
+    pub(crate) fn abandon_packs(&self, keys: &[String]) -> Result<()> {
+        let conn = self.conn();
+        for key in keys {
+            conn.execute("UPDATE packs SET created_at = 0 WHERE key = ?1", [key])?;
+        }
+        Ok(())
+    }
+}
