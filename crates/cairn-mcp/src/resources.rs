@@ -68,7 +68,7 @@ impl ResourceSet {
         }
         let list = state.store.debug_list(&state.choice(None))?;
         let json = serde_json::to_string_pretty(&list).map_err(|e| {
-            ToolError::internal(format!("could not encode {uri} ({e}); report this as a cairn bug"))
+            crate::error::internal(format!("could not encode {uri} ({e}); report this as a cairn bug"))
         })?;
         Ok(ResourceContents::text(json, uri).with_mime_type("application/json"))
     }
@@ -155,6 +155,8 @@ fn read(state: &ServerState, uri: &str) -> Result<ResourceContents, ToolError> {
         let not_covered = snapshot.not_covered.clone();
         serde_json::to_string_pretty(&One { snapshot, not_covered })
     }
-    .map_err(|e| ToolError::internal(format!("could not encode {uri} ({e}); report this as a cairn bug")))?;
+    .map_err(|e| {
+        crate::error::internal(format!("could not encode {uri} ({e}); report this as a cairn bug"))
+    })?;
     Ok(ResourceContents::text(json, uri).with_mime_type("application/json"))
 }

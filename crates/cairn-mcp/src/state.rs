@@ -38,7 +38,7 @@ impl ServerState {
     pub fn permit(&self, capability: Capability) -> Result<(), ToolError> {
         check_agent_permission(&self.store, capability, &self.allow).map_err(|err| {
             if err.code() == Some(INVALID_CONFIG_CODE) {
-                warn(err.message());
+                warn(&err.render(&crate::words::CliWords));
             }
             ToolError::from(err)
         })

@@ -7,7 +7,7 @@ use cairn_lib::Store;
 use cairn_lib::ops::resolve::SessionChoice;
 
 use crate::commands::GlobalArgs;
-use crate::error::{CommandError, CommandResult};
+use crate::error::CommandResult;
 
 /// Where the store is: `--store`, else `$CAIRN_STORE`, else `$XDG_DATA_HOME/cairn`, else
 /// `~/.local/share/cairn`.
@@ -24,13 +24,13 @@ pub fn store_path(global: &GlobalArgs) -> CommandResult<PathBuf> {
     }
     match env("HOME") {
         Some(home) => Ok(home.join(".local/share/cairn")),
-        None => Err(CommandError::usage("cannot find a store: set --store, CAIRN_STORE or HOME")),
+        None => Err(crate::error::usage("cannot find a store: set --store, CAIRN_STORE or HOME")),
     }
 }
 
 /// Opens the store.
 pub fn open_store(global: &GlobalArgs) -> CommandResult<Store> {
-    Ok(Store::open(&store_path(global)?)?)
+    Store::open(&store_path(global)?)
 }
 
 /// The session choice: `--session` for this command, `CAIRN_SESSION` as the pin.

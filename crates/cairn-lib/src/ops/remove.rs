@@ -4,7 +4,7 @@ use serde::{Deserialize, Serialize};
 
 use super::resolve::SessionChoice;
 use super::retention::Rules;
-use crate::error::{Error, Result};
+use crate::error::{Error, Hint, Result};
 use crate::snapshot::Snapshot;
 use crate::store::Store;
 use crate::store::catalog::SnapshotFilter;
@@ -47,25 +47,27 @@ impl Store {
             options.retain_recent.is_some() || options.retain_for.is_some() || options.before_date.is_some();
         if !options.refs.is_empty() && has_rules {
             return Err(Error::invalid(
-                "cannot combine savepoint ids with retain-recent/retain-for/before-date",
+                "cannot combine snapshot references with retention rules; give one or the other",
             ));
         }
         if options.refs.is_empty() && !has_rules {
-            return Err(Error::invalid(
-                "specify savepoint ids, or at least one of retain-recent, retain-for or before-date",
-            ));
+            return Err(Error::invalid("name the snapshots to remove").or_hint(Hint::GiveOneOf(&[
+                "retain_recent",
+                "retain_for",
+                "before_date",
+            ])));
         }
         let rules = Rules {
             retain_recent: options.retain_recent,
             retain_for: options
                 .retain_for
                 .as_deref()
-                .map(|d| crate::duration::parse_duration("--retain-for", d))
+                .map(|d| crate::duration::parse_duration("retain_for", d))
                 .transpose()?,
             before: options
                 .before_date
                 .as_deref()
-                .map(|d| crate::time::parse_timestamp("--before-date", d))
+                .map(|d| crate::time::parse_timestamp("before_date", d))
                 .transpose()?,
             max_bytes: None,
         };
@@ -80,7 +82,7 @@ impl Store {
             targets.sort();
             targets.dedup();
             for t in targets {
-                let _lock = (!options.dry_run).then(|| self.lock_target(&t, "cairn remove")).transpose()?;
+                let _lock = (!options.dry_run).then(|| self.lock_target(&t, "a remove")).transpose()?;
                 chosen.extend(self.remove_by_rules(&session, &t, &rules, options.dry_run)?);
                 self.forget_target_if_empty(&t)?;
             }
@@ -94,7 +96,7 @@ impl Store {
         }
         if !options.dry_run {
             for s in &chosen {
-                let _lock = self.lock_target(&s.target, "cairn remove")?;
+                let _lock = self.lock_target(&s.target, "a remove")?;
                 self.catalog.remove_membership(session.id, s.id)?;
                 self.forget_target_if_empty(&s.target)?;
             }

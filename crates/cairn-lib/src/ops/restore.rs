@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use super::resolve::SessionChoice;
 use super::save::{DirCapture, Progress, SaveOptions};
-use crate::error::{Error, IoContext, Result};
+use crate::error::{Error, Hint, IoContext, Operation, Result};
 use crate::snapshot::Snapshot;
 use crate::store::Store;
 use crate::store::writer::BlobWriter;
@@ -93,7 +93,7 @@ impl Store {
             options.target.as_deref().map(crate::targets::Target::parse).transpose()?.map(|t| t.key());
         let snapshot = self.resolve_snapshot(&session, &options.reference, target_key.as_deref())?;
         if snapshot.kind != "dir" {
-            return Err(Error::invalid(not_a_dir_snapshot(&snapshot)));
+            return Err(not_a_dir_snapshot(&snapshot));
         }
         let root_id =
             snapshot.root.ok_or_else(|| Error::corrupt(format!("snapshot {} has no root", snapshot.id)))?;
@@ -122,9 +122,11 @@ impl Store {
             }
             if std::fs::read_dir(&dest).at("list", &dest)?.next().is_some() {
                 return Err(Error::conflict(format!(
-                    "{} is not empty; pass a new or empty directory, or restore in place without --to",
+                    "{} is not empty; pass a new or empty directory",
                     dest.display()
-                )));
+                ))
+                .or_hint(Hint::DropOption("to"))
+                .purpose("to restore in place"));
             }
         }
         let (files, bytes) = (snapshot.stats.files, snapshot.stats.bytes);
@@ -146,7 +148,7 @@ impl Store {
         let canonical = std::fs::canonicalize(&dest).at("resolve", &dest)?;
         self.refuse_overlap(&canonical)?;
         let key = canonical.to_string_lossy().into_owned();
-        let _lock = self.lock_target(&key, "cairn restore")?;
+        let _lock = self.lock_target(&key, "a restore")?;
         let (files, bytes, written) = restore_fresh(self, root, &canonical, progress)?;
         StatCache::store(self, &key, settle_clock(&written), written)?;
         result.files_written = files;
@@ -172,7 +174,7 @@ impl Store {
         self.refuse_overlap(&path)?;
         let key = snapshot.target.clone();
         let no_ignore = snapshot.details.get("no_ignore").and_then(|v| v.as_bool()).unwrap_or(false);
-        let _lock = (!options.dry_run).then(|| self.lock_target(&key, "cairn restore")).transpose()?;
+        let _lock = (!options.dry_run).then(|| self.lock_target(&key, "a restore")).transpose()?;
         if !options.dry_run {
             self.finish_interrupted_restore(&key)?;
         }
@@ -228,10 +230,11 @@ impl Store {
                     Err(second) => Error::new(
                         first.kind(),
                         format!(
-                            "the restore failed ({first}), and putting back safety snapshot {} failed too ({second}); restore it with `cairn restore {}`",
-                            safety.id, safety.id
+                            "the restore failed ({first}), and putting back safety snapshot {} failed too ({second})",
+                            safety.id
                         ),
-                    ),
+                    )
+                    .hint(Hint::Run(Operation::Restore { snapshot: safety.id.to_string() })),
                 });
             }
         };
@@ -359,23 +362,24 @@ impl Store {
     }
 }
 
-/// Why a snapshot of another kind cannot go through `cairn restore`, and what puts it back.
-fn not_a_dir_snapshot(snapshot: &Snapshot) -> String {
+/// Why a snapshot of another kind cannot be restored as a directory, and what puts it back.
+fn not_a_dir_snapshot(snapshot: &Snapshot) -> Error {
     let reference = snapshot.name.clone().unwrap_or_else(|| snapshot.id.to_string());
     match snapshot.kind.as_str() {
-        super::transcript::KIND => format!(
-            "snapshot {reference} is a transcript, which `cairn restore` does not write; load it as a new agent session with `cairn transcript load {reference}`"
-        ),
-        super::debug::KIND => format!(
-            "snapshot {reference} is a debug capture of a paused program's variables, which cannot be restored; compare captures with `cairn debug diff` instead"
-        ),
+        super::transcript::KIND => Error::invalid(format!(
+            "snapshot {reference} is a transcript, which a restore does not write"
+        ))
+        .hint(Hint::Run(Operation::LoadTranscript { snapshot: reference })),
+        super::debug::KIND => Error::invalid(format!(
+            "snapshot {reference} is a debug capture of a paused program's variables, which cannot be restored"
+        ))
+        .hint(Hint::Run(Operation::DiffDebugCaptures)),
         "compose" => {
             let project = snapshot.target.strip_prefix("compose:").unwrap_or(&snapshot.target);
-            format!(
-                "snapshot {reference} is of a Docker Compose project; roll it back with `cairn compose rollback {project} {reference}`"
-            )
+            Error::invalid(format!("snapshot {reference} is of a Docker Compose project"))
+                .hint(Hint::Run(Operation::Rollback { project: project.to_owned(), snapshot: reference }))
         }
-        kind => format!("snapshot {reference} is of a {kind} target, which `cairn restore` cannot put back"),
+        kind => Error::invalid(format!("snapshot {reference} is of a {kind} target, which a restore cannot put back")),
     }
 }
 

@@ -92,14 +92,14 @@ pub(crate) fn encode(id: ObjectId, kind: BlobKind, data: &[u8]) -> Result<Encode
 pub(crate) fn decode(id: &ObjectId, stored: &[u8], compressed: bool, raw_length: u32) -> Result<Vec<u8>> {
     let plain = if compressed {
         decompress(stored, raw_length as usize)
-            .map_err(|e| Error::corrupt(format!("blob {id} does not decompress: {e}; run `cairn check`")))?
+            .map_err(|e| Error::corrupt(format!("blob {id} does not decompress: {e}")).hint(check()))?
     } else {
         stored.to_vec()
     };
     if ObjectId::of(&plain) != *id {
-        return Err(Error::corrupt(format!(
-            "blob {id} fails its hash check; the store is damaged: run `cairn check`"
-        )));
+        return Err(
+            Error::corrupt(format!("blob {id} fails its hash check; the store is damaged")).hint(check())
+        );
     }
     Ok(plain)
 }
@@ -151,7 +151,7 @@ impl PackBuilder {
 
 /// Reads the header of a whole pack (used by recovery and `check`).
 pub(crate) fn read_header(key: &str, pack: &[u8]) -> Result<Vec<PackEntry>> {
-    let bad = || Error::corrupt(format!("pack {key} has no valid header; run `cairn check`"));
+    let bad = || Error::corrupt(format!("pack {key} has no valid header")).hint(check());
     if pack.len() < 12 || &pack[pack.len() - 8..] != MAGIC {
         return Err(bad());
     }
@@ -159,6 +159,11 @@ pub(crate) fn read_header(key: &str, pack: &[u8]) -> Result<Vec<PackEntry>> {
     let header_len = u32::from_le_bytes(pack[len_at..len_at + 4].try_into().map_err(|_| bad())?) as usize;
     let start = len_at.checked_sub(header_len).ok_or_else(bad)?;
     postcard::from_bytes(&pack[start..len_at]).map_err(|_| bad())
+}
+
+/// The hint of every damaged-object error: check the store.
+fn check() -> crate::error::Hint {
+    crate::error::Hint::Run(crate::error::Operation::Check)
 }
 
 #[cfg(test)]

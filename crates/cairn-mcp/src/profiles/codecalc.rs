@@ -95,6 +95,25 @@ const DESCRIPTION: &str = "Save, restore, list or delete snapshots of a session'
 pub const INSTRUCTIONS: &str =
     "Use session_snapshot to save a session's workspace before risky steps and to restore it afterwards.";
 
+/// codecalc's words: its one tool and its actions.
+pub static WORDS: CodecalcWords = CodecalcWords;
+
+/// How codecalc's refusals name arguments and actions.
+#[derive(Debug, Clone, Copy)]
+pub struct CodecalcWords;
+
+impl cairn_lib::Words for CodecalcWords {
+    fn hint(&self, hint: &cairn_lib::Hint) -> String {
+        use cairn_lib::Operation;
+        crate::words::tool_hint(hint, |op| match op {
+            Operation::Save => Some("call session_snapshot with action='save'".to_owned()),
+            Operation::ListSnapshots => Some("action='list' shows its snapshots".to_owned()),
+            Operation::Restore { .. } => Some("call session_snapshot with action='restore'".to_owned()),
+            _ => None,
+        })
+    }
+}
+
 /// The profile's one tool.
 pub fn tools() -> Result<Vec<ToolSpec>, ServeError> {
     Ok(vec![ToolSpec::blocking("session_snapshot", DESCRIPTION, Hints::DESTROY, session_snapshot)?])
@@ -235,14 +254,24 @@ fn owned_snapshot(
             a.action
         ))
     })?;
-    let snapshot = state.store.show(id, None, &state.choice(None))?;
+    // cairn's own session is an implementation detail here: a session is a workspace.
+    let snapshot = state.store.show(id, None, &state.choice(None)).map_err(|e| match e.kind() {
+        cairn_lib::ErrorKind::NotFound => not_owned(id, &a.session_id),
+        _ => e,
+    })?;
     if std::path::Path::new(&snapshot.target) != workspace {
-        return Err(ToolError::from(cairn_lib::Error::not_found(format!(
-            "snapshot {id} does not belong to session {:?}; action='list' shows its snapshots",
-            a.session_id
-        ))));
+        return Err(not_owned(id, &a.session_id));
     }
     Ok(snapshot)
+}
+
+/// The refusal of a snapshot id this session has no snapshot by.
+fn not_owned(id: &str, session_id: &str) -> ToolError {
+    cairn_lib::Error::not_found(format!(
+        "snapshot {} does not belong to session {session_id:?}",
+        cairn_lib::echo(id)
+    ))
+    .hint(cairn_lib::Hint::Run(cairn_lib::Operation::ListSnapshots))
 }
 
 /// A fresh session id for a restore into a new session: a time-ordered UUID, as a folder name.

@@ -23,11 +23,7 @@ pub fn run(global: &GlobalArgs, args: CheckArgs, printer: &Printer) -> CommandRe
     if result.problems.is_empty() {
         Ok(())
     } else {
-        Err(CommandError {
-            message: format!("the store has {} problem(s); see above", result.problems.len()),
-            kind: Some(cairn_lib::ErrorKind::Corrupt),
-            code: None,
-        })
+        Err(CommandError::corrupt(format!("the store has {} problem(s); see above", result.problems.len())))
     }
 }
 

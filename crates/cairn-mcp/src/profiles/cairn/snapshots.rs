@@ -147,59 +147,59 @@ pub fn tools() -> Result<Vec<ToolSpec>, ServeError> {
 
 fn save(state: &ServerState, a: SaveArgs) -> Result<SaveResult, ToolError> {
     state.permit(Capability::Save)?;
-    Ok(state.store.save(&SaveOptions {
+    state.store.save(&SaveOptions {
         target: a.target,
         name: a.name,
         description: a.description,
         force: a.force,
         no_ignore: a.no_ignore,
         session: state.choice(a.session),
-    })?)
+    })
 }
 
 fn list(state: &ServerState, a: ListArgs) -> Result<SnapshotList, ToolError> {
-    Ok(state.store.list(&ListOptions {
+    state.store.list(&ListOptions {
         target: a.target,
         include_safety_snapshots: a.include_safety_snapshots,
         sort: a.sort,
         session: state.choice(a.session),
-    })?)
+    })
 }
 
 fn show(state: &ServerState, a: ShowArgs) -> Result<Snapshot, ToolError> {
-    Ok(state.store.show(&a.reference, a.target.as_deref(), &state.choice(a.session))?)
+    state.store.show(&a.reference, a.target.as_deref(), &state.choice(a.session))
 }
 
 fn diff(state: &ServerState, a: DiffArgs) -> Result<DiffResult, ToolError> {
-    Ok(state.store.diff(&DiffOptions {
+    state.store.diff(&DiffOptions {
         from: a.from,
         to: a.to,
         target: a.target,
         patch: a.patch,
         stat: a.stat,
         session: state.choice(a.session),
-    })?)
+    })
 }
 
 fn restore(state: &ServerState, a: RestoreArgs) -> Result<RestoreResult, ToolError> {
     if !a.dry_run {
         state.permit(Capability::Restore)?;
     }
-    Ok(state.store.restore(&RestoreOptions {
+    state.store.restore(&RestoreOptions {
         reference: a.reference,
         target: a.target,
         to: a.to,
         dry_run: a.dry_run,
         preserve_mtime: a.preserve_mtime,
         session: state.choice(a.session),
-    })?)
+    })
 }
 
 fn remove(state: &ServerState, a: RemoveArgs) -> Result<RemoveResult, ToolError> {
     if !a.dry_run {
         state.permit(Capability::Remove)?;
     }
-    Ok(state.store.remove(&RemoveOptions {
+    state.store.remove(&RemoveOptions {
         refs: a.refs,
         retain_recent: a.retain_recent,
         retain_for: a.retain_for,
@@ -207,5 +207,5 @@ fn remove(state: &ServerState, a: RemoveArgs) -> Result<RemoveResult, ToolError>
         target: a.target,
         dry_run: a.dry_run,
         session: state.choice(a.session),
-    })?)
+    })
 }
