@@ -151,7 +151,10 @@ fn read(state: &ServerState, uri: &str) -> Result<ResourceContents, ToolError> {
         serde_json::to_string_pretty(&serde_json::json!({ "snapshots": snapshots }))
     } else {
         let id = uri.strip_prefix(ONE_PREFIX).unwrap_or(uri);
-        let snapshot = state.store.show(id, None, &state.choice(None))?;
+        let snapshot = state.store.show(
+            &cairn_lib::ops::list::ShowOptions { reference: id.to_owned(), ..Default::default() },
+            &state.context(),
+        )?;
         let not_covered = snapshot.not_covered.clone();
         serde_json::to_string_pretty(&One { snapshot, not_covered })
     }

@@ -27,6 +27,11 @@ pub struct ServerState {
 }
 
 impl ServerState {
+    /// What the engine needs to know about every call of this server: its pin.
+    pub fn context(&self) -> cairn_lib::ops::resolve::CallContext {
+        cairn_lib::ops::resolve::CallContext { pinned_session: self.pinned_session.clone() }
+    }
+
     /// The session choice of a call that named `session` (or none).
     pub fn choice(&self, session: Option<String>) -> SessionChoice {
         SessionChoice { session, pinned: self.pinned_session.clone() }

@@ -33,6 +33,13 @@ pub fn open_store(global: &GlobalArgs) -> CommandResult<Store> {
     Store::open(&store_path(global)?)
 }
 
+/// What the engine needs to know about every command: `CAIRN_SESSION`, the pin.
+pub fn call_context() -> cairn_lib::ops::resolve::CallContext {
+    cairn_lib::ops::resolve::CallContext {
+        pinned_session: std::env::var("CAIRN_SESSION").ok().filter(|s| !s.is_empty()),
+    }
+}
+
 /// The session choice: `--session` for this command, `CAIRN_SESSION` as the pin.
 pub fn session_choice(session: Option<&str>) -> SessionChoice {
     SessionChoice {

@@ -18,6 +18,22 @@ pub struct SessionChoice {
     pub pinned: Option<String>,
 }
 
+/// What a front knows about a call beyond its options: the session it is pinned to
+/// (`CAIRN_SESSION` for the CLI, `--session` / `CAIRN_SESSION` for a server). No option field
+/// is the pin, so an operation's options read the same from every front.
+#[derive(Debug, Clone, Default)]
+pub struct CallContext {
+    /// The session the caller is pinned to, outranking the current session.
+    pub pinned_session: Option<String>,
+}
+
+impl CallContext {
+    /// The session choice of a call that named `session` (or none).
+    pub fn choice(&self, session: Option<String>) -> SessionChoice {
+        SessionChoice { session, pinned: self.pinned_session.clone() }
+    }
+}
+
 impl SessionChoice {
     /// A choice with only the per-call session.
     pub fn call(session: Option<String>) -> Self {

@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use cairn_lib::Snapshot;
 use cairn_lib::ops::agent::Capability;
 use cairn_lib::ops::codecalc::WorkspaceSaveOptions;
-use cairn_lib::ops::list::ListOptions;
+use cairn_lib::ops::list::{ListOptions, ShowOptions};
 use cairn_lib::ops::remove::RemoveOptions;
 use cairn_lib::ops::restore::RestoreOptions;
 use serde::{Deserialize, Serialize};
@@ -255,10 +255,13 @@ fn owned_snapshot(
         ))
     })?;
     // cairn's own session is an implementation detail here: a session is a workspace.
-    let snapshot = state.store.show(id, None, &state.choice(None)).map_err(|e| match e.kind() {
-        cairn_lib::ErrorKind::NotFound => not_owned(id, &a.session_id),
-        _ => e,
-    })?;
+    let snapshot = state
+        .store
+        .show(&ShowOptions { reference: id.to_owned(), ..ShowOptions::default() }, &state.context())
+        .map_err(|e| match e.kind() {
+            cairn_lib::ErrorKind::NotFound => not_owned(id, &a.session_id),
+            _ => e,
+        })?;
     if std::path::Path::new(&snapshot.target) != workspace {
         return Err(not_owned(id, &a.session_id));
     }

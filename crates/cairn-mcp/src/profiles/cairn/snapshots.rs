@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use cairn_lib::Snapshot;
 use cairn_lib::ops::agent::Capability;
 use cairn_lib::ops::diff::{DiffOptions, DiffResult};
-use cairn_lib::ops::list::{ListOptions, SnapshotList};
+use cairn_lib::ops::list::{ListOptions, ShowOptions, SnapshotList};
 use cairn_lib::ops::remove::{RemoveOptions, RemoveResult};
 use cairn_lib::ops::restore::{RestoreOptions, RestoreResult};
 use cairn_lib::ops::save::{SaveOptions, SaveResult};
@@ -50,18 +50,8 @@ pub struct ListArgs {
     pub session: Option<String>,
 }
 
-/// Arguments of `snapshot_show`.
-#[derive(Debug, Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct ShowArgs {
-    /// The snapshot: its id, a unique id prefix, its name, or "latest".
-    #[serde(rename = "ref")]
-    pub reference: String,
-    /// The target the reference is looked up among (needed for names and "latest" when the session has several targets).
-    pub target: Option<String>,
-    /// The session to look in, for this call only (name or id).
-    pub session: Option<String>,
-}
+/// Arguments of `snapshot_show`: the engine's options as they are.
+pub type ShowArgs = ShowOptions;
 
 /// Arguments of `snapshot_diff`.
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
@@ -167,7 +157,7 @@ fn list(state: &ServerState, a: ListArgs) -> Result<SnapshotList, ToolError> {
 }
 
 fn show(state: &ServerState, a: ShowArgs) -> Result<Snapshot, ToolError> {
-    state.store.show(&a.reference, a.target.as_deref(), &state.choice(a.session))
+    state.store.show(&a, &state.context())
 }
 
 fn diff(state: &ServerState, a: DiffArgs) -> Result<DiffResult, ToolError> {
