@@ -141,7 +141,7 @@ fn validate(key: &str, value: &str) -> Result<String> {
     let value = value.trim().to_owned();
     let ok = match kind {
         Kind::Count | Kind::Bytes => value.parse::<u64>().is_ok_and(|n| n <= MAX_INTEGER),
-        Kind::Duration => crate::duration::parse_duration(key, &value).is_ok(),
+        Kind::Duration => crate::duration::duration_of(&value).is_ok(),
         Kind::Bool => matches!(value.as_str(), "true" | "false"),
         Kind::Choice(values) => values.contains(&value.as_str()),
     };
@@ -287,7 +287,7 @@ impl Config {
     /// A duration setting, `None` when unset.
     pub fn duration(&self, key: &str) -> Option<Duration> {
         let v = self.get(key).ok()?;
-        if v.is_empty() { None } else { crate::duration::parse_duration(key, &v).ok() }
+        if v.is_empty() { None } else { crate::duration::duration_of(&v).ok() }
     }
 
     /// A boolean setting.

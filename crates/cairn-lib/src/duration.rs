@@ -4,24 +4,26 @@ use std::time::Duration;
 
 use crate::error::{Error, Result};
 
-/// Parses a unit-bearing duration; `what` names the option for the error (`--retain-for`, `wait_timeout`).
+/// Parses a unit-bearing duration; `option` is the options field it came from (`retain_for`,
+/// `wait_timeout`), which each front names its way in the error.
 ///
 /// A bare number is refused: "120" could be seconds or minutes, and a wrong guess on a retention
-/// rule deletes snapshots. Errors follow arcave's wording: a CLI flag (`what` starting with `--`)
-/// reads `invalid --retain-for "120": …`, as every flag's parse error does; a tool argument
-/// reads `wait_timeout "120": …`, arcave's exact refusal of a bare number.
-pub fn parse_duration(what: &str, text: &str) -> Result<Duration> {
+/// rule deletes snapshots.
+pub fn parse_duration(option: &'static str, text: &str) -> Result<Duration> {
+    duration_of(text).map_err(|why| Error::invalid_value(option, text, why))
+}
+
+/// Parses a unit-bearing duration, or says why it is not one.
+pub(crate) fn duration_of(text: &str) -> std::result::Result<Duration, String> {
     let trimmed = text.trim();
     if !trimmed.is_empty() && trimmed.chars().all(|c| c.is_ascii_digit() || c == '.') {
-        let prefix = if what.starts_with("--") { "invalid " } else { "" };
-        return Err(Error::invalid(format!(
-            "{prefix}{what} {text:?}: want a unit-bearing value like 2m, 90s or 1h30m"
-        )));
+        return Err(BARE_NUMBER.to_owned());
     }
-    humantime::parse_duration(trimmed).map_err(|e| {
-        Error::invalid(format!("invalid {what} {text:?}: {e}; use a value like 2m, 90s, 1h30m or 7d"))
-    })
+    humantime::parse_duration(trimmed).map_err(|e| format!("{e}; use a value like 2m, 90s, 1h30m or 7d"))
 }
+
+/// Why a bare number is refused (arcave's wording, which its profile matches on).
+pub const BARE_NUMBER: &str = "want a unit-bearing value like 2m, 90s or 1h30m";
 
 #[cfg(test)]
 mod tests {
@@ -37,18 +39,16 @@ mod tests {
 
     #[test]
     fn refuses_bare_numbers_with_an_example() {
-        let err = parse_duration("wait_timeout", "120").unwrap_err();
-        assert_eq!(err.to_string(), "wait_timeout \"120\": want a unit-bearing value like 2m, 90s or 1h30m");
-        let err = parse_duration("--retain-for", "120").unwrap_err();
+        let err = parse_duration("retain_for", "120").unwrap_err();
         assert_eq!(
             err.to_string(),
-            "invalid --retain-for \"120\": want a unit-bearing value like 2m, 90s or 1h30m"
+            "invalid retain_for \"120\": want a unit-bearing value like 2m, 90s or 1h30m"
         );
     }
 
     #[test]
     fn names_the_option_on_garbage() {
-        let err = parse_duration("--retain-for", "soon").unwrap_err();
-        assert!(err.to_string().starts_with("invalid --retain-for \"soon\""), "{err}");
+        let err = parse_duration("retain_for", "soon").unwrap_err();
+        assert!(err.to_string().starts_with("invalid retain_for \"soon\""), "{err}");
     }
 }

@@ -23,8 +23,8 @@ mod time;
 mod tree;
 
 pub use config::{Config, Setting};
-pub use duration::parse_duration;
-pub use error::{Error, ErrorKind, Result};
+pub use duration::{BARE_NUMBER, parse_duration};
+pub use error::{ECHO_LIMIT, Error, ErrorKind, Hint, NeutralWords, Operation, Result, Words, echo};
 pub use id::{ObjectId, SessionId, SnapshotId};
 pub use name::{NAME_RULE, validate_name};
 pub use session::{Session, SessionOrigin};

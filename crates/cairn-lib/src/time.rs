@@ -7,12 +7,10 @@ pub fn now_rfc3339() -> String {
     jiff::Timestamp::now().to_string()
 }
 
-/// Parses an RFC 3339 timestamp; `what` names the option for the error (`--before-date`).
-pub fn parse_timestamp(what: &str, text: &str) -> Result<jiff::Timestamp> {
+/// Parses an RFC 3339 timestamp; `option` is the options field it came from (`before_date`).
+pub fn parse_timestamp(option: &'static str, text: &str) -> Result<jiff::Timestamp> {
     text.parse::<jiff::Timestamp>().map_err(|e| {
-        Error::invalid(format!(
-            "invalid {what} {text:?}: {e}; use an RFC 3339 time such as 2026-06-01T00:00:00Z"
-        ))
+        Error::invalid_value(option, text, format!("{e}; use an RFC 3339 time such as 2026-06-01T00:00:00Z"))
     })
 }
 

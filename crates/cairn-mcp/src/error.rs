@@ -3,9 +3,9 @@
 //! Two kinds, kept apart on purpose:
 //! - [`ServeError`] stops the server (bad flags, a store that cannot be opened, a port in use);
 //!   the CLI prints it and exits.
-//! - [`ToolError`] fails one call. It reaches the agent as `isError: true` with its message as
-//!   the text: one sentence that says what is wrong and what to do. Protocol errors are kept
-//!   for requests that cannot be routed at all (an unknown tool or resource).
+//! - [`ToolError`] fails one call: it is the engine's error, so its kind decides `isError` and
+//!   its hint is rendered in the profile's words. Protocol errors are kept for requests that
+//!   cannot be routed at all (an unknown tool or resource).
 
 use std::net::SocketAddr;
 
@@ -49,44 +49,12 @@ pub enum ServeError {
     Transport(String),
 }
 
-/// Why one tool call failed.
-#[derive(Debug, Clone, thiserror::Error)]
-#[error("{message}")]
-pub struct ToolError {
-    kind: ErrorKind,
-    message: String,
-    code: Option<&'static str>,
-}
+/// Why one tool call failed: the engine's error as it is. It reaches the agent as
+/// `isError: true`, rendered in the words of the server's profile (see [`crate::words`]).
+pub type ToolError = cairn_lib::Error;
 
-impl ToolError {
-    /// The caller passed something invalid.
-    pub fn invalid(message: impl Into<String>) -> Self {
-        Self { kind: ErrorKind::InvalidInput, message: message.into(), code: None }
-    }
-
-    /// Something went wrong on the server's side.
-    pub fn internal(message: impl Into<String>) -> Self {
-        Self { kind: ErrorKind::Io, message: message.into(), code: None }
-    }
-
-    /// The failure's class.
-    pub fn kind(&self) -> ErrorKind {
-        self.kind
-    }
-
-    /// The engine's machine-readable code, if it attached one.
-    pub fn code(&self) -> Option<&'static str> {
-        self.code
-    }
-
-    /// The one-sentence message the agent reads.
-    pub fn message(&self) -> &str {
-        &self.message
-    }
-}
-
-impl From<cairn_lib::Error> for ToolError {
-    fn from(err: cairn_lib::Error) -> Self {
-        Self { kind: err.kind(), message: err.message().to_owned(), code: err.code() }
-    }
+/// Something went wrong on the server's side (a task that stopped, a result that would not
+/// encode): an error of kind [`ErrorKind::Io`].
+pub fn internal(message: impl Into<String>) -> ToolError {
+    ToolError::new(ErrorKind::Io, message)
 }

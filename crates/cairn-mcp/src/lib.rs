@@ -17,6 +17,7 @@ mod resources;
 mod serve;
 mod server;
 mod state;
+pub mod words;
 
 pub use error::{ServeError, ToolError};
 pub use profiles::{PROFILES, Profile};

@@ -97,7 +97,7 @@ impl ToolSpec {
                 })
                 .await;
                 joined.map_err(|e| {
-                    ToolError::internal(format!("the call stopped unexpectedly ({e}); retry it"))
+                    crate::error::internal(format!("the call stopped unexpectedly ({e}); retry it"))
                 })?
             }) as ToolFuture
         });
@@ -132,11 +132,11 @@ fn parse_arguments<I: DeserializeOwned>(arguments: JsonObject) -> Result<I, Tool
 fn to_object<O: Serialize>(out: &O) -> Result<ToolOutput, ToolError> {
     match serde_json::to_value(out) {
         Ok(serde_json::Value::Object(map)) => Ok(map),
-        Ok(other) => Err(ToolError::internal(format!(
+        Ok(other) => Err(crate::error::internal(format!(
             "the result was not an object ({other}); report this as a cairn bug"
         ))),
-        Err(e) => {
-            Err(ToolError::internal(format!("could not encode the result ({e}); report this as a cairn bug")))
-        }
+        Err(e) => Err(crate::error::internal(format!(
+            "could not encode the result ({e}); report this as a cairn bug"
+        ))),
     }
 }

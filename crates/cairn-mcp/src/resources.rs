@@ -74,7 +74,7 @@ impl ResourceSet {
         }
         let list = state.store.debug_list(&state.choice(None))?;
         let json = serde_json::to_string_pretty(&list).map_err(|e| {
-            ToolError::internal(format!("could not encode {uri} ({e}); report this as a cairn bug"))
+            crate::error::internal(format!("could not encode {uri} ({e}); report this as a cairn bug"))
         })?;
         Ok(ResourceContents::text(json, uri).with_mime_type("application/json"))
     }
@@ -157,10 +157,15 @@ fn read(state: &ServerState, uri: &str) -> Result<ResourceContents, ToolError> {
         serde_json::to_string_pretty(&serde_json::json!({ "snapshots": snapshots }))
     } else {
         let id = uri.strip_prefix(ONE_PREFIX).unwrap_or(uri);
-        let snapshot = state.store.show(id, None, &state.choice(None))?;
+        let snapshot = state.store.show(
+            &cairn_lib::ops::list::ShowOptions { reference: id.to_owned(), ..Default::default() },
+            &state.context(),
+        )?;
         let not_covered = snapshot.not_covered.clone();
         serde_json::to_string_pretty(&One { snapshot, not_covered })
     }
-    .map_err(|e| ToolError::internal(format!("could not encode {uri} ({e}); report this as a cairn bug")))?;
+    .map_err(|e| {
+        crate::error::internal(format!("could not encode {uri} ({e}); report this as a cairn bug"))
+    })?;
     Ok(ResourceContents::text(json, uri).with_mime_type("application/json"))
 }

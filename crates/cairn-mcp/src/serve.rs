@@ -76,7 +76,7 @@ impl CairnServer {
         // An invalid agent.* value refuses every gated call; say so now, not only on the first
         // refusal, so the user reading the server's log learns the fix.
         for warning in store.agent_warnings()? {
-            crate::state::warn(&warning);
+            crate::state::warn(&warning.render(&crate::words::CliWords));
         }
         if let Some(pinned) = &options.pinned_session {
             store.find_session(pinned)?;

@@ -139,9 +139,10 @@ async fn notify_stream(sink: &SubscriptionSink) -> Result<(), SubscriptionSendEr
     Ok(())
 }
 
-/// A failed call as the agent sees it: `isError` with the one-sentence message as text.
-fn failure(err: &ToolError) -> CallToolResult {
-    CallToolResult::error(vec![ContentBlock::text(err.message().to_owned())])
+/// A failed call as the agent sees it: `isError` with the one-sentence message, in the
+/// profile's words, as text.
+fn failure(err: &ToolError, profile: &Profile) -> CallToolResult {
+    CallToolResult::error(vec![ContentBlock::text(err.render(profile.words))])
 }
 
 impl ServerHandler for CairnServer {
@@ -182,7 +183,7 @@ impl ServerHandler for CairnServer {
                 CallToolResult::structured(serde_json::Value::Object(map))
             }
             // An invalid agent setting was already reported on stderr by the permission check.
-            (Err(err), _) => failure(&err),
+            (Err(err), _) => failure(&err, self.profile),
         };
         Ok(result.into())
     }
@@ -225,7 +226,7 @@ impl ServerHandler for CairnServer {
         })?;
         match read {
             Ok(contents) => Ok(ReadResourceResult::new(vec![contents]).into()),
-            Err(err) => Err(McpError::resource_not_found(err.message().to_owned(), None)),
+            Err(err) => Err(McpError::resource_not_found(err.render(self.profile.words), None)),
         }
     }
 

@@ -29,6 +29,11 @@ pub struct ServerState {
 }
 
 impl ServerState {
+    /// What the engine needs to know about every call of this server: its pin.
+    pub fn context(&self) -> cairn_lib::ops::resolve::CallContext {
+        cairn_lib::ops::resolve::CallContext { pinned_session: self.pinned_session.clone() }
+    }
+
     /// The session choice of a call that named `session` (or none).
     pub fn choice(&self, session: Option<String>) -> SessionChoice {
         SessionChoice { session, pinned: self.pinned_session.clone() }
@@ -40,7 +45,7 @@ impl ServerState {
     pub fn permit(&self, capability: Capability) -> Result<(), ToolError> {
         check_agent_permission(&self.store, capability, &self.allow).map_err(|err| {
             if err.code() == Some(INVALID_CONFIG_CODE) {
-                warn(err.message());
+                warn(&err.render(&crate::words::CliWords));
             }
             ToolError::from(err)
         })

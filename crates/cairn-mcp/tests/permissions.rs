@@ -66,7 +66,9 @@ async fn a_pinned_server_refuses_session_set_and_unset() {
     for (tool, args) in [("session_set", json!({"session": "other"})), ("session_unset", json!({}))] {
         let refusal = h.err(tool, args).await;
         assert!(
-            refusal.contains("pass session on each call, or restart the server without the pin"),
+            refusal.contains(
+                "these calls are pinned to session \"baseline\", which outranks the current session; pass session or restart the server without the pin"
+            ),
             "{refusal}"
         );
     }

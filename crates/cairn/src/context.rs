@@ -7,7 +7,7 @@ use cairn_lib::Store;
 use cairn_lib::ops::resolve::SessionChoice;
 
 use crate::commands::GlobalArgs;
-use crate::error::{CommandError, CommandResult};
+use crate::error::CommandResult;
 
 /// Where the store is: `--store`, else `$CAIRN_STORE`, else `$XDG_DATA_HOME/cairn`, else
 /// `~/.local/share/cairn`.
@@ -24,7 +24,7 @@ pub fn store_path(global: &GlobalArgs) -> CommandResult<PathBuf> {
     }
     match env("HOME") {
         Some(home) => Ok(home.join(".local/share/cairn")),
-        None => Err(CommandError::usage("cannot find a store: set --store, CAIRN_STORE or HOME")),
+        None => Err(crate::error::usage("cannot find a store: set --store, CAIRN_STORE or HOME")),
     }
 }
 
@@ -33,6 +33,13 @@ pub fn open_store(global: &GlobalArgs) -> CommandResult<Store> {
     let mut store = Store::open(&store_path(global)?)?;
     store.set_notifier(crate::printer::Printer::notice);
     Ok(store)
+}
+
+/// What the engine needs to know about every command: `CAIRN_SESSION`, the pin.
+pub fn call_context() -> cairn_lib::ops::resolve::CallContext {
+    cairn_lib::ops::resolve::CallContext {
+        pinned_session: std::env::var("CAIRN_SESSION").ok().filter(|s| !s.is_empty()),
+    }
 }
 
 /// The session choice: `--session` for this command, `CAIRN_SESSION` as the pin.

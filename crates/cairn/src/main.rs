@@ -18,7 +18,7 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
             printer.error(&err);
-            ExitCode::from(err.exit_code())
+            ExitCode::from(error::exit_code(&err))
         }
     }
 }

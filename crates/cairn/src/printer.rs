@@ -52,14 +52,14 @@ impl Printer {
     pub fn error(&self, err: &CommandError) {
         if self.json && !self.printed.get() {
             let value = serde_json::json!({
-                "error": err.message,
-                "kind": err.kind,
-                "code": err.code,
+                "error": crate::error::render(err),
+                "kind": err.kind(),
+                "code": err.code(),
             });
             let mut out = std::io::stdout().lock();
             let _ = writeln!(out, "{}", serde_json::to_string_pretty(&value).unwrap_or_default());
         }
-        let _ = writeln!(std::io::stderr().lock(), "error: {}", err.message);
+        let _ = writeln!(std::io::stderr().lock(), "error: {}", crate::error::render(err));
     }
 
     /// A spinner on stderr while `work` runs, shown only when stderr is a terminal.

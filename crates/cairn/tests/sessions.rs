@@ -71,7 +71,8 @@ fn cairn_session_pins_the_session_and_refuses_set() {
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        err.contains("pinned to session \"pinned\"") && err.contains("pass session on each call"),
+        err.contains("pinned to session \"pinned\"")
+            && err.contains("; pass --session or unset CAIRN_SESSION"),
         "{err}"
     );
     write(&env.work(), "a.txt", "a\n");
@@ -81,17 +82,20 @@ fn cairn_session_pins_the_session_and_refuses_set() {
 }
 
 #[test]
-fn remove_refusals_use_the_arcave_wording() {
+fn remove_refusals_name_the_cli_flags() {
     let env = TestEnv::new();
     write(&env.work(), "a.txt", "a\n");
     let s = env.json(&["save"]);
     let id = s["id"].as_str().unwrap();
     let err = env.fails(&["remove", id, "--retain-recent", "1"], 2);
-    assert_eq!(err, "error: cannot combine savepoint ids with retain-recent/retain-for/before-date\n");
+    assert_eq!(
+        err,
+        "error: cannot combine snapshot references with retention rules; give one or the other\n"
+    );
     let err = env.fails(&["remove"], 2);
     assert_eq!(
         err,
-        "error: specify savepoint ids, or at least one of retain-recent, retain-for or before-date\n"
+        "error: name the snapshots to remove, or pass --retain-recent, --retain-for or --before-date\n"
     );
     let err = env.fails(&["remove", "--before-date", "2026-06-01"], 2);
     assert!(err.starts_with("error: invalid --before-date \"2026-06-01\": "), "{err}");
@@ -332,9 +336,9 @@ fn a_held_target_lock_refuses_save_fork_and_delete_and_names_the_holder() {
     let other = env.root().join("other");
     write(&other, "b.txt", "b\n");
 
-    let held = LockHolder::take(&env, &target, "cairn restore");
+    let held = LockHolder::take(&env, &target, "a restore");
     let expected = format!(
-        "error: another cairn command is already running on {target}: `cairn restore` (pid {}, since {}) holds its lock; retry when it finishes\n",
+        "error: another cairn command is already running on {target}: a restore (pid {}, since {}) holds its lock; retry when it finishes\n",
         held.pid(),
         held.since
     );
@@ -404,7 +408,7 @@ fn a_lock_left_by_a_dead_process_is_taken_over() {
     assert_eq!(saved["target"], target.as_str());
     let record: serde_json::Value =
         serde_json::from_slice(&std::fs::read(lock_file(&env, &target)).unwrap()).unwrap();
-    assert_eq!(record["command"], "cairn save");
+    assert_eq!(record["command"], "a save");
     assert_ne!(record["pid"], dead);
 }
 

@@ -17,7 +17,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use crate::config::{Config, InvalidSetting};
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{Error, ErrorKind, Hint, NeutralWords, Operation, Result};
 use crate::store::Store;
 
 pub use super::pi_settings::{PI_SETTINGS_NAMESPACE, PiToolDefaults, pi_tool_defaults};
@@ -143,9 +143,22 @@ pub struct CapabilityStatus {
 pub struct AgentStatus {
     /// Every capability with its effective answer.
     pub capabilities: Vec<CapabilityStatus>,
-    /// One sentence per invalid `agent.*` value, each naming the command that fixes it; while
-    /// any is present every capability is refused. Empty when the settings are valid.
+    /// One sentence per invalid `agent.*` value, each saying what fixes it; while any is
+    /// present every capability is refused. Empty when the settings are valid. These are the
+    /// [`AgentStatus::problems`] in neutral words until a front renders them with
+    /// [`AgentStatus::in_words`].
     pub warnings: Vec<String>,
+    /// The invalid values as errors, with the hint that fixes each.
+    #[serde(skip)]
+    pub problems: Vec<Error>,
+}
+
+impl AgentStatus {
+    /// The status with its warnings said in a front's words.
+    pub fn in_words(mut self, words: &dyn crate::error::Words) -> Self {
+        self.warnings = self.problems.iter().map(|p| p.render(words)).collect();
+        self
+    }
 }
 
 fn status_of(config: &Config, root: &Path) -> Result<AgentStatus> {
@@ -164,25 +177,27 @@ fn status_of(config: &Config, root: &Path) -> Result<AgentStatus> {
             })
         })
         .collect::<Result<_>>()?;
-    Ok(AgentStatus { capabilities, warnings: invalid_warnings(config, root) })
+    let problems = invalid_settings(config, root);
+    let warnings = problems.iter().map(Error::to_string).collect();
+    Ok(AgentStatus { capabilities, warnings, problems })
 }
 
-/// The warning for each invalid `agent.*` value in `config`.
-fn invalid_warnings(config: &Config, root: &Path) -> Vec<String> {
-    config.invalid_agent_settings().iter().map(|bad| invalid_warning(root, bad)).collect()
+/// The problem for each invalid `agent.*` value in `config`.
+fn invalid_settings(config: &Config, root: &Path) -> Vec<Error> {
+    config.invalid_agent_settings().iter().map(|bad| invalid_setting(root, bad)).collect()
 }
 
-/// One invalid value: what is wrong, what it costs, and the command that rewrites it.
-fn invalid_warning(root: &Path, bad: &InvalidSetting) -> String {
+/// One invalid value: what is wrong, what it costs, and the operation that rewrites it.
+fn invalid_setting(root: &Path, bad: &InvalidSetting) -> Error {
     let word = Capability::ALL.iter().find(|c| c.key() == bad.key).map_or("all", |c| c.as_str());
-    let store = shell_word(&root.to_string_lossy());
-    format!(
-        "{} = {:?} in {} is invalid (want {}), so agents are refused everything until it is fixed; run `cairn --store {store} agent reset {word}` (or `agent allow {word}` / `agent deny {word}`)",
+    Error::invalid(format!(
+        "{} = {:?} in {} is invalid (want {}), so agents are refused everything until it is fixed",
         bad.key,
         bad.value,
         root.join("config.toml").display(),
         bad.accepted,
-    )
+    ))
+    .hint(Hint::Run(Operation::ResetAgentSetting { word: word.to_owned(), store: root.to_path_buf() }))
 }
 
 impl Store {
@@ -191,10 +206,10 @@ impl Store {
         status_of(&self.reload_config()?, self.root())
     }
 
-    /// One warning per invalid `agent.*` value in the config file (empty when all are valid),
-    /// for a front end to show when it starts.
-    pub fn agent_warnings(&self) -> Result<Vec<String>> {
-        Ok(invalid_warnings(&self.reload_config()?, self.root()))
+    /// One problem per invalid `agent.*` value in the config file (empty when all are valid),
+    /// for a front end to show as a warning when it starts.
+    pub fn agent_warnings(&self) -> Result<Vec<Error>> {
+        Ok(invalid_settings(&self.reload_config()?, self.root()))
     }
 
     /// Lets agents do `capabilities` from now on (every server, running or not).
@@ -256,22 +271,20 @@ pub fn check_agent_permission_with_default(
         Error::new(
             ErrorKind::PermissionDenied,
             format!(
-                "{} is refused because the store's settings cannot be read ({}); ask the user to fix them, then retry",
+                "{} is refused because the store's settings cannot be read ({e}); ask the user to fix them, then retry",
                 capability.doing(),
-                e.message()
             ),
         )
         .with_code(INVALID_CONFIG_CODE)
     })?;
     if let Some(bad) = config.invalid_agent_settings().first() {
+        let problem = invalid_setting(store.root(), bad);
         return Err(Error::new(
             ErrorKind::PermissionDenied,
-            format!(
-                "{} is refused because {}; ask the user to fix it, then retry",
-                capability.doing(),
-                invalid_warning(store.root(), bad)
-            ),
+            format!("{} is refused because {}", capability.doing(), problem.render_message(&NeutralWords)),
         )
+        .with_hints(problem.hints())
+        .purpose(", then retry")
         .with_code(INVALID_CONFIG_CODE));
     }
     let set = config.all().iter().any(|s| s.key == capability.key() && s.set);
@@ -282,25 +295,15 @@ pub fn check_agent_permission_with_default(
     if allowed {
         return Ok(());
     }
-    Err(Error::new(
-        ErrorKind::PermissionDenied,
-        format!(
-            "{} is not allowed for agents; ask the user to run `{}` (or to start the server with `cairn mcp --allow {}`), then retry",
-            capability.doing(),
-            allow_command(store.root(), capability),
-            capability
-        ),
-    )
-    .with_code("AGENT_NOT_ALLOWED"))
+    Err(Error::new(ErrorKind::PermissionDenied, format!("{} is not allowed for agents", capability.doing()))
+        .hint(Hint::Allow { capability, store: store.root().to_path_buf() })
+        .purpose(", then retry")
+        .with_code("AGENT_NOT_ALLOWED"))
 }
 
-/// The exact command that allows `capability` on the store at `root`.
-pub fn allow_command(root: &Path, capability: Capability) -> String {
-    format!("cairn --store {} agent allow {capability}", shell_word(&root.to_string_lossy()))
-}
-
-/// Quotes `text` for a POSIX shell when it holds anything but plain path characters.
-fn shell_word(text: &str) -> String {
+/// Quotes `text` for a POSIX shell when it holds anything but plain path characters, so a
+/// front can print a command the user pastes as it is.
+pub fn shell_word(text: &str) -> String {
     let plain = |c: char| c.is_ascii_alphanumeric() || "/._-+:@%=,".contains(c);
     if !text.is_empty() && text.chars().all(plain) {
         text.to_owned()
@@ -331,8 +334,10 @@ mod tests {
         check_agent_permission(&store, Capability::Save, &[]).unwrap();
         let err = check_agent_permission(&store, Capability::Restore, &[]).unwrap_err();
         assert_eq!(err.kind(), ErrorKind::PermissionDenied);
-        let expected = format!("`cairn --store '{}' agent allow restore`", store.root().display());
-        assert!(err.message().contains(&expected), "{err}");
+        assert_eq!(
+            err.hints(),
+            [Hint::Allow { capability: Capability::Restore, store: store.root().to_path_buf() }]
+        );
         check_agent_permission(&store, Capability::Restore, &[Capability::Restore]).unwrap();
         store.agent_allow(&[Capability::Restore]).unwrap();
         check_agent_permission(&store, Capability::Restore, &[]).unwrap();
@@ -348,7 +353,7 @@ mod tests {
         let err = check_agent_permission(&store, Capability::Save, &[]).unwrap_err();
         assert_eq!(err.code(), Some(INVALID_CONFIG_CODE));
         assert!(err.message().contains("agent.save = \"maybe\""), "{err}");
-        assert!(err.message().contains("agent reset save"), "{err}");
+        assert!(err.message().contains("reset the agent setting save"), "{err}");
     }
 
     #[test]

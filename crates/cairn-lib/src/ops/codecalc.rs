@@ -41,7 +41,7 @@ impl Store {
         self.refuse_overlap(&path)?;
         let session = self.resolve_session(&options.session)?;
         let key = path.to_string_lossy().into_owned();
-        let _lock = self.lock_target(&key, "cairn save")?;
+        let _lock = self.lock_target(&key, "a save")?;
         self.resolve_interrupted(&key, super::interrupted::Resolve::RollBack)?;
 
         let started = std::time::Instant::now();

@@ -13,7 +13,7 @@ use cairn_docker::Project;
 use serde::{Deserialize, Serialize};
 
 use super::resolve::SessionChoice;
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{Error, ErrorKind, Hint, Operation, Result};
 use crate::name::validate_name;
 use crate::snapshot::Snapshot;
 use crate::store::Store;
@@ -155,11 +155,13 @@ impl Store {
             && self.resolve_snapshot(&session, name, Some(&key)).is_ok()
         {
             return Err(Error::conflict(format!(
-                "a savepoint named {name:?} already exists for project {}; pick another name, or pass --force to move the name",
+                "a savepoint named {name:?} already exists for project {}; pick another name",
                 o.project
-            )));
+            ))
+            .or_hint(Hint::SetOption("force"))
+            .purpose("to move the name"));
         }
-        let _lock = self.lock_target(&key, "cairn compose save")?;
+        let _lock = self.lock_target(&key, "a compose save")?;
         let docker = Docker::connect()?;
         let project = docker.run(docker.engine.discover(&o.project))?;
         let wait = wait.unwrap_or_else(|| project_wait_bound(&project));
@@ -236,13 +238,14 @@ impl Store {
         let snapshot = self.resolve_snapshot(&session, &o.reference, Some(&key))?;
         if snapshot.kind != "compose" || snapshot.target != key {
             return Err(Error::invalid(format!(
-                "snapshot {} is not a savepoint of compose project {}; `cairn compose list {}` shows its savepoints",
-                snapshot.id, o.project, o.project
-            )));
+                "snapshot {} is not a savepoint of compose project {}",
+                snapshot.id, o.project
+            ))
+            .hint(Hint::Run(Operation::ListSavepoints { project: o.project.clone() })));
         }
         let root_id =
             snapshot.root.ok_or_else(|| Error::corrupt(format!("savepoint {} has no root", snapshot.id)))?;
-        let _lock = self.lock_target(&key, "cairn compose rollback")?;
+        let _lock = self.lock_target(&key, "a compose rollback")?;
         let want = read_root(self, &root_id)?;
         let docker = Docker::connect()?;
         let mut result = ComposeRollbackResult {
@@ -318,19 +321,23 @@ impl Store {
                         resume(&docker, &only(&live, &stop.stopped), "stop", patient)
                     });
                 let id = &safety.snapshot.id;
-                Err(Error::new(
-                    first.kind(),
-                    match replay {
-                        Ok(()) => format!(
+                Err(match replay {
+                    Ok(()) => Error::new(
+                        first.kind(),
+                        format!(
                             "the rollback to {} failed ({first}); the live state was put back from safety snapshot {id}",
                             snapshot.id
                         ),
-                        Err(second) => format!(
-                            "the rollback to {} failed ({first}), and putting back safety snapshot {id} failed too ({second}); roll back to it with `cairn compose rollback {} {id}`",
-                            snapshot.id, o.project
+                    ),
+                    Err(second) => Error::new(
+                        first.kind(),
+                        format!(
+                            "the rollback to {} failed ({first}), and putting back safety snapshot {id} failed too ({second})",
+                            snapshot.id
                         ),
-                    },
-                ))
+                    )
+                    .hint(Hint::Run(Operation::Rollback { project: o.project.clone(), snapshot: id.to_string() })),
+                })
             }
         }
     }

@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 
 use super::document::DocumentSave;
 use super::resolve::SessionChoice;
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{Error, ErrorKind, Hint, Operation, Result, echo};
 use crate::snapshot::{NotCovered, SkippedEntry, Snapshot, SnapshotStats};
 use crate::store::Store;
 
@@ -216,10 +216,8 @@ impl Store {
         let snapshot = self.find_debug_snapshot(session, id)?;
         let bytes = self.read_document(&snapshot)?;
         let capture = serde_json::from_slice(&bytes).map_err(|e| {
-            Error::corrupt(format!(
-                "debug snapshot {} does not hold a capture ({e}); run `cairn check`",
-                snapshot.id
-            ))
+            Error::corrupt(format!("debug snapshot {} does not hold a capture ({e})", snapshot.id))
+                .hint(Hint::Run(Operation::Check))
         })?;
         Ok((snapshot, capture))
     }
@@ -249,7 +247,7 @@ impl Store {
             None => (in_scope(self.list_kind(KIND, &options.session)?), "all".to_owned()),
         };
         for snapshot in &chosen {
-            let _lock = self.lock_target(&snapshot.target, "cairn debug delete")?;
+            let _lock = self.lock_target(&snapshot.target, "a debug delete")?;
             self.catalog.remove_membership(resolved.id, snapshot.id)?;
             self.forget_target_if_empty(&snapshot.target)?;
         }
@@ -262,11 +260,9 @@ impl Store {
         // Ids are shown as `snap-<uuid>`; the bare id and unique prefixes work too.
         let reference = id.trim().strip_prefix(ID_PREFIX).unwrap_or(id.trim());
         let missing = || {
-            Error::not_found(format!(
-                "no debug snapshot {id:?} in session {:?}; `cairn debug list` shows the captures",
-                resolved.name
-            ))
-            .with_code(SNAPSHOT_NOT_FOUND)
+            Error::not_found(format!("no debug snapshot {:?} in session {:?}", echo(id), resolved.name))
+                .hint(Hint::Run(Operation::ListDebugCaptures))
+                .with_code(SNAPSHOT_NOT_FOUND)
         };
         if reference.is_empty() || matches!(reference, "latest") {
             return Err(missing());

@@ -7,7 +7,7 @@ use std::sync::atomic::Ordering;
 use serde::{Deserialize, Serialize};
 
 use super::resolve::SessionChoice;
-use crate::error::{Error, Result};
+use crate::error::{Error, Hint, Operation, Result};
 use crate::id::ObjectId;
 use crate::snapshot::Snapshot;
 use crate::store::Store;
@@ -143,10 +143,14 @@ impl Store {
                 from.id, to.id, from.target, to.target
             )));
         }
+        if from.kind == super::debug::KIND {
+            return Err(Error::invalid("debug captures are compared by the debug diff, not this one")
+                .hint(Hint::Run(Operation::DiffDebugCaptures)));
+        }
         if from.kind != "dir" {
             return Err(Error::invalid(format!(
-                "diff of {} snapshots is done with `cairn {} diff`",
-                from.kind, from.kind
+                "{} snapshots cannot be compared yet; only directory snapshots can",
+                from.kind
             )));
         }
         let writer = BlobWriter::dry(self);

@@ -42,7 +42,7 @@ impl Store {
             validate_name("snapshot", name)?;
         }
         let session = self.resolve_session(&save.session)?;
-        let _lock = self.lock_target(&save.target, &format!("cairn {} save", save.kind))?;
+        let _lock = self.lock_target(&save.target, &format!("a {} save", save.kind))?;
         let started = std::time::Instant::now();
         let writer = BlobWriter::new(self);
         let root = writer.write(BlobKind::Data, document)?;

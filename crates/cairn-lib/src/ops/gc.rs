@@ -66,7 +66,7 @@ impl Store {
     /// Reclaims unreferenced data.
     pub fn gc(&self) -> Result<GcResult> {
         let started = Instant::now();
-        let _lock = self.lock_store_exclusive("cairn gc")?;
+        let _lock = self.lock_store_exclusive("a gc")?;
         let live = self.live_objects()?;
         let grace = self.config().duration("gc.grace").unwrap_or_default().as_secs() as i64;
         let now = jiff::Timestamp::now().as_second();
@@ -197,7 +197,7 @@ impl Store {
         }
         for key in files.difference(&known) {
             result.problems.push(format!(
-                "pack file {key} is not in the catalog (left by an interrupted save); `cairn gc` removes it"
+                "pack file {key} is not in the catalog (left by an interrupted save); garbage collection removes it"
             ));
         }
         for (key, pid) in self.catalog.pending_packs()? {
@@ -277,7 +277,7 @@ mod tests {
 
         // A save in progress holds the store lock shared (and its target's lock): gc refuses.
         let key = Target::parse(work.to_str().unwrap()).unwrap().key();
-        let saving = saver.lock_target(&key, "cairn save").unwrap();
+        let saving = saver.lock_target(&key, "a save").unwrap();
         let err = collector.gc().unwrap_err();
         assert_eq!(err.kind(), ErrorKind::Locked);
         let text = err.to_string();
@@ -288,11 +288,11 @@ mod tests {
         drop(saving);
 
         // gc in progress holds the store alone: a save refuses and names it.
-        let collecting = collector.lock_store_exclusive("cairn gc").unwrap();
+        let collecting = collector.lock_store_exclusive("a gc").unwrap();
         let err = save().unwrap_err();
         assert_eq!(err.kind(), ErrorKind::Locked);
         let text = err.to_string();
-        assert!(text.contains("`cairn gc` is running") && text.contains("pid "), "{text}");
+        assert!(text.contains("garbage collection is running") && text.contains("pid "), "{text}");
         drop(collecting);
 
         std::fs::remove_file(work.join("dead.bin")).unwrap();

@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::resolve::SessionChoice;
+use super::resolve::{CallContext, SessionChoice};
 use crate::error::{Error, Result};
 use crate::snapshot::Snapshot;
 use crate::store::Store;
@@ -21,6 +21,28 @@ pub struct ListOptions {
     /// The session to list.
     #[serde(default)]
     pub session: SessionChoice,
+}
+
+/// Which snapshot to show. The CLI's help is the doc comment of each field; the MCP
+/// description, written for an agent, is the `schemars` one.
+#[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
+#[cfg_attr(feature = "clap", derive(clap::Args))]
+#[serde(deny_unknown_fields)]
+pub struct ShowOptions {
+    /// The snapshot: an id, a unique id prefix, a name, or `latest`.
+    #[serde(rename = "ref")]
+    #[schemars(description = "The snapshot: its id, a unique id prefix, its name, or \"latest\".")]
+    pub reference: String,
+    /// The target the reference is resolved among.
+    #[schemars(
+        description = "The target the reference is looked up among (needed for names and \"latest\" when the session has several targets)."
+    )]
+    #[cfg_attr(feature = "clap", arg(long))]
+    pub target: Option<String>,
+    /// The session (name or id).
+    #[schemars(description = "The session to look in, for this call only (name or id).")]
+    #[cfg_attr(feature = "clap", arg(long))]
+    pub session: Option<String>,
 }
 
 /// A list of snapshots, wrapped in an object (never a bare array, never null).
@@ -56,10 +78,10 @@ impl Store {
     }
 
     /// One snapshot by reference.
-    pub fn show(&self, reference: &str, target: Option<&str>, session: &SessionChoice) -> Result<Snapshot> {
-        let session = self.resolve_session(session)?;
-        let target = target.map(list_target_key).transpose()?;
-        let snapshot = self.resolve_snapshot(&session, reference, target.as_deref())?;
+    pub fn show(&self, options: &ShowOptions, context: &CallContext) -> Result<Snapshot> {
+        let session = self.resolve_session(&context.choice(options.session.clone()))?;
+        let target = options.target.as_deref().map(list_target_key).transpose()?;
+        let snapshot = self.resolve_snapshot(&session, &options.reference, target.as_deref())?;
         if let Some(found) = self.interrupted_restore(&snapshot.target)? {
             self.notice(&format!("{}; the live tree is not any snapshot", found.sentence()));
         }

@@ -4,7 +4,7 @@ use serde::{Deserialize, Serialize};
 
 use super::resolve::SessionChoice;
 use super::retention::Rules;
-use crate::error::{Error, Result};
+use crate::error::{Error, Hint, Result};
 use crate::snapshot::Snapshot;
 use crate::store::Store;
 use crate::store::catalog::SnapshotFilter;
@@ -47,25 +47,27 @@ impl Store {
             options.retain_recent.is_some() || options.retain_for.is_some() || options.before_date.is_some();
         if !options.refs.is_empty() && has_rules {
             return Err(Error::invalid(
-                "cannot combine savepoint ids with retain-recent/retain-for/before-date",
+                "cannot combine snapshot references with retention rules; give one or the other",
             ));
         }
         if options.refs.is_empty() && !has_rules {
-            return Err(Error::invalid(
-                "specify savepoint ids, or at least one of retain-recent, retain-for or before-date",
-            ));
+            return Err(Error::invalid("name the snapshots to remove").or_hint(Hint::GiveOneOf(&[
+                "retain_recent",
+                "retain_for",
+                "before_date",
+            ])));
         }
         let rules = Rules {
             retain_recent: options.retain_recent,
             retain_for: options
                 .retain_for
                 .as_deref()
-                .map(|d| crate::duration::parse_duration("--retain-for", d))
+                .map(|d| crate::duration::parse_duration("retain_for", d))
                 .transpose()?,
             before: options
                 .before_date
                 .as_deref()
-                .map(|d| crate::time::parse_timestamp("--before-date", d))
+                .map(|d| crate::time::parse_timestamp("before_date", d))
                 .transpose()?,
             max_bytes: None,
         };
@@ -81,8 +83,7 @@ impl Store {
             targets.dedup();
             // Every lock first, so a target held elsewhere refuses the whole call before
             // anything is removed: all or nothing, not one target trimmed and then an error.
-            let _locks =
-                if options.dry_run { Vec::new() } else { self.lock_targets(&targets, "cairn remove")? };
+            let _locks = if options.dry_run { Vec::new() } else { self.lock_targets(&targets, "a remove")? };
             for t in targets {
                 chosen.extend(self.remove_by_rules(&session, &t, &rules, options.dry_run)?);
                 self.forget_target_if_empty(&t)?;
@@ -97,7 +98,7 @@ impl Store {
         }
         if !options.dry_run {
             let targets: Vec<String> = chosen.iter().map(|s| s.target.clone()).collect();
-            let _locks = self.lock_targets(&targets, "cairn remove")?;
+            let _locks = self.lock_targets(&targets, "a remove")?;
             for s in &chosen {
                 self.catalog.remove_membership(session.id, s.id)?;
                 self.forget_target_if_empty(&s.target)?;

@@ -85,7 +85,7 @@ impl Store {
     /// Repairs the store (see the module documentation). `set_aside` is what
     /// [`Store::open_to_repair`] returned: records are added back only into a new catalog.
     pub fn repair(&self, set_aside: Option<&Path>) -> Result<RepairResult> {
-        let _lock = self.lock_store_exclusive("cairn repair")?;
+        let _lock = self.lock_store_exclusive("a repair")?;
         let mut result = RepairResult {
             catalog_set_aside: set_aside.map(|p| p.display().to_string()),
             ..Default::default()

@@ -1,6 +1,6 @@
 //! Resolving what a command acts on: the session, and a snapshot reference within it.
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Hint, Operation, Result, echo};
 use crate::id::{SessionId, SnapshotId};
 use crate::session::Session;
 use crate::snapshot::Snapshot;
@@ -18,6 +18,22 @@ pub struct SessionChoice {
     pub pinned: Option<String>,
 }
 
+/// What a front knows about a call beyond its options: the session it is pinned to
+/// (`CAIRN_SESSION` for the CLI, `--session` / `CAIRN_SESSION` for a server). No option field
+/// is the pin, so an operation's options read the same from every front.
+#[derive(Debug, Clone, Default)]
+pub struct CallContext {
+    /// The session the caller is pinned to, outranking the current session.
+    pub pinned_session: Option<String>,
+}
+
+impl CallContext {
+    /// The session choice of a call that named `session` (or none).
+    pub fn choice(&self, session: Option<String>) -> SessionChoice {
+        SessionChoice { session, pinned: self.pinned_session.clone() }
+    }
+}
+
 impl SessionChoice {
     /// A choice with only the per-call session.
     pub fn call(session: Option<String>) -> Self {
@@ -29,7 +45,8 @@ impl Store {
     /// Finds a session by name or id.
     pub fn find_session(&self, name_or_id: &str) -> Result<Session> {
         self.catalog.find_session(name_or_id)?.ok_or_else(|| {
-            Error::not_found(format!("no session {name_or_id:?}; `cairn session list` shows the sessions"))
+            Error::not_found(format!("no session {:?}", echo(name_or_id)))
+                .hint(Hint::Run(Operation::ListSessions))
         })
     }
 
@@ -40,9 +57,9 @@ impl Store {
         }
         match self.current_session_pointer()? {
             Some(id) => self.catalog.find_session(&id)?.ok_or_else(|| {
-                Error::not_found(format!(
-                    "the current session {id} no longer exists; run `cairn session unset` or `cairn session set SESSION`"
-                ))
+                Error::not_found(format!("the current session {id} no longer exists"))
+                    .hint(Hint::Run(Operation::UnsetSession))
+                    .hint(Hint::Run(Operation::SetSession))
             }),
             None => self.find_session(&SessionId::BASELINE.to_string()),
         }
@@ -68,10 +85,11 @@ impl Store {
         if reference == "latest" {
             return all.into_iter().last().ok_or_else(|| {
                 Error::not_found(format!(
-                    "session {:?} has no snapshots{}; take one with `cairn save`",
+                    "session {:?} has no snapshots{}",
                     session.name,
                     target.map(|t| format!(" of {t}")).unwrap_or_default()
                 ))
+                .hint(Hint::Run(Operation::Save))
             });
         }
         let named: Vec<&Snapshot> = all.iter().filter(|s| s.name.as_deref() == Some(reference)).collect();
@@ -81,9 +99,11 @@ impl Store {
             many => {
                 let targets: Vec<&str> = many.iter().map(|s| s.target.as_str()).collect();
                 return Err(Error::invalid(format!(
-                    "{reference:?} names snapshots of several targets ({}); pass the target too",
+                    "{reference:?} names snapshots of several targets ({})",
                     targets.join(", ")
-                )));
+                ))
+                .hint(Hint::GiveOption("target"))
+                .purpose("too"));
             }
         }
         let prefix = reference.to_ascii_lowercase();
@@ -96,7 +116,8 @@ impl Store {
             .collect();
         if matches.len() > 1 {
             return Err(Error::invalid(format!(
-                "{reference:?} matches {} snapshot ids; give more of the id",
+                "{:?} matches {} snapshot ids; give more of the id",
+                echo(reference),
                 matches.len()
             )));
         }
@@ -105,9 +126,7 @@ impl Store {
 }
 
 fn not_found(reference: &str, session: &Session) -> Error {
-    Error::not_found(format!(
-        "no snapshot {reference:?} in session {:?}; `cairn list` shows its snapshots",
-        session.name
-    ))
-    .with_code("SNAPSHOT_NOT_FOUND")
+    Error::not_found(format!("no snapshot {:?} in session {:?}", echo(reference), session.name))
+        .hint(Hint::Run(Operation::ListSnapshots))
+        .with_code("SNAPSHOT_NOT_FOUND")
 }

@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 use super::interrupted::{Journal, Recovered, Resolve};
 use super::resolve::SessionChoice;
 use super::save::{DirCapture, Progress, SaveOptions};
-use crate::error::{Error, IoContext, Result};
+use crate::error::{Error, Hint, IoContext, Operation, Result};
 use crate::snapshot::Snapshot;
 use crate::store::Store;
 use crate::store::writer::BlobWriter;
@@ -98,7 +98,7 @@ impl Store {
             options.target.as_deref().map(crate::targets::Target::parse).transpose()?.map(|t| t.key());
         let snapshot = self.resolve_snapshot(&session, &options.reference, target_key.as_deref())?;
         if snapshot.kind != "dir" {
-            return Err(Error::invalid(not_a_dir_snapshot(&snapshot)));
+            return Err(not_a_dir_snapshot(&snapshot));
         }
         let root_id =
             snapshot.root.ok_or_else(|| Error::corrupt(format!("snapshot {} has no root", snapshot.id)))?;
@@ -127,9 +127,11 @@ impl Store {
             }
             if std::fs::read_dir(&dest).at("list", &dest)?.next().is_some() {
                 return Err(Error::conflict(format!(
-                    "{} is not empty; pass a new or empty directory, or restore in place without --to",
+                    "{} is not empty; pass a new or empty directory",
                     dest.display()
-                )));
+                ))
+                .or_hint(Hint::DropOption("to"))
+                .purpose("to restore in place"));
             }
         }
         let (files, bytes) = (snapshot.stats.files, snapshot.stats.bytes);
@@ -176,7 +178,7 @@ impl Store {
             undo();
             return Err(e);
         }
-        let _lock = match self.lock_target(&key, "cairn restore") {
+        let _lock = match self.lock_target(&key, "a restore") {
             Ok(lock) => lock,
             Err(e) => {
                 undo();
@@ -216,7 +218,7 @@ impl Store {
         self.refuse_overlap(&path)?;
         let key = snapshot.target.clone();
         let no_ignore = snapshot.details.get("no_ignore").and_then(|v| v.as_bool()).unwrap_or(false);
-        let _lock = (!options.dry_run).then(|| self.lock_target(&key, "cairn restore")).transpose()?;
+        let _lock = (!options.dry_run).then(|| self.lock_target(&key, "a restore")).transpose()?;
         let interrupted_restore =
             if options.dry_run { None } else { self.resolve_interrupted(&key, Resolve::RollBack)? };
         if options.dry_run {
@@ -273,10 +275,11 @@ impl Store {
                     Err(second) => Error::new(
                         first.kind(),
                         format!(
-                            "the restore failed ({first}), and putting back safety snapshot {} failed too ({second}); restore it with `cairn restore {}`",
-                            safety.id, safety.id
+                            "the restore failed ({first}), and putting back safety snapshot {} failed too ({second})",
+                            safety.id
                         ),
-                    ),
+                    )
+                    .hint(Hint::Run(Operation::Restore { snapshot: safety.id.to_string() })),
                 });
             }
         };
@@ -322,7 +325,7 @@ impl Store {
                 }
             }
         };
-        let _lock = self.lock_target(&key, "cairn restore")?;
+        let _lock = self.lock_target(&key, "a restore")?;
         let Some((recovered, (plan, files, bytes))) = self.resolve_interrupted_applied(&key, how)? else {
             return Err(Error::not_found(format!(
                 "no interrupted restore of {key} was found; there is nothing to continue or abort"
@@ -446,23 +449,24 @@ impl Store {
     }
 }
 
-/// Why a snapshot of another kind cannot go through `cairn restore`, and what puts it back.
-fn not_a_dir_snapshot(snapshot: &Snapshot) -> String {
+/// Why a snapshot of another kind cannot be restored as a directory, and what puts it back.
+fn not_a_dir_snapshot(snapshot: &Snapshot) -> Error {
     let reference = snapshot.name.clone().unwrap_or_else(|| snapshot.id.to_string());
     match snapshot.kind.as_str() {
-        super::transcript::KIND => format!(
-            "snapshot {reference} is a transcript, which `cairn restore` does not write; load it as a new agent session with `cairn transcript load {reference}`"
-        ),
-        super::debug::KIND => format!(
-            "snapshot {reference} is a debug capture of a paused program's variables, which cannot be restored; compare captures with `cairn debug diff` instead"
-        ),
+        super::transcript::KIND => Error::invalid(format!(
+            "snapshot {reference} is a transcript, which a restore does not write"
+        ))
+        .hint(Hint::Run(Operation::LoadTranscript { snapshot: reference })),
+        super::debug::KIND => Error::invalid(format!(
+            "snapshot {reference} is a debug capture of a paused program's variables, which cannot be restored"
+        ))
+        .hint(Hint::Run(Operation::DiffDebugCaptures)),
         "compose" => {
             let project = snapshot.target.strip_prefix("compose:").unwrap_or(&snapshot.target);
-            format!(
-                "snapshot {reference} is of a Docker Compose project; roll it back with `cairn compose rollback {project} {reference}`"
-            )
+            Error::invalid(format!("snapshot {reference} is of a Docker Compose project"))
+                .hint(Hint::Run(Operation::Rollback { project: project.to_owned(), snapshot: reference }))
         }
-        kind => format!("snapshot {reference} is of a {kind} target, which `cairn restore` cannot put back"),
+        kind => Error::invalid(format!("snapshot {reference} is of a {kind} target, which a restore cannot put back")),
     }
 }
 

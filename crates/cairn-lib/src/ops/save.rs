@@ -10,7 +10,7 @@ use std::time::Instant;
 use serde::{Deserialize, Serialize};
 
 use super::resolve::SessionChoice;
-use crate::error::{Error, Result};
+use crate::error::{Error, Hint, Result};
 use crate::id::SnapshotId;
 use crate::name::validate_name;
 use crate::snapshot::Snapshot;
@@ -122,10 +122,12 @@ impl Store {
             && self.resolve_snapshot(&session, name, Some(&key)).is_ok()
         {
             return Err(Error::conflict(format!(
-                "a snapshot named {name:?} already exists for {key}; pick another name, or pass --force to move the name to the new snapshot"
-            )));
+                "a snapshot named {name:?} already exists for {key}; pick another name"
+            ))
+            .or_hint(Hint::SetOption("force"))
+            .purpose("to move the name to the new snapshot"));
         }
-        let _lock = self.lock_target(&key, "cairn save")?;
+        let _lock = self.lock_target(&key, "a save")?;
         let interrupted_restore = self.resolve_interrupted(&key, super::interrupted::Resolve::RollBack)?;
         let DirCapture { snapshot, cache, .. } =
             self.capture_dir(path, &key, session.id, options, false, progress)?;
@@ -143,10 +145,12 @@ impl Store {
             // Best effort: a store left behind is clutter in the tree, never a loss.
             let _ = self.discard_if_new();
             return Err(Error::invalid(format!(
-                "the store {} lies inside {}; a snapshot must never live inside the tree it captures: move the store (--store or CAIRN_STORE)",
+                "the store {} lies inside {}; a snapshot must never live inside the tree it captures",
                 store.display(),
                 path.display()
-            )));
+            ))
+            .hint(Hint::ChooseStore)
+            .purpose("outside it"));
         }
         if path.starts_with(&store) {
             return Err(Error::invalid(format!(
@@ -229,13 +233,13 @@ mod tests {
         let store = Store::open(&dir.path().join("store")).unwrap();
         let other = Store::open(&dir.path().join("store")).unwrap();
         let key = crate::targets::Target::parse(a.to_str().unwrap()).unwrap().key();
-        let held = store.lock_target(&key, "cairn restore").unwrap();
+        let held = store.lock_target(&key, "a restore").unwrap();
         let err = other
             .save(&SaveOptions { target: a.display().to_string(), ..SaveOptions::default() })
             .unwrap_err();
         assert_eq!(err.kind(), ErrorKind::Locked);
         let text = err.to_string();
-        assert!(text.contains("`cairn restore` (pid ") && text.contains("retry when it finishes"), "{text}");
+        assert!(text.contains("a restore (pid ") && text.contains("retry when it finishes"), "{text}");
         other.save(&SaveOptions { target: b.display().to_string(), ..SaveOptions::default() }).unwrap();
         drop(held);
         other.save(&SaveOptions { target: a.display().to_string(), ..SaveOptions::default() }).unwrap();

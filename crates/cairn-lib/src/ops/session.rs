@@ -4,7 +4,7 @@ use serde::Serialize;
 
 use super::list::parse_sort;
 use super::resolve::SessionChoice;
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{Error, ErrorKind, Hint, Result};
 use crate::id::SessionId;
 use crate::name::validate_name;
 use crate::session::Session;
@@ -71,7 +71,7 @@ impl Store {
         // A fork is a writer of every target its source holds: it must not copy a session while
         // a save, restore or remove of one of them is running.
         let _locks = match &from {
-            Some(f) => self.lock_targets(&f.targets, "cairn session create --from")?,
+            Some(f) => self.lock_targets(&f.targets, "a session fork")?,
             None => Vec::new(),
         };
         let id = self.catalog.create_session(&name, from.map(|f| f.id))?;
@@ -94,20 +94,18 @@ impl Store {
             && self.find_session(pinned).is_ok_and(|p| p.id == target.id)
             && !force
         {
-            return Err(Error::conflict(format!(
-                "session {:?} is the session this server is pinned to; pass force to delete it anyway",
-                target.name
-            )));
+            return Err(Error::conflict(format!("session {:?} is the pinned session", target.name))
+                .hint(Hint::SetOption("force"))
+                .purpose("to delete it anyway"));
         }
         let pointer = self.current_session_pointer()?;
         let is_current = pointer.as_deref() == Some(&target.id.to_string());
         if is_current && !force {
-            return Err(Error::conflict(format!(
-                "session {:?} is the current session; pass --force to delete it and clear the pointer (later commands then work in baseline)",
-                target.name
-            )));
+            return Err(Error::conflict(format!("session {:?} is the current session", target.name))
+                .hint(Hint::SetOption("force"))
+                .purpose("to delete it and clear the pointer (later calls then work in baseline)"));
         }
-        let _locks = self.lock_targets(&target.targets, "cairn session delete")?;
+        let _locks = self.lock_targets(&target.targets, "a session delete")?;
         let freed_bytes = self.catalog.delete_session(target.id)?;
         if is_current {
             self.set_current_session_pointer(None)?;
@@ -160,10 +158,10 @@ fn refuse_pinned(choice: &SessionChoice) -> Result<()> {
     match &choice.pinned {
         Some(p) => Err(Error::new(
             ErrorKind::InvalidInput,
-            format!(
-                "this server is pinned to session {p:?} by --session or CAIRN_SESSION, which outranks the current session: pass session on each call, or restart the server without the pin"
-            ),
-        )),
+            format!("these calls are pinned to session {p:?}, which outranks the current session"),
+        )
+        .hint(Hint::GiveOption("session"))
+        .hint(Hint::Unpin)),
         None => Ok(()),
     }
 }

@@ -82,9 +82,11 @@ impl Layout {
             let has_entries = std::fs::read_dir(&self.root).at("read", &self.root)?.next().is_some();
             if has_entries {
                 return Err(Error::invalid(format!(
-                    "{} is not a cairn store (it has no FORMAT file and is not empty); point --store at an empty or new directory",
+                    "{} is not a cairn store (it has no FORMAT file and is not empty)",
                     self.root.display()
-                )));
+                ))
+                .hint(crate::error::Hint::ChooseStore)
+                .purpose("in an empty or new directory"));
             }
         }
         let made_root = !self.root.exists();
@@ -127,16 +129,15 @@ impl Layout {
         let text = std::fs::read_to_string(&path).at("read", &path)?;
         let version =
             text.trim().strip_prefix(FORMAT_PREFIX).and_then(|v| v.parse::<u32>().ok()).ok_or_else(|| {
-                Error::corrupt(format!(
-                    "{} is not a cairn store format file; point --store at a cairn store",
-                    path.display()
-                ))
+                Error::corrupt(format!("{} is not a cairn store format file", path.display()))
+                    .hint(crate::error::Hint::ChooseStore)
             })?;
         if version != FORMAT_VERSION {
             return Err(Error::corrupt(format!(
-                "the store at {} has format version {version}, and this cairn reads version {FORMAT_VERSION}; use a cairn release that reads version {version}, or point --store at another store",
+                "the store at {} has format version {version}, and this cairn reads version {FORMAT_VERSION}; use a cairn release that reads version {version}",
                 self.root.display()
-            )));
+            ))
+            .or_hint(crate::error::Hint::ChooseStore));
         }
         Ok(())
     }

@@ -42,7 +42,7 @@ fn describe_holder(file: &mut std::fs::File) -> String {
     let _ = file.rewind();
     let _ = file.read_to_string(&mut text);
     match serde_json::from_str::<Holder>(&text) {
-        Ok(h) => format!("`{}` (pid {}, since {})", h.command, h.pid, h.since),
+        Ok(h) => format!("{} (pid {}, since {})", h.command, h.pid, h.since),
         Err(_) => "another cairn process".to_owned(),
     }
 }
@@ -88,7 +88,7 @@ pub(crate) fn lock_store(dir: &Path, exclusive: bool, command: &str) -> Result<L
                 "another cairn command is writing to this store (last taken by {holder}); gc needs the store alone: retry when it finishes"
             )
         } else {
-            format!("`cairn gc` is running on this store ({holder}); retry when it finishes")
+            format!("garbage collection is running on this store ({holder}); retry when it finishes")
         };
         return Err(Error::new(ErrorKind::Locked, message));
     }

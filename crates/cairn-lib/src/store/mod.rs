@@ -99,10 +99,10 @@ impl Store {
 
     /// Reads blob `id` back, checking its hash.
     pub(crate) fn read_blob(&self, id: &ObjectId) -> Result<Vec<u8>> {
-        let loc = self
-            .catalog
-            .blob_location(id)?
-            .ok_or_else(|| Error::corrupt(format!("the store has lost object {id}; run `cairn check`")))?;
+        let loc = self.catalog.blob_location(id)?.ok_or_else(|| {
+            Error::corrupt(format!("the store has lost object {id}"))
+                .hint(crate::error::Hint::Run(crate::error::Operation::Check))
+        })?;
         let stored = self.backend.get_range(&loc.pack_key, loc.offset, loc.length)?;
         pack::decode(id, &stored, loc.compressed, loc.raw_length)
     }

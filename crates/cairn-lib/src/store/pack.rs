@@ -92,14 +92,14 @@ pub(crate) fn encode(id: ObjectId, kind: BlobKind, data: &[u8]) -> Result<Encode
 pub(crate) fn decode(id: &ObjectId, stored: &[u8], compressed: bool, raw_length: u32) -> Result<Vec<u8>> {
     let plain = if compressed {
         decompress(stored, raw_length as usize)
-            .map_err(|e| Error::corrupt(format!("blob {id} does not decompress: {e}; run `cairn check`")))?
+            .map_err(|e| Error::corrupt(format!("blob {id} does not decompress: {e}")).hint(check()))?
     } else {
         stored.to_vec()
     };
     if ObjectId::of(&plain) != *id {
-        return Err(Error::corrupt(format!(
-            "blob {id} fails its hash check; the store is damaged: run `cairn check`"
-        )));
+        return Err(
+            Error::corrupt(format!("blob {id} fails its hash check; the store is damaged")).hint(check())
+        );
     }
     Ok(plain)
 }
@@ -151,7 +151,7 @@ impl PackBuilder {
 
 /// Reads the header of a whole pack (used by recovery and `check`).
 pub(crate) fn read_header(key: &str, pack: &[u8]) -> Result<Vec<PackEntry>> {
-    let bad = || Error::corrupt(format!("pack {key} has no valid header; run `cairn check`"));
+    let bad = || Error::corrupt(format!("pack {key} has no valid header")).hint(check());
     if pack.len() < 12 || &pack[pack.len() - 8..] != MAGIC {
         return Err(bad());
     }
@@ -184,6 +184,11 @@ pub(crate) fn verify_header(key: &str, pack: &[u8]) -> std::result::Result<Vec<P
         return Err(format!("pack {key} places blob {} past its data", e.id));
     }
     Ok(entries)
+}
+
+/// The hint of every damaged-object error: check the store.
+fn check() -> crate::error::Hint {
+    crate::error::Hint::Run(crate::error::Operation::Check)
 }
 
 #[cfg(test)]

@@ -66,8 +66,10 @@ pub(crate) fn encode<T: Serialize>(value: &T) -> Result<Vec<u8>> {
 }
 
 pub(crate) fn decode<T: for<'de> Deserialize<'de>>(id: &ObjectId, bytes: &[u8]) -> Result<T> {
-    postcard::from_bytes(bytes)
-        .map_err(|e| Error::corrupt(format!("object {id} is not a valid tree ({e}); run `cairn check`")))
+    postcard::from_bytes(bytes).map_err(|e| {
+        Error::corrupt(format!("object {id} is not a valid tree ({e})"))
+            .hint(crate::error::Hint::Run(crate::error::Operation::Check))
+    })
 }
 
 /// Stores a tree (or any encodable document) and returns its id.

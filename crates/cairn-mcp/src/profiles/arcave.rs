@@ -182,6 +182,47 @@ const S_CURRENT: &str = "Return the session a call given no session works in: th
 const S_SET: &str = "Make a session current: later calls given no session work in it. Refused on a pinned server. Returns the session record.";
 const S_UNSET: &str = "Clear the current session so calls given no session work in baseline; returns baseline's record. Refused on a pinned server.";
 
+/// arcave's words: its tools, and its CLI's flag names where the contract keeps them in errors
+/// ("invalid --before-date …"; a bare `wait_timeout` reads `wait_timeout "120": want …`).
+pub static WORDS: ArcaveWords = ArcaveWords;
+
+/// How arcave's refusals name arguments and tools.
+#[derive(Debug, Clone, Copy)]
+pub struct ArcaveWords;
+
+impl cairn_lib::Words for ArcaveWords {
+    fn option(&self, name: &str) -> String {
+        match name {
+            "retain_for" | "before_date" | "retain_recent" => format!("--{}", name.replace('_', "-")),
+            other => other.to_owned(),
+        }
+    }
+
+    fn invalid_value(&self, option: &str, rest: &str) -> String {
+        if option == "wait_timeout" && rest.ends_with(cairn_lib::BARE_NUMBER) {
+            return format!("wait_timeout {rest}");
+        }
+        format!("invalid {} {rest}", self.option(option))
+    }
+
+    fn hint(&self, hint: &cairn_lib::Hint) -> String {
+        use cairn_lib::Operation;
+        crate::words::tool_hint(hint, |op| match op {
+            Operation::Save => Some("call savepoint_create".to_owned()),
+            Operation::ListSnapshots | Operation::ListSavepoints { .. } => {
+                Some("call savepoint_list".to_owned())
+            }
+            Operation::ListSessions => Some("call session_list".to_owned()),
+            Operation::SetSession => Some("call session_set".to_owned()),
+            Operation::UnsetSession => Some("call session_unset".to_owned()),
+            Operation::Rollback { project, snapshot } => {
+                Some(format!("call rollback with project {project:?} and ref {snapshot:?}"))
+            }
+            _ => None,
+        })
+    }
+}
+
 /// The profile's ten tools.
 pub fn tools() -> Result<Vec<ToolSpec>, ServeError> {
     let set_hints = Hints { idempotent: true, ..Hints::ADD };
@@ -215,12 +256,24 @@ fn create(state: &ServerState, a: CreateArgs) -> Result<ComposeSavepoint, ToolEr
 
 fn list(state: &ServerState, a: ListArgs) -> Result<ComposeSavepointList, ToolError> {
     let choice = state.choice(a.session);
-    Ok(state.store.compose_list(&a.project, a.include_safety_snapshots, a.sort.as_deref(), &choice)?)
+    state.store.compose_list(&a.project, a.include_safety_snapshots, a.sort.as_deref(), &choice)
 }
 
 /// `savepoint_remove`: the arguments are checked (by a dry run) before the permission, so an
 /// agent sees arcave's own refusal sentences; a dry run deletes nothing and needs no permission.
 fn remove(state: &ServerState, a: RemoveArgs) -> Result<Removed, ToolError> {
+    // The contract's own refusals, in its words (the engine's name neither ids nor flags).
+    let has_rules = a.retain_recent.is_some() || a.retain_for.is_some() || a.before_date.is_some();
+    if !a.ids.is_empty() && has_rules {
+        return Err(ToolError::invalid(
+            "cannot combine savepoint ids with retain-recent/retain-for/before-date",
+        ));
+    }
+    if a.ids.is_empty() && !has_rules {
+        return Err(ToolError::invalid(
+            "specify savepoint ids, or at least one of retain-recent, retain-for or before-date",
+        ));
+    }
     let mut options = RemoveOptions {
         refs: a.ids,
         retain_recent: a.retain_recent,

@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use cairn_lib::Snapshot;
 use cairn_lib::ops::agent::Capability;
 use cairn_lib::ops::codecalc::WorkspaceSaveOptions;
-use cairn_lib::ops::list::ListOptions;
+use cairn_lib::ops::list::{ListOptions, ShowOptions};
 use cairn_lib::ops::remove::RemoveOptions;
 use cairn_lib::ops::restore::RestoreOptions;
 use serde::{Deserialize, Serialize};
@@ -94,6 +94,25 @@ const DESCRIPTION: &str = "Save, restore, list or delete snapshots of a session'
 /// What the server tells an agent when it connects.
 pub const INSTRUCTIONS: &str =
     "Use session_snapshot to save a session's workspace before risky steps and to restore it afterwards.";
+
+/// codecalc's words: its one tool and its actions.
+pub static WORDS: CodecalcWords = CodecalcWords;
+
+/// How codecalc's refusals name arguments and actions.
+#[derive(Debug, Clone, Copy)]
+pub struct CodecalcWords;
+
+impl cairn_lib::Words for CodecalcWords {
+    fn hint(&self, hint: &cairn_lib::Hint) -> String {
+        use cairn_lib::Operation;
+        crate::words::tool_hint(hint, |op| match op {
+            Operation::Save => Some("call session_snapshot with action='save'".to_owned()),
+            Operation::ListSnapshots => Some("action='list' shows its snapshots".to_owned()),
+            Operation::Restore { .. } => Some("call session_snapshot with action='restore'".to_owned()),
+            _ => None,
+        })
+    }
+}
 
 /// The profile's one tool.
 pub fn tools() -> Result<Vec<ToolSpec>, ServeError> {
@@ -248,25 +267,30 @@ fn owned_snapshot(
     if uuid::Uuid::try_parse(id).is_err() {
         return Err(ToolError::invalid(format!(
             "snapshot_id {:?} is not a snapshot id; pass the snapshot_id that action='save' returned (action='list' shows them)",
-            cut(id)
+            cairn_lib::echo(id)
         )));
     }
-    let snapshot = state.store.show(id, None, &state.choice(None))?;
+    // cairn's own session is an implementation detail here: a session is a workspace.
+    let snapshot = state
+        .store
+        .show(&ShowOptions { reference: id.to_owned(), ..ShowOptions::default() }, &state.context())
+        .map_err(|e| match e.kind() {
+            cairn_lib::ErrorKind::NotFound => not_owned(id, &a.session_id),
+            _ => e,
+        })?;
     if std::path::Path::new(&snapshot.target) != workspace {
-        return Err(ToolError::from(cairn_lib::Error::not_found(format!(
-            "snapshot {id} does not belong to session {:?}; action='list' shows its snapshots",
-            a.session_id
-        ))));
+        return Err(not_owned(id, &a.session_id));
     }
     Ok(snapshot)
 }
 
-/// At most 80 characters of `text`, so echoing input never makes a long reply.
-fn cut(text: &str) -> String {
-    match text.char_indices().nth(80) {
-        Some((at, _)) => format!("{}…", &text[..at]),
-        None => text.to_owned(),
-    }
+/// The refusal of a snapshot id this session has no snapshot by.
+fn not_owned(id: &str, session_id: &str) -> ToolError {
+    cairn_lib::Error::not_found(format!(
+        "snapshot {} does not belong to session {session_id:?}",
+        cairn_lib::echo(id)
+    ))
+    .hint(cairn_lib::Hint::Run(cairn_lib::Operation::ListSnapshots))
 }
 
 /// A fresh session id for a restore into a new session: a time-ordered UUID, as a folder name.

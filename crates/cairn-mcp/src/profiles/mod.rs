@@ -26,6 +26,8 @@ pub struct Profile {
     pub resources: ResourceSet,
     /// What the server tells an agent when it connects.
     pub instructions: &'static str,
+    /// How its refusals name arguments and tools.
+    pub words: &'static (dyn cairn_lib::Words + Sync),
 }
 
 /// Every profile; the first is the default.
@@ -36,6 +38,7 @@ pub const PROFILES: &[Profile] = &[
         tools: cairn::tools,
         resources: ResourceSet::Snapshots,
         instructions: cairn::INSTRUCTIONS,
+        words: &crate::words::ToolWords,
     },
     Profile {
         name: "codecalc",
@@ -43,6 +46,7 @@ pub const PROFILES: &[Profile] = &[
         tools: codecalc::tools,
         resources: ResourceSet::None,
         instructions: codecalc::INSTRUCTIONS,
+        words: &codecalc::WORDS,
     },
     Profile {
         name: "arcave",
@@ -50,6 +54,7 @@ pub const PROFILES: &[Profile] = &[
         tools: arcave::tools,
         resources: ResourceSet::None,
         instructions: arcave::INSTRUCTIONS,
+        words: &arcave::WORDS,
     },
     Profile {
         name: "pi",
@@ -57,6 +62,7 @@ pub const PROFILES: &[Profile] = &[
         tools: pi::tools,
         resources: ResourceSet::None,
         instructions: pi::INSTRUCTIONS,
+        words: &pi::WORDS,
     },
     Profile {
         name: "debug",
@@ -64,6 +70,7 @@ pub const PROFILES: &[Profile] = &[
         tools: debug::tools,
         resources: ResourceSet::DebugSnapshots,
         instructions: debug::INSTRUCTIONS,
+        words: &debug::WORDS,
     },
 ];
 

@@ -114,6 +114,33 @@ pub struct RestoreResult {
     pub prompt_file: Option<String>,
 }
 
+/// The Pi extension's words: its two tools and their `name` and `force` arguments.
+pub static WORDS: PiWords = PiWords;
+
+/// How the pi profile's refusals name arguments and tools.
+#[derive(Debug, Clone, Copy)]
+pub struct PiWords;
+
+impl cairn_lib::Words for PiWords {
+    fn hint(&self, hint: &cairn_lib::Hint) -> String {
+        use cairn_lib::{Hint, Operation};
+        match hint {
+            // The server finds the conversation itself; where the agents keep their sessions
+            // is the user's setting, not an argument.
+            Hint::GiveOneOf(_) | Hint::GiveOption("pi_dir" | "claude_dir") => {
+                "ask the user to start the server where Pi or Claude Code keeps its sessions (PI_CODING_AGENT_DIR or CLAUDE_CONFIG_DIR)".to_owned()
+            }
+            other => crate::words::tool_hint(other, |op| match op {
+                Operation::Save => Some("call snapshot_save".to_owned()),
+                Operation::LoadTranscript { snapshot } => {
+                    Some(format!("call snapshot_restore with name {snapshot:?}"))
+                }
+                _ => None,
+            }),
+        }
+    }
+}
+
 const SAVE: &str = "Save the active path of the current conversation (root to leaf; other branches are left out) as a named snapshot. Saving an existing name fails unless force is true. Denied unless the user allowed it (`cairn agent allow transcript-save`, or agentSaveToolAllowed in Pi's settings). The path ends before the assistant message holding this call; read not_covered for what else it leaves out.";
 const RESTORE: &str = "Restore a named conversation snapshot as a new session in the current working directory. Returns the new session's file and the command that resumes it; an optional literal prompt is recorded to be submitted exactly once in that session. The snapshot itself is unchanged. Takes a snapshot name only. Denied unless the user allowed it (`cairn agent allow transcript-restore`, or agentRestoreToolAllowed in Pi's settings).";
 
@@ -208,7 +235,7 @@ fn permit(state: &ServerState, capability: Capability, places: &AgentPlaces) -> 
     )
     .map_err(|err| {
         if err.code() == Some(INVALID_CONFIG_CODE) {
-            warn(err.message());
+            warn(&err.render(&crate::words::CliWords));
         }
         ToolError::from(err)
     })
@@ -217,16 +244,16 @@ fn permit(state: &ServerState, capability: Capability, places: &AgentPlaces) -> 
 /// The agents' directories and the server's working directory, read at call time.
 fn places() -> Result<AgentPlaces, ToolError> {
     let cwd = std::env::current_dir().map_err(|e| {
-        ToolError::internal(format!(
+        crate::error::internal(format!(
             "cannot read the server's working directory ({e}); restart the server in the project"
         ))
     })?;
-    Ok(AgentPlaces::resolve(
+    AgentPlaces::resolve(
         env_path("HOME").as_deref(),
         env_path("PI_CODING_AGENT_DIR").as_deref(),
         env_path("CLAUDE_CONFIG_DIR").as_deref(),
         cwd.to_string_lossy().into_owned(),
-    )?)
+    )
 }
 
 fn env_path(key: &str) -> Option<PathBuf> {

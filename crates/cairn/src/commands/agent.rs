@@ -43,7 +43,7 @@ pub fn run(global: &GlobalArgs, cmd: AgentCommand, printer: &Printer) -> Command
         AgentCommand::Deny { capabilities } => store.agent_deny(&parse_capabilities(&capabilities)?)?,
         AgentCommand::Reset { capabilities } => store.agent_reset(&parse_capabilities(&capabilities)?)?,
     };
-    printer.result(&status, human);
+    printer.result(&status.in_words(&cairn_mcp::words::CliWords), human);
     Ok(())
 }
 

@@ -22,8 +22,8 @@ pub fn run(global: &GlobalArgs, args: CheckArgs, printer: &Printer) -> CommandRe
         printer.with_progress("checking", || store.check(args.read_data)).map_err(Into::into)
     }) {
         Ok(result) => result,
-        Err(e) if e.code == Some("catalog_damaged") => {
-            CheckResult { problems: vec![e.message], ..CheckResult::default() }
+        Err(e) if e.code() == Some("catalog_damaged") => {
+            CheckResult { problems: vec![crate::error::render(&e)], ..CheckResult::default() }
         }
         Err(e) => return Err(e),
     };
@@ -31,11 +31,7 @@ pub fn run(global: &GlobalArgs, args: CheckArgs, printer: &Printer) -> CommandRe
     if result.problems.is_empty() {
         Ok(())
     } else {
-        Err(CommandError {
-            message: format!("the store has {} problem(s); see above", result.problems.len()),
-            kind: Some(cairn_lib::ErrorKind::Corrupt),
-            code: None,
-        })
+        Err(CommandError::corrupt(format!("the store has {} problem(s); see above", result.problems.len())))
     }
 }
 

@@ -6,7 +6,7 @@ use clap_complete::Shell;
 use serde::Serialize;
 
 use crate::commands::{Cli, GlobalArgs};
-use crate::error::{CommandError, CommandResult};
+use crate::error::CommandResult;
 use crate::printer::Printer;
 
 /// Arguments of `cairn completions`.
@@ -28,7 +28,7 @@ pub fn run(_global: &GlobalArgs, args: CompletionsArgs, printer: &Printer) -> Co
     let mut out = Vec::new();
     clap_complete::generate(args.shell, &mut cmd, "cairn", &mut out);
     let script = String::from_utf8(out).map_err(|e| {
-        CommandError::usage(format!("the {} completion script is not UTF-8: {e}", args.shell))
+        crate::error::usage(format!("the {} completion script is not UTF-8: {e}", args.shell))
     })?;
     printer.result(&Script { shell: args.shell.to_string(), script }, |s| s.script.clone());
     Ok(())

@@ -14,7 +14,7 @@ use clap::{Args, Subcommand};
 
 use crate::commands::GlobalArgs;
 use crate::context::{open_store, session_choice};
-use crate::error::{CommandError, CommandResult};
+use crate::error::CommandResult;
 use crate::format;
 use crate::printer::Printer;
 
@@ -124,7 +124,7 @@ pub fn run(global: &GlobalArgs, command: DebugCommand, printer: &Printer) -> Com
         }
         DebugCommand::Delete(args) => {
             if args.id.is_none() && !args.all {
-                return Err(CommandError::usage(
+                return Err(crate::error::usage(
                     "name the capture to delete, or pass --all to delete every one",
                 ));
             }
@@ -142,13 +142,13 @@ pub fn run(global: &GlobalArgs, command: DebugCommand, printer: &Printer) -> Com
 /// Checks and resolves the arguments of `run`; the engine does the rest.
 fn run_options(args: RunArgs) -> CommandResult<DebugRunOptions> {
     let cwd = std::env::current_dir()
-        .map_err(|e| CommandError::usage(format!("cannot read the current directory: {e}")))?;
+        .map_err(|e| crate::error::usage(format!("cannot read the current directory: {e}")))?;
     Ok(DebugRunOptions {
         program: existing_file(&args.program)?,
         args: args.args,
         cwd: Some(cwd),
         breakpoints: parse_breakpoints(&args.breaks)?,
-        timeout: cairn_lib::parse_duration("--timeout", &args.timeout)?,
+        timeout: cairn_lib::parse_duration("timeout", &args.timeout)?,
         capture_each_stop: args.capture_each_stop,
         depth: args.depth,
         exact: args.exact,
@@ -166,7 +166,7 @@ fn parse_breakpoints(breaks: &[String]) -> CommandResult<Vec<SourceBreakpoints>>
             (!file.is_empty()).then(|| (PathBuf::from(file), line))
         });
         let Some((file, line)) = parsed else {
-            return Err(CommandError::usage(format!(
+            return Err(crate::error::usage(format!(
                 "--break {spec:?} is not FILE:LINE; write it like `--break loop.py:12`"
             )));
         };
@@ -178,7 +178,7 @@ fn parse_breakpoints(breaks: &[String]) -> CommandResult<Vec<SourceBreakpoints>>
 fn existing_file(path: &Path) -> CommandResult<PathBuf> {
     match std::fs::canonicalize(path) {
         Ok(p) if p.is_file() => Ok(p),
-        _ => Err(CommandError::usage(format!("{} is not a file; pass an existing file", path.display()))),
+        _ => Err(crate::error::usage(format!("{} is not a file; pass an existing file", path.display()))),
     }
 }
 

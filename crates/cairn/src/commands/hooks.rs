@@ -19,7 +19,7 @@ use clap::{Args, Subcommand};
 
 use crate::commands::GlobalArgs;
 use crate::context::store_path;
-use crate::error::{CommandError, CommandResult};
+use crate::error::CommandResult;
 use crate::printer::Printer;
 
 /// Largest hook event read from stdin (a `Write` event carries the whole file written).
@@ -67,7 +67,7 @@ pub fn run(_global: &GlobalArgs, cmd: HooksCommand, printer: &Printer) -> Comman
 pub fn run_hook(global: &GlobalArgs, args: HookArgs) -> CommandResult {
     if let Err(err) = handle_event(global, &args.agent) {
         // Never `--json` here: stdout belongs to the agent.
-        Printer::new(false).error(&CommandError { message: format!("cairn hook: {}", err.message), ..err });
+        Printer::new(false).error(&err.context("cairn hook"));
     }
     Ok(())
 }
@@ -77,7 +77,7 @@ fn handle_event(global: &GlobalArgs, agent: &str) -> CommandResult {
         "claude-code" => Agent::ClaudeCode,
         "gemini-cli" => Agent::GeminiCli,
         other => {
-            return Err(CommandError::usage(format!(
+            return Err(crate::error::usage(format!(
                 "unknown agent {other:?}; use claude-code or gemini-cli"
             )));
         }
@@ -86,10 +86,14 @@ fn handle_event(global: &GlobalArgs, agent: &str) -> CommandResult {
     std::io::stdin()
         .take(MAX_EVENT_BYTES)
         .read_to_string(&mut text)
-        .map_err(|e| CommandError::usage(format!("cannot read the hook event on stdin: {e}")))?;
+        .map_err(|e| crate::error::usage(format!("cannot read the hook event on stdin: {e}")))?;
     let invocation = agents::parse_payload(agent, &text)?;
     let outcome = save_moment_for_event(global, &invocation);
-    let line = HookLogLine::new(&invocation, outcome.as_deref().unwrap_or_else(|e| &e.message));
+    let said = match &outcome {
+        Ok(text) => text.clone(),
+        Err(e) => crate::error::render(e),
+    };
+    let line = HookLogLine::new(&invocation, &said);
     agents::append_hook_log(&store_path(global)?.join("logs").join("hooks.log"), &line)?;
     outcome.map(drop)
 }
@@ -112,9 +116,9 @@ fn save_moment_for_event(_global: &GlobalArgs, invocation: &HookInvocation) -> C
 fn places() -> CommandResult<AgentPlaces> {
     let env = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty()).map(PathBuf::from);
     let home =
-        env("HOME").ok_or_else(|| CommandError::usage("cannot find the agents' settings: set HOME"))?;
+        env("HOME").ok_or_else(|| crate::error::usage("cannot find the agents' settings: set HOME"))?;
     let project = std::env::current_dir()
-        .map_err(|e| CommandError::usage(format!("cannot read the current directory: {e}")))?;
+        .map_err(|e| crate::error::usage(format!("cannot read the current directory: {e}")))?;
     let mut places = AgentPlaces::new(&home, &project);
     if let Some(dir) = env("CLAUDE_CONFIG_DIR") {
         places.claude_dir = dir;

@@ -70,13 +70,13 @@ pub fn run(global: &GlobalArgs, args: McpArgs, _printer: &Printer) -> CommandRes
         workspace_root: args.workspace_root,
     };
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().map_err(|e| {
-        CommandError { message: format!("could not start the async runtime: {e}"), kind: None, code: None }
+        CommandError::new(cairn_lib::ErrorKind::Io, format!("could not start the async runtime: {e}"))
     })?;
     runtime.block_on(cairn_mcp::serve(options)).map_err(|err| match err {
         cairn_mcp::ServeError::Store(e) => CommandError::from(e),
         e @ (cairn_mcp::ServeError::UnknownProfile { .. } | cairn_mcp::ServeError::Usage(_)) => {
-            CommandError::usage(e.to_string())
+            crate::error::usage(e.to_string())
         }
-        e => CommandError { message: e.to_string(), kind: None, code: None },
+        e => CommandError::new(cairn_lib::ErrorKind::Io, e.to_string()),
     })
 }

@@ -1,31 +1,20 @@
 //! `cairn show REF`.
 
 use cairn_lib::Snapshot;
-use clap::Args;
+use cairn_lib::ops::list::ShowOptions;
 
 use crate::commands::GlobalArgs;
-use crate::context::{open_store, session_choice};
+use crate::context::{call_context, open_store};
 use crate::error::CommandResult;
 use crate::format;
 use crate::printer::Printer;
 
-/// Arguments of `cairn show`.
-#[derive(Debug, Args)]
-pub struct ShowArgs {
-    /// The snapshot: an id, a unique id prefix, a name, or `latest`.
-    reference: String,
-    /// The target the reference is resolved among.
-    #[arg(long)]
-    target: Option<String>,
-    /// The session (name or id).
-    #[arg(long)]
-    session: Option<String>,
-}
+/// Arguments of `cairn show`: the engine's options as they are.
+pub type ShowArgs = ShowOptions;
 
 pub fn run(global: &GlobalArgs, args: ShowArgs, printer: &Printer) -> CommandResult {
     let store = open_store(global)?;
-    let snapshot =
-        store.show(&args.reference, args.target.as_deref(), &session_choice(args.session.as_deref()))?;
+    let snapshot = store.show(&args, &call_context())?;
     printer.result(&snapshot, human);
     Ok(())
 }

@@ -14,7 +14,7 @@ use clap::{Args, Subcommand};
 
 use crate::commands::GlobalArgs;
 use crate::context::{open_store, session_choice};
-use crate::error::{CommandError, CommandResult};
+use crate::error::CommandResult;
 use crate::format;
 use crate::printer::Printer;
 
@@ -168,7 +168,7 @@ pub fn run(global: &GlobalArgs, command: TranscriptCommand, printer: &Printer) -
         }
         TranscriptCommand::Delete(args) => {
             if !args.force && !confirm(&args.name)? {
-                return Err(CommandError::usage(format!(
+                return Err(crate::error::usage(format!(
                     "not deleting transcript snapshot {:?}; pass --force to delete without asking",
                     args.name
                 )));
@@ -187,7 +187,7 @@ pub fn run(global: &GlobalArgs, command: TranscriptCommand, printer: &Printer) -
 /// agents' own `PI_CODING_AGENT_DIR` / `CLAUDE_CONFIG_DIR`, else their defaults under `HOME`.
 fn places(args: &PlaceArgs) -> CommandResult<AgentPlaces> {
     let cwd = std::env::current_dir()
-        .map_err(|e| CommandError::usage(format!("cannot read the current directory: {e}")))?;
+        .map_err(|e| crate::error::usage(format!("cannot read the current directory: {e}")))?;
     let cwd = cwd.to_string_lossy().into_owned();
     let env = |key: &str| std::env::var_os(key).filter(|v| !v.is_empty()).map(PathBuf::from);
     let mut places = match (&args.pi_dir, &args.claude_dir) {
@@ -222,15 +222,15 @@ fn split_file_and_name(mut args: Vec<String>) -> CommandResult<(Option<PathBuf>,
                 return Ok((Some(PathBuf::from(only)), None));
             }
             cairn_lib::validate_name("snapshot", &only).map_err(|e| {
-                CommandError::usage(format!(
+                crate::error::usage(format!(
                     "{} (no file {only:?} exists, so it was read as the name)",
-                    e.message()
+                    crate::error::render(&e)
                 ))
             })?;
             // A valid name that looks like a session file is most likely a mistyped path:
             // saving the newest session under it would hide the mistake.
             if only.ends_with(".jsonl") {
-                return Err(CommandError::usage(format!(
+                return Err(crate::error::usage(format!(
                     "{only} does not exist; pass an existing session file, or a name that does not end in .jsonl"
                 )));
             }
@@ -248,7 +248,7 @@ fn split_file_and_name(mut args: Vec<String>) -> CommandResult<(Option<PathBuf>,
 fn confirm(name: &str) -> CommandResult<bool> {
     let stdin = std::io::stdin();
     if !stdin.is_terminal() {
-        return Err(CommandError::usage(format!(
+        return Err(crate::error::usage(format!(
             "deleting transcript snapshot {name:?} needs --force when not run interactively"
         )));
     }
@@ -259,7 +259,7 @@ fn confirm(name: &str) -> CommandResult<bool> {
     stdin
         .lock()
         .read_line(&mut answer)
-        .map_err(|e| CommandError::usage(format!("cannot read the answer: {e}")))?;
+        .map_err(|e| crate::error::usage(format!("cannot read the answer: {e}")))?;
     Ok(matches!(answer.trim(), "y" | "Y" | "yes"))
 }
 

@@ -8,7 +8,7 @@ use cairn_transcript::{Format, LoadOptions, RestoreNote, WrittenSession, export_
 use serde::{Deserialize, Serialize};
 
 use super::{AgentPlaces, transcript_error};
-use crate::error::{Error, Result};
+use crate::error::{Error, Hint, Result};
 use crate::ops::resolve::SessionChoice;
 use crate::snapshot::Snapshot;
 use crate::store::Store;
@@ -127,10 +127,11 @@ impl Store {
         let snapshot = self.find_transcript(&session, &options.name)?;
         let path = self.transcript_path(&snapshot)?;
         let written = export_session(&path, &options.output, options.force).map_err(|e| match e {
-            cairn_transcript::TranscriptError::Exists { path } => Error::conflict(format!(
-                "{} already exists; choose another path, or pass --force to replace it",
-                path.display()
-            )),
+            cairn_transcript::TranscriptError::Exists { path } => {
+                Error::conflict(format!("{} already exists; choose another path", path.display()))
+                    .or_hint(Hint::SetOption("force"))
+                    .purpose("to replace it")
+            }
             other => transcript_error(other),
         })?;
         Ok(written_result(snapshot, written, None, None))

@@ -71,7 +71,7 @@ impl Store {
     /// Removes a transcript snapshot from the session; its data is reclaimed by `cairn gc`.
     pub fn transcript_delete(&self, options: &TranscriptDeleteOptions) -> Result<TranscriptDeleteResult> {
         let session = self.resolve_session(&options.session)?;
-        let _names = self.lock_target(NAMES_LOCK, "cairn transcript delete")?;
+        let _names = self.lock_target(NAMES_LOCK, "a transcript delete")?;
         let snapshot = self.find_transcript(&session, &options.name)?;
         self.catalog.remove_membership(session.id, snapshot.id)?;
         Ok(TranscriptDeleteResult { removed: snapshot })

@@ -27,7 +27,7 @@ pub use manage::{TranscriptDeleteOptions, TranscriptDeleteResult, TranscriptList
 pub use save::{TranscriptSaveOptions, TranscriptSaveResult};
 
 use super::resolve::SessionChoice;
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{Error, ErrorKind, Hint, Operation, Result, echo};
 use crate::name::validate_name;
 use crate::session::Session;
 use crate::snapshot::Snapshot;
@@ -71,20 +71,19 @@ impl AgentPlaces {
         claude_config_dir: Option<&std::path::Path>,
         cwd: impl Into<String>,
     ) -> Result<Self> {
-        let missing = |what: &str| {
-            Error::invalid(format!(
-                "cannot tell where {what} keeps its sessions: HOME is not set; set HOME or pass the directory"
-            ))
+        let missing = |what: &str, option: &'static str| {
+            Error::invalid(format!("cannot tell where {what} keeps its sessions: no home directory is known"))
+                .hint(Hint::GiveOption(option))
         };
         let pi_dir = match (pi_agent_dir, home) {
             (Some(dir), _) => dir.join("sessions"),
             (None, Some(home)) => AgentDirs::from_home(home).pi_sessions,
-            (None, None) => return Err(missing("Pi")),
+            (None, None) => return Err(missing("Pi", "pi_dir")),
         };
         let claude_dir = match (claude_config_dir, home) {
             (Some(dir), _) => dir.join("projects"),
             (None, Some(home)) => AgentDirs::from_home(home).claude_projects,
-            (None, None) => return Err(missing("Claude Code")),
+            (None, None) => return Err(missing("Claude Code", "claude_dir")),
         };
         Ok(Self { pi_dir, claude_dir, cwd: cwd.into() })
     }
@@ -150,13 +149,17 @@ impl Store {
         match self.resolve_snapshot(session, reference, None) {
             Ok(found) if found.kind == KIND => Ok(found),
             Ok(other) => Err(Error::invalid(format!(
-                "{reference:?} is a {} snapshot, not a transcript snapshot; `cairn transcript list` shows the transcript snapshots",
+                "{:?} is a {} snapshot, not a transcript snapshot",
+                echo(reference),
                 other.kind
-            ))),
+            ))
+            .hint(Hint::Run(Operation::ListTranscripts))),
             Err(e) if e.kind() == ErrorKind::NotFound => Err(Error::not_found(format!(
-                "no transcript snapshot {reference:?} in session {:?}; `cairn transcript list` shows them",
+                "no transcript snapshot {:?} in session {:?}",
+                echo(reference),
                 session.name
             ))
+            .hint(Hint::Run(Operation::ListTranscripts))
             .with_code("SNAPSHOT_NOT_FOUND")),
             Err(e) => Err(e),
         }
@@ -206,19 +209,15 @@ impl Store {
         }
         let bytes = self.read_document(snapshot)?;
         let text = String::from_utf8(bytes).map_err(|_| {
-            Error::corrupt(format!(
-                "transcript snapshot {} is not UTF-8 text; run `cairn check`",
-                snapshot.id
-            ))
+            Error::corrupt(format!("transcript snapshot {} is not UTF-8 text", snapshot.id))
+                .hint(Hint::Run(Operation::Check))
         })?;
         let source = serde_json::from_value::<Details>(snapshot.details.clone())
             .map(|d| d.source)
             .unwrap_or_else(|_| snapshot.target.trim_start_matches("transcript:").to_owned());
         let parsed = Transcript::parse_saved(&source, &text).map_err(|e| {
-            Error::corrupt(format!(
-                "transcript snapshot {} no longer parses ({e}); run `cairn check`",
-                snapshot.id
-            ))
+            Error::corrupt(format!("transcript snapshot {} no longer parses ({e})", snapshot.id))
+                .hint(Hint::Run(Operation::Check))
         })?;
         Ok(parsed.active_path())
     }

@@ -6,7 +6,7 @@ use cairn_transcript::{SkippedLine, Transcript, TranscriptSummary, export_sessio
 use serde::{Deserialize, Serialize};
 
 use super::{AgentPlaces, Details, KIND, NAMES_LOCK, transcript_error};
-use crate::error::{Error, Result};
+use crate::error::{Error, Hint, Result};
 use crate::name::validate_name;
 use crate::ops::document::DocumentSave;
 use crate::ops::resolve::SessionChoice;
@@ -110,18 +110,20 @@ impl Store {
         let details = serde_json::to_value(&details)
             .map_err(|e| Error::corrupt(format!("could not encode the transcript details: {e}")))?;
 
-        let _names = self.lock_target(NAMES_LOCK, "cairn transcript save")?;
+        let _names = self.lock_target(NAMES_LOCK, "a transcript save")?;
         let holder = match &options.name {
             Some(name) => self.transcript_named(&session, name)?,
             None => None,
         };
         if let (Some(holder), false) = (&holder, options.force) {
             return Err(Error::conflict(format!(
-                "a transcript snapshot named {:?} already exists ({}, saved from {}); pick another name, or pass --force to replace it",
+                "a transcript snapshot named {:?} already exists ({}, saved from {}); pick another name",
                 holder.name.as_deref().unwrap_or_default(),
                 holder.id,
                 holder.target.trim_start_matches("transcript:")
-            )));
+            ))
+            .or_hint(Hint::SetOption("force"))
+            .purpose("to replace it"));
         }
         let save = DocumentSave {
             target: format!("{KIND}:{source}"),
@@ -240,10 +242,12 @@ fn newest_for(places: &AgentPlaces) -> Result<PathBuf> {
     match newest_session(&dirs, &places.cwd).map_err(transcript_error)? {
         Some(found) => canonical_file(&found.path),
         None => Err(Error::not_found(format!(
-            "no Pi or Claude Code session of {} in {} or {}; pass the session file, or point --pi-dir / --claude-dir at the agents' directories",
+            "no Pi or Claude Code session of {} in {} or {}; pass the session file",
             places.cwd,
             dirs.pi_dir_for(&places.cwd).display(),
             dirs.claude_dir_for(&places.cwd).display()
-        ))),
+        ))
+        .or_hint(Hint::GiveOneOf(&["pi_dir", "claude_dir"]))
+        .purpose("to point at the agents' directories")),
     }
 }

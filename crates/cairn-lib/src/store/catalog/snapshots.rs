@@ -82,9 +82,11 @@ impl Catalog {
             if let Some(holder) = holder {
                 if !new.force_name {
                     return Err(Error::conflict(format!(
-                        "a snapshot named {name:?} already exists for {} ({holder}); pick another name, or pass --force to move the name to the new snapshot",
+                        "a snapshot named {name:?} already exists for {} ({holder}); pick another name",
                         s.target
-                    )));
+                    ))
+                    .or_hint(crate::error::Hint::SetOption("force"))
+                    .purpose("to move the name to the new snapshot"));
                 }
                 tx.execute(
                     "UPDATE memberships SET name = NULL WHERE session_id = ?1 AND snapshot_id = ?2",

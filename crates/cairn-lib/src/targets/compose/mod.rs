@@ -27,7 +27,8 @@ use crate::store::Store;
 pub(crate) fn read_root(store: &Store, id: &ObjectId) -> Result<ComposeRoot> {
     let bytes = store.read_blob(id)?;
     serde_json::from_slice(&bytes).map_err(|e| {
-        Error::corrupt(format!("object {id} is not a valid compose savepoint ({e}); run `cairn check`"))
+        Error::corrupt(format!("object {id} is not a valid compose savepoint ({e})"))
+            .hint(crate::error::Hint::Run(crate::error::Operation::Check))
     })
 }
 

@@ -110,7 +110,7 @@ fn ensure_images(store: &Store, docker: &Docker, want: &ComposeRoot, notes: &mut
         if docker.run(docker.engine.inspect_image(&image.id))?.is_none() {
             if image.tar.is_empty() {
                 return Err(Error::not_found(format!(
-                    "image {} is no longer on this Docker engine and the savepoint does not hold it; rebuild or pull it (savepoints taken with --with-images hold their images)",
+                    "image {} is no longer on this Docker engine and the savepoint does not hold it; rebuild or pull it (savepoints taken with images hold them)",
                     image.id
                 )));
             }

@@ -73,26 +73,26 @@ pub fn tools() -> Result<Vec<ToolSpec>, ServeError> {
 }
 
 fn list(state: &ServerState, a: ListArgs) -> Result<SessionList, ToolError> {
-    Ok(state.store.session_list(a.sort.as_deref(), &state.choice(None))?)
+    state.store.session_list(a.sort.as_deref(), &state.choice(None))
 }
 
 fn create(state: &ServerState, a: CreateArgs) -> Result<Session, ToolError> {
-    Ok(state.store.session_create(a.name.as_deref(), a.from.as_deref(), &state.choice(None))?)
+    state.store.session_create(a.name.as_deref(), a.from.as_deref(), &state.choice(None))
 }
 
 fn delete(state: &ServerState, a: DeleteArgs) -> Result<SessionDeleted, ToolError> {
     state.permit(Capability::Remove)?;
-    Ok(state.store.session_delete(&a.session, a.force, &state.choice(None))?)
+    state.store.session_delete(&a.session, a.force, &state.choice(None))
 }
 
 fn current(state: &ServerState, _: NoArgs) -> Result<Session, ToolError> {
-    Ok(state.store.session_current(&state.choice(None))?)
+    state.store.session_current(&state.choice(None))
 }
 
 fn set(state: &ServerState, a: SetArgs) -> Result<Session, ToolError> {
-    Ok(state.store.session_set(&a.session, &state.choice(None))?)
+    state.store.session_set(&a.session, &state.choice(None))
 }
 
 fn unset(state: &ServerState, _: NoArgs) -> Result<Session, ToolError> {
-    Ok(state.store.session_unset(&state.choice(None))?)
+    state.store.session_unset(&state.choice(None))
 }

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use cairn_lib::Snapshot;
 use cairn_lib::ops::agent::Capability;
 use cairn_lib::ops::diff::{DiffOptions, DiffResult};
-use cairn_lib::ops::list::{ListOptions, SnapshotList};
+use cairn_lib::ops::list::{ListOptions, ShowOptions, SnapshotList};
 use cairn_lib::ops::remove::{RemoveOptions, RemoveResult};
 use cairn_lib::ops::restore::{RestoreOptions, RestoreResult};
 use cairn_lib::ops::save::{SaveOptions, SaveResult};
@@ -50,18 +50,8 @@ pub struct ListArgs {
     pub session: Option<String>,
 }
 
-/// Arguments of `snapshot_show`.
-#[derive(Debug, Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct ShowArgs {
-    /// The snapshot: its id, a unique id prefix, its name, or "latest".
-    #[serde(rename = "ref")]
-    pub reference: String,
-    /// The target the reference is looked up among (needed for names and "latest" when the session has several targets).
-    pub target: Option<String>,
-    /// The session to look in, for this call only (name or id).
-    pub session: Option<String>,
-}
+/// Arguments of `snapshot_show`: the engine's options as they are.
+pub type ShowArgs = ShowOptions;
 
 /// Arguments of `snapshot_diff`.
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
@@ -147,45 +137,45 @@ pub fn tools() -> Result<Vec<ToolSpec>, ServeError> {
 
 fn save(state: &ServerState, a: SaveArgs) -> Result<SaveResult, ToolError> {
     state.permit(Capability::Save)?;
-    Ok(state.store.save(&SaveOptions {
+    state.store.save(&SaveOptions {
         target: a.target,
         name: a.name,
         description: a.description,
         force: a.force,
         no_ignore: a.no_ignore,
         session: state.choice(a.session),
-    })?)
+    })
 }
 
 fn list(state: &ServerState, a: ListArgs) -> Result<SnapshotList, ToolError> {
-    Ok(state.store.list(&ListOptions {
+    state.store.list(&ListOptions {
         target: a.target,
         include_safety_snapshots: a.include_safety_snapshots,
         sort: a.sort,
         session: state.choice(a.session),
-    })?)
+    })
 }
 
 fn show(state: &ServerState, a: ShowArgs) -> Result<Snapshot, ToolError> {
-    Ok(state.store.show(&a.reference, a.target.as_deref(), &state.choice(a.session))?)
+    state.store.show(&a, &state.context())
 }
 
 fn diff(state: &ServerState, a: DiffArgs) -> Result<DiffResult, ToolError> {
-    Ok(state.store.diff(&DiffOptions {
+    state.store.diff(&DiffOptions {
         from: a.from,
         to: a.to,
         target: a.target,
         patch: a.patch,
         stat: a.stat,
         session: state.choice(a.session),
-    })?)
+    })
 }
 
 fn restore(state: &ServerState, a: RestoreArgs) -> Result<RestoreResult, ToolError> {
     if !a.dry_run {
         state.permit(Capability::Restore)?;
     }
-    Ok(state.store.restore(&RestoreOptions {
+    state.store.restore(&RestoreOptions {
         reference: a.reference,
         target: a.target,
         to: a.to,
@@ -193,14 +183,14 @@ fn restore(state: &ServerState, a: RestoreArgs) -> Result<RestoreResult, ToolErr
         preserve_mtime: a.preserve_mtime,
         session: state.choice(a.session),
         ..RestoreOptions::default()
-    })?)
+    })
 }
 
 fn remove(state: &ServerState, a: RemoveArgs) -> Result<RemoveResult, ToolError> {
     if !a.dry_run {
         state.permit(Capability::Remove)?;
     }
-    Ok(state.store.remove(&RemoveOptions {
+    state.store.remove(&RemoveOptions {
         refs: a.refs,
         retain_recent: a.retain_recent,
         retain_for: a.retain_for,
@@ -208,5 +198,5 @@ fn remove(state: &ServerState, a: RemoveArgs) -> Result<RemoveResult, ToolError>
         target: a.target,
         dry_run: a.dry_run,
         session: state.choice(a.session),
-    })?)
+    })
 }

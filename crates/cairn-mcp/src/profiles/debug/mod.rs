@@ -90,6 +90,27 @@ fn with_slot<T>(
     })
 }
 
+/// The debugger tools' words: their tools, and the resource that lists the captures.
+pub static WORDS: DebugWords = DebugWords;
+
+/// How the debug profile's refusals name arguments and tools.
+#[derive(Debug, Clone, Copy)]
+pub struct DebugWords;
+
+impl cairn_lib::Words for DebugWords {
+    fn hint(&self, hint: &cairn_lib::Hint) -> String {
+        use cairn_lib::Operation;
+        crate::words::tool_hint(hint, |op| match op {
+            Operation::Save => Some("call snapshot_create".to_owned()),
+            Operation::ListDebugCaptures | Operation::ListSnapshots => {
+                Some(format!("read {}", crate::resources::DEBUG_SNAPSHOTS_URI))
+            }
+            Operation::DiffDebugCaptures => Some("call snapshot_diff".to_owned()),
+            _ => None,
+        })
+    }
+}
+
 /// A debug adapter failure as a tool error whose sentence starts with its code, so the agent
 /// sees `NOT_PAUSED` or `SESSION_ENDED` as the spec names them.
 fn dap(err: cairn_dap::Error) -> ToolError {
@@ -98,11 +119,9 @@ fn dap(err: cairn_dap::Error) -> ToolError {
 
 fn coded(err: cairn_lib::Error) -> ToolError {
     match err.code() {
-        Some(code) if !err.message().starts_with(code) => {
-            let message = format!("{code}: {}", err.message());
-            ToolError::from(cairn_lib::Error::new(err.kind(), message).with_code(code))
-        }
-        _ => ToolError::from(err),
+        // `context` keeps the kind, the code and the hints, which the profile's words render.
+        Some(code) if !err.message().starts_with(code) => err.context(code),
+        _ => err,
     }
 }
 
