@@ -42,6 +42,10 @@ pub struct TranscriptExportOptions {
     /// The cairn session to look the snapshot up in.
     #[serde(default)]
     pub session: SessionChoice,
+    /// Replace every secret-shaped string (access keys, tokens, private keys) with a
+    /// `[REDACTED:rule]` marker in the written file.
+    #[serde(default)]
+    pub redact: bool,
 }
 
 /// A session file written from a snapshot, and how to open it.
@@ -98,7 +102,7 @@ impl Store {
     pub fn transcript_export(&self, options: &TranscriptExportOptions) -> Result<TranscriptWritten> {
         let session = self.resolve_session(&options.session)?;
         let snapshot = self.find_transcript(&session, &options.name)?;
-        let path = self.transcript_path(&snapshot)?;
+        let path = self.transcript_path_redacted(&snapshot, options.redact)?;
         let written = export_session(&path, &options.output, options.force).map_err(|e| match e {
             cairn_transcript::TranscriptError::Exists { path } => Error::conflict(format!(
                 "{} already exists; choose another path, or pass --force to replace it",

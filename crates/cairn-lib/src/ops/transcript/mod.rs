@@ -14,6 +14,7 @@ mod diff;
 mod load;
 mod manage;
 mod save;
+mod secrets;
 
 use std::path::PathBuf;
 
@@ -25,6 +26,7 @@ pub use diff::{TranscriptDiffOptions, TranscriptDiffResult};
 pub use load::{TranscriptExportOptions, TranscriptLoadOptions, TranscriptWritten};
 pub use manage::{TranscriptDeleteOptions, TranscriptDeleteResult, TranscriptList, TranscriptListEntry};
 pub use save::{TranscriptSaveOptions, TranscriptSaveResult};
+pub use secrets::TranscriptSecret;
 
 use super::resolve::SessionChoice;
 use crate::error::{Error, ErrorKind, Result};
@@ -104,6 +106,9 @@ pub(crate) struct Details {
     /// What a listing shows.
     #[serde(flatten)]
     summary: TranscriptSummary,
+    /// The entries that hold secret-shaped strings (which, never the strings).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    secrets: Vec<TranscriptSecret>,
 }
 
 /// Converts an error of the transcript crate into an engine error of the matching kind.
@@ -157,6 +162,12 @@ impl Store {
 
     /// The saved path of a transcript snapshot, with the file it was read from as its source.
     pub(crate) fn transcript_path(&self, snapshot: &Snapshot) -> Result<ActivePath> {
+        self.transcript_path_redacted(snapshot, false)
+    }
+
+    /// [`Store::transcript_path`], with every secret-shaped string replaced by a marker when
+    /// `redact` is set.
+    pub(crate) fn transcript_path_redacted(&self, snapshot: &Snapshot, redact: bool) -> Result<ActivePath> {
         if snapshot.kind != KIND {
             return Err(Error::invalid(format!(
                 "snapshot {} is a {} snapshot, not a transcript snapshot",
@@ -173,6 +184,7 @@ impl Store {
         let source = serde_json::from_value::<Details>(snapshot.details.clone())
             .map(|d| d.source)
             .unwrap_or_else(|_| snapshot.target.trim_start_matches("transcript:").to_owned());
+        let text = if redact { secrets::redact(&text) } else { text };
         let parsed = Transcript::parse(&source, &text).map_err(|e| {
             Error::corrupt(format!(
                 "transcript snapshot {} no longer parses ({e}); run `cairn check`",

@@ -47,6 +47,9 @@ pub struct TranscriptSaveResult {
     pub summary: TranscriptSummary,
     /// The snapshot that held the name before a forced save, now removed from the session.
     pub replaced: Option<Snapshot>,
+    /// The entries that hold secret-shaped strings (the snapshot keeps them as written; a
+    /// redacted export replaces them).
+    pub secrets: Vec<super::TranscriptSecret>,
 }
 
 impl Store {
@@ -67,8 +70,13 @@ impl Store {
         let transcript = Transcript::read(&file).map_err(transcript_error)?;
         let path = transcript.active_path();
         let summary = path.summary();
-        let details =
-            Details { source: source.clone(), pi_version: path.pi_version, summary: summary.clone() };
+        let secrets = super::secrets::secret_entries(&path.document());
+        let details = Details {
+            source: source.clone(),
+            pi_version: path.pi_version,
+            summary: summary.clone(),
+            secrets: secrets.clone(),
+        };
         let details = serde_json::to_value(&details)
             .map_err(|e| Error::corrupt(format!("could not encode the transcript details: {e}")))?;
 
@@ -102,7 +110,7 @@ impl Store {
         if let Some(old) = &holder {
             self.catalog.remove_membership(session.id, old.id)?;
         }
-        Ok(TranscriptSaveResult { snapshot, file, summary, replaced: holder })
+        Ok(TranscriptSaveResult { snapshot, file, summary, replaced: holder, secrets })
     }
 
     /// `Store::save` of a `transcript:FILE` target: the same save, with the generic options.

@@ -19,10 +19,11 @@ use ignore::gitignore::{Gitignore, GitignoreBuilder};
 use rayon::prelude::*;
 
 use super::Progress;
+use super::secrets;
 use super::statcache::{CacheEntry, Stamp, StatCache, coarse_now_ns};
 use crate::error::{Error, IoContext, Result};
 use crate::id::ObjectId;
-use crate::snapshot::{NotCovered, SkippedEntry, SnapshotStats};
+use crate::snapshot::{NotCovered, SecretEntry, SkippedEntry, SnapshotStats};
 use crate::store::chunker::{WHOLE_FILE_LIMIT, for_each_chunk};
 use crate::store::pack::BlobKind;
 use crate::store::writer::BlobWriter;
@@ -34,6 +35,26 @@ const MAX_LISTED_IGNORED: usize = 50;
 
 /// A path relative to the captured root, as raw bytes.
 type RelPath = Vec<u8>;
+
+/// What a capture leaves out besides special files.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Filter {
+    /// Capture what `.gitignore` / `.cairnignore` ignore.
+    pub no_ignore: bool,
+    /// Capture files the secret rules would leave out (`secrets.rs`).
+    pub include_secrets: bool,
+}
+
+impl Filter {
+    /// Everything but special files: for volumes and workspaces that are data, not a user's tree.
+    pub(crate) const ALL: Filter = Filter { no_ignore: true, include_secrets: true };
+
+    /// The filter a directory snapshot was taken with, from its details.
+    pub(crate) fn of_snapshot(details: &serde_json::Value) -> Self {
+        let flag = |key: &str| details.get(key).and_then(|v| v.as_bool()).unwrap_or(false);
+        Self { no_ignore: flag("no_ignore"), include_secrets: flag("include_secrets") }
+    }
+}
 
 /// What a capture produced.
 pub(crate) struct Captured {
@@ -50,7 +71,7 @@ pub(crate) struct Captured {
     pub uncovered: Uncovered,
 }
 
-/// Every path a capture left out: ignored, or skipped (special, unreadable or vanished).
+/// Every path a capture left out: ignored, secret, or skipped (special, unreadable, vanished).
 /// A restore must leave them alone, so it needs them all, not the few `not_covered` lists.
 #[derive(Debug, Default)]
 pub(crate) struct Uncovered {
@@ -77,6 +98,13 @@ impl Uncovered {
     }
 }
 
+/// A file's content as read: its ids (none when it was left out as a secret), and the secret
+/// rule it matched.
+struct ReadContent {
+    content: Option<Vec<ObjectId>>,
+    secret: Option<&'static str>,
+}
+
 #[derive(Default)]
 struct Counters {
     files: AtomicU64,
@@ -92,6 +120,7 @@ struct Walk<'a> {
     writer: &'a BlobWriter<'a>,
     old_cache: &'a StatCache,
     no_ignore: bool,
+    include_secrets: bool,
     counters: Counters,
     not_covered: Mutex<NotCovered>,
     cache: Mutex<Vec<(Vec<u8>, CacheEntry)>>,
@@ -106,9 +135,9 @@ pub(crate) fn capture(
     writer: &BlobWriter<'_>,
     root: &Path,
     old_cache: &StatCache,
-    no_ignore: bool,
+    filter: Filter,
 ) -> Result<Captured> {
-    capture_observed(writer, root, old_cache, no_ignore, &Progress::default())
+    capture_observed(writer, root, old_cache, filter, &Progress::default())
 }
 
 /// [`capture`], counting the files and bytes it scans into `progress` as it goes.
@@ -116,7 +145,7 @@ pub(crate) fn capture_observed(
     writer: &BlobWriter<'_>,
     root: &Path,
     old_cache: &StatCache,
-    no_ignore: bool,
+    filter: Filter,
     progress: &Progress,
 ) -> Result<Captured> {
     let scan_started_ns = coarse_now_ns();
@@ -130,7 +159,8 @@ pub(crate) fn capture_observed(
     let walk = Walk {
         writer,
         old_cache,
-        no_ignore,
+        no_ignore: filter.no_ignore,
+        include_secrets: filter.include_secrets,
         counters: Counters::default(),
         not_covered: Mutex::new(NotCovered::default()),
         cache: Mutex::new(Vec::with_capacity(old_cache.len())),
@@ -160,6 +190,7 @@ pub(crate) fn capture_observed(
     let mut not_covered = walk.not_covered.into_inner().unwrap_or_else(|p| p.into_inner());
     not_covered.skipped.sort_by(|a, b| a.path.cmp(&b.path));
     not_covered.ignored_paths.sort();
+    not_covered.secrets.sort_by(|a, b| a.path.cmp(&b.path));
     Ok(Captured {
         root: root_id,
         stats: SnapshotStats {
@@ -299,7 +330,8 @@ impl Walk<'_> {
         let ft = meta.file_type();
         // Most entries are files the stat cache vouches for; they never need their full path.
         if ft.is_file() && (in_git || matchers.is_empty()) {
-            return Ok(self.file(dir_abs, rel, &name, &meta)?.map(|kind| node_of(name, kind, &meta)));
+            let kind = self.file(dir_abs, rel, &name, &meta, matchers)?;
+            return Ok(kind.map(|kind| node_of(name, kind, &meta)));
         }
         let abs: PathBuf = dir_abs.join(OsStr::from_bytes(&name));
         // `.git` is never ignored, whatever the rules say (`.*` would match it): an agent's
@@ -330,7 +362,7 @@ impl Walk<'_> {
             self.counters.symlinks.fetch_add(1, Ordering::Relaxed);
             NodeKind::Symlink { target: target.as_os_str().as_bytes().to_vec() }
         } else if ft.is_file() {
-            match self.file(dir_abs, rel, &name, &meta)? {
+            match self.file(dir_abs, rel, &name, &meta, matchers)? {
                 Some(kind) => kind,
                 None => return Ok(None),
             }
@@ -348,6 +380,18 @@ impl Walk<'_> {
         Ok(Some(node_of(name, kind, &meta)))
     }
 
+    /// Records `rel` as left out because secret rule `rule` matched.
+    fn secret(&self, rel: &[u8], rule: &str) {
+        self.uncovered.lock().unwrap_or_else(|p| p.into_inner()).insert(rel, false);
+        let mut nc = self.not_covered.lock().unwrap_or_else(|p| p.into_inner());
+        nc.secrets.push(SecretEntry { path: lossy(rel), rule: rule.to_owned() });
+    }
+
+    /// True when a file a secret rule matched is captured anyway.
+    fn keeps_secret(&self, matchers: &[Gitignore], dir_abs: &Path, name: &[u8]) -> bool {
+        self.include_secrets || secrets::opted_in(matchers, &dir_abs.join(OsStr::from_bytes(name)))
+    }
+
     /// Captures the file `name` of directory `dir_abs`; `rel` is its path in the tree.
     fn file(
         &self,
@@ -355,8 +399,29 @@ impl Walk<'_> {
         rel: Vec<u8>,
         name: &[u8],
         meta: &std::fs::Metadata,
+        matchers: &[Gitignore],
     ) -> Result<Option<NodeKind>> {
+        if let Some(rule) = secrets::by_name(&rel, name)
+            && !self.keeps_secret(matchers, dir_abs, name)
+        {
+            self.secret(&rel, rule);
+            return Ok(None);
+        }
         let stamp = Stamp::of(meta);
+        let mut cached = self.old_cache.lookup_entry(&rel, &stamp);
+        if let Some(entry) = cached
+            && let Some(rule) = &entry.secret
+        {
+            if !self.keeps_secret(matchers, dir_abs, name) {
+                self.secret(&rel, rule);
+                self.cache.lock().unwrap_or_else(|p| p.into_inner()).push((rel, entry.clone()));
+                return Ok(None);
+            }
+            // Left out last time, so its bytes were never stored: read it now.
+            if entry.content.is_empty() && meta.size() > 0 {
+                cached = None;
+            }
+        }
         self.counters.files.fetch_add(1, Ordering::Relaxed);
         self.counters.bytes.fetch_add(meta.size(), Ordering::Relaxed);
         self.progress.scanned(meta.size());
@@ -364,8 +429,8 @@ impl Walk<'_> {
             let mut links = self.hardlinks.lock().unwrap_or_else(|p| p.into_inner());
             links.entry((meta.dev(), meta.ino())).or_default().push(rel.clone());
         }
-        let content = match self.old_cache.lookup(&rel, &stamp) {
-            Some(content) => content.to_vec(),
+        let (content, secret) = match cached {
+            Some(entry) => (entry.content.clone(), entry.secret.clone()),
             None => {
                 let rel = rel.as_slice();
                 let abs = &dir_abs.join(OsStr::from_bytes(name));
@@ -383,31 +448,61 @@ impl Walk<'_> {
                     }
                     Err(e) => return Err(Error::io("open", abs, e)),
                 };
-                let content = self.read_content(&mut file, abs, meta.size())?;
+                let keep = || self.keeps_secret(matchers, dir_abs, name);
+                let read = self.read_content(&mut file, abs, meta.size(), (rel, name), keep)?;
                 self.counters.read_bytes.fetch_add(meta.size(), Ordering::Relaxed);
                 // A file that changed while it was read is captured as read, but not cached:
                 // the next save reads it again.
                 let after = file.metadata().map(|m| Stamp::of(&m)).ok();
-                if after.as_ref() != Some(&stamp) {
+                let stable = after.as_ref() == Some(&stamp);
+                let secret = read.secret.map(str::to_owned);
+                let Some(content) = read.content else {
+                    self.counters.files.fetch_sub(1, Ordering::Relaxed);
+                    self.counters.bytes.fetch_sub(meta.size(), Ordering::Relaxed);
+                    self.secret(rel, read.secret.unwrap_or_default());
+                    if stable {
+                        let entry = CacheEntry { stamp, content: Vec::new(), secret };
+                        self.cache.lock().unwrap_or_else(|p| p.into_inner()).push((rel.to_vec(), entry));
+                    }
+                    return Ok(None);
+                };
+                if !stable {
                     return Ok(Some(NodeKind::File { size: meta.size(), content }));
                 }
-                content
+                (content, secret)
             }
         };
         self.cache
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .push((rel, CacheEntry { stamp, content: content.clone() }));
+            .push((rel, CacheEntry { stamp, content: content.clone(), secret }));
         Ok(Some(NodeKind::File { size: meta.size(), content }))
     }
 
-    fn read_content(&self, file: &mut std::fs::File, abs: &Path, size: u64) -> Result<Vec<ObjectId>> {
+    /// Reads and stores the content of `file`. A file up to the whole-file limit is checked
+    /// against the secret content rules before anything is stored; one that matches is stored
+    /// only if `keep` says so.
+    fn read_content(
+        &self,
+        file: &mut std::fs::File,
+        abs: &Path,
+        size: u64,
+        (rel, name): (&[u8], &[u8]),
+        keep: impl Fn() -> bool,
+    ) -> Result<ReadContent> {
         if size <= WHOLE_FILE_LIMIT {
             // The size is known from the walk; reading through `take` skips the extra stat that
             // `File::read_to_end` makes to size its buffer.
             let mut data = Vec::with_capacity(size as usize + 1);
             file.by_ref().take(WHOLE_FILE_LIMIT + 1).read_to_end(&mut data).at("read", abs)?;
-            return Ok(vec![self.writer.write(BlobKind::Data, &data)?]);
+            let secret = secrets::by_content(rel, name, &data);
+            if secret.is_some() && !keep() {
+                return Ok(ReadContent { content: None, secret });
+            }
+            return Ok(ReadContent {
+                content: Some(vec![self.writer.write(BlobKind::Data, &data)?]),
+                secret,
+            });
         }
         let mut ids = Vec::new();
         for_each_chunk(file, |chunk| {
@@ -415,6 +510,6 @@ impl Walk<'_> {
             Ok(())
         })
         .at("read", abs)??;
-        Ok(ids)
+        Ok(ReadContent { content: Some(ids), secret: None })
     }
 }
