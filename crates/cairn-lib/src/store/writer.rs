@@ -18,6 +18,8 @@ struct State {
     pack: PackBuilder,
     /// Ids added by this writer and not yet indexed, so a blob seen twice is stored once.
     pending: HashSet<ObjectId>,
+    /// The packs this writer published, for [`BlobWriter::discard`].
+    published: Vec<String>,
 }
 
 /// Writes blobs of one capture into the store.
@@ -104,6 +106,24 @@ impl<'s> BlobWriter<'s> {
         let mut state = self.lock();
         for e in &entries {
             state.pending.remove(&e.id);
+        }
+        state.published.push(key);
+        Ok(())
+    }
+
+    /// Takes back every pack this writer published: their index entries, then their files.
+    /// Only safe while the caller holds the store lock alone, so that no other writer can
+    /// have deduplicated against the blobs they hold.
+    pub(crate) fn discard(&self) -> Result<()> {
+        let published = {
+            let mut state = self.lock();
+            state.pack = PackBuilder::default();
+            state.pending.clear();
+            std::mem::take(&mut state.published)
+        };
+        for key in published {
+            self.store.catalog.forget_pack(&key)?;
+            self.store.backend().delete(&key)?;
         }
         Ok(())
     }

@@ -7,7 +7,9 @@ mod compose;
 mod config;
 mod debug;
 mod diff;
+mod export;
 mod gc;
+mod import;
 mod list;
 mod mcp;
 mod remove;
@@ -66,6 +68,10 @@ pub enum Command {
     /// Work with sessions: named lines of snapshots.
     #[command(subcommand)]
     Session(session::SessionCommand),
+    /// Write a directory snapshot as a tar archive (.tar, .tar.gz or .tar.zst).
+    Export(export::ExportArgs),
+    /// Read a tar archive (.tar, .tar.gz or .tar.zst) as a new directory snapshot.
+    Import(import::ImportArgs),
     /// Reclaim the space of data no snapshot references.
     Gc(gc::GcArgs),
     /// Verify that every snapshot's data is in the store.
@@ -100,6 +106,8 @@ pub fn run(cli: Cli, printer: &Printer) -> CommandResult {
         Command::Diff(args) => diff::run(global, args, printer),
         Command::Remove(args) => remove::run(global, args, printer),
         Command::Session(cmd) => session::run(global, cmd, printer),
+        Command::Export(args) => export::run(global, args, printer),
+        Command::Import(args) => import::run(global, args, printer),
         Command::Gc(args) => gc::run(global, args, printer),
         Command::Check(args) => check::run(global, args, printer),
         Command::Config(cmd) => config::run(global, cmd, printer),
