@@ -11,6 +11,8 @@
 mod config;
 mod duration;
 mod error;
+#[doc(hidden)]
+pub mod fuzz;
 mod id;
 mod name;
 pub mod ops;

@@ -177,9 +177,9 @@ fn target_key(target: &str) -> Result<String> {
 }
 
 /// Reads every member of the archive, storing file data, and writes the tree.
-fn read_into(
+pub(crate) fn read_into(
     writer: &BlobWriter<'_>,
-    reader: Box<dyn Read>,
+    reader: Box<dyn Read + '_>,
     file: &Path,
     mut check: Checker,
 ) -> Result<(ObjectId, SnapshotStats)> {

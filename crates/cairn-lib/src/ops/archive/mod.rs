@@ -8,4 +8,10 @@ mod export;
 mod import;
 
 pub use export::{ExportOptions, ExportResult};
+pub(crate) use import::read_into;
 pub use import::{ImportOptions, ImportResult};
+
+/// The checks of one import with these limits (for the fuzz target).
+pub(crate) fn checker(max_bytes: u64, max_entries: u64) -> entries::Checker {
+    entries::Checker::new(max_bytes, max_entries)
+}
