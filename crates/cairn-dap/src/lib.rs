@@ -33,6 +33,8 @@ mod connection;
 mod control;
 mod diff;
 mod error;
+#[doc(hidden)]
+pub mod fuzz;
 mod mask;
 mod paths;
 mod process_tree;

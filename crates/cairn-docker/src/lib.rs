@@ -9,6 +9,8 @@
 mod compose_cli;
 mod engine;
 mod error;
+#[doc(hidden)]
+pub mod fuzz;
 mod image;
 mod layer;
 mod lifecycle;

@@ -68,6 +68,24 @@ const KEYS: &[(&str, Kind, &str, &str)] = &[
         "safety snapshots older than this are removed after each restore",
     ),
     ("gc.grace", Kind::Duration, "1h", "gc leaves unreferenced data younger than this alone"),
+    (
+        "secrets.include",
+        Kind::Bool,
+        "false",
+        "directory saves capture files that hold credentials (.env, private keys, access tokens) instead of leaving them out",
+    ),
+    (
+        "import.max_bytes",
+        Kind::Bytes,
+        "8589934592",
+        "an archive import is refused once its entries declare more than this many bytes in all (8 GiB)",
+    ),
+    (
+        "import.max_entries",
+        Kind::Count,
+        "500000",
+        "an archive import is refused once it holds more than this many entries",
+    ),
     ("agent.save", Kind::Bool, "true", "MCP agents may save snapshots"),
     ("agent.restore", Kind::Bool, "false", "MCP agents may restore snapshots (destructive)"),
     (

@@ -12,9 +12,12 @@ pub mod agents;
 mod config;
 mod duration;
 mod error;
+#[doc(hidden)]
+pub mod fuzz;
 mod id;
 mod name;
 pub mod ops;
+mod secrets;
 mod session;
 mod snapshot;
 mod store;
@@ -28,7 +31,7 @@ pub use error::{ECHO_LIMIT, Error, ErrorKind, Hint, NeutralWords, Operation, Res
 pub use id::{ObjectId, SessionId, SnapshotId};
 pub use name::{NAME_RULE, validate_name};
 pub use session::{Session, SessionOrigin};
-pub use snapshot::{NotCovered, SkippedEntry, Snapshot, SnapshotStats};
+pub use snapshot::{NotCovered, SecretEntry, SkippedEntry, Snapshot, SnapshotStats};
 pub use store::Store;
 pub use store::layout::FORMAT_VERSION;
 pub use targets::Target;

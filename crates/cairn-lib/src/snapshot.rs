@@ -66,13 +66,26 @@ pub struct NotCovered {
     pub ignored_paths: Vec<String>,
     /// Entries skipped: fifos, sockets, devices, unreadable paths, … with a reason code.
     pub skipped: Vec<SkippedEntry>,
+    /// Files left out because they hold credentials, each with the rule that matched (never
+    /// the secret). The include-secrets option, or a `.cairnignore` negation, captures them.
+    #[serde(default)]
+    pub secrets: Vec<SecretEntry>,
 }
 
 impl NotCovered {
     /// True when the snapshot holds everything the target had.
     pub fn is_empty(&self) -> bool {
-        self.ignored == 0 && self.skipped.is_empty()
+        self.ignored == 0 && self.skipped.is_empty() && self.secrets.is_empty()
     }
+}
+
+/// One file a capture left out as a secret.
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct SecretEntry {
+    /// Path relative to the target.
+    pub path: String,
+    /// The rule that matched: `dotenv`, `ssh-private-key`, `aws-access-key-id`, ….
+    pub rule: String,
 }
 
 /// One entry a capture could not hold.

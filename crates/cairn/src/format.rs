@@ -84,6 +84,12 @@ pub fn not_covered(nc: &NotCovered) -> String {
     for s in &nc.skipped {
         out.push_str(&format!("not covered: {} ({})\n", s.path, s.reason));
     }
+    for s in &nc.secrets {
+        out.push_str(&format!(
+            "not covered: {} (secret: {}; --include-secrets captures it)\n",
+            s.path, s.rule
+        ));
+    }
     out
 }
 

@@ -47,7 +47,7 @@ impl Store {
         let started = std::time::Instant::now();
         let old_cache = StatCache::load(self, &key)?;
         let writer = BlobWriter::new(self);
-        let captured = capture::capture(&writer, &path, &old_cache, true)?;
+        let captured = capture::capture(&writer, &path, &old_cache, capture::Filter::ALL)?;
         drop(old_cache);
         writer.finish()?;
 

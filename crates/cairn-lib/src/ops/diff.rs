@@ -160,9 +160,9 @@ impl Store {
             None => {
                 self.refuse_interrupted(&from.target)?;
                 let path = Path::new(&from.target);
-                let no_ignore = from.details.get("no_ignore").and_then(|v| v.as_bool()).unwrap_or(false);
+                let filter = capture::Filter::of_snapshot(&from.details);
                 let cache = StatCache::load(self, &from.target)?;
-                let live = capture::capture(&writer, path, &cache, no_ignore)?;
+                let live = capture::capture(&writer, path, &cache, filter)?;
                 let root: DirRoot = tree::decode(&live.root, &writer.read_object(&live.root)?)?;
                 (root, live.stats, Side::Live(path))
             }

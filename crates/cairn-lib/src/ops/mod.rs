@@ -2,6 +2,7 @@
 //! options struct, and returns a serialisable result; the CLI and the MCP server only format it.
 
 pub mod agent;
+pub mod archive;
 pub mod codecalc;
 pub mod compose;
 pub mod debug;

@@ -217,7 +217,8 @@ impl Store {
         }
         self.refuse_overlap(&path)?;
         let key = snapshot.target.clone();
-        let no_ignore = snapshot.details.get("no_ignore").and_then(|v| v.as_bool()).unwrap_or(false);
+        let filter = capture::Filter::of_snapshot(&snapshot.details);
+        let no_ignore = filter.no_ignore;
         let _lock = (!options.dry_run).then(|| self.lock_target(&key, "a restore")).transpose()?;
         let interrupted_restore =
             if options.dry_run { None } else { self.resolve_interrupted(&key, Resolve::RollBack)? };
@@ -225,7 +226,7 @@ impl Store {
             self.refuse_interrupted(&key)?;
             let cache = StatCache::load(self, &key)?;
             let writer = BlobWriter::dry(self);
-            let live = capture::capture_observed(&writer, &path, &cache, no_ignore, progress)?;
+            let live = capture::capture_observed(&writer, &path, &cache, filter, progress)?;
             let live_root = read_dry_root(&writer, &live.root)?;
             let plan = Plan::between(&writer, &live_root, want, options.preserve_mtime, &live.uncovered)?;
             return Ok(RestoreResult {
@@ -244,6 +245,7 @@ impl Store {
             target: key.clone(),
             description: Some(format!("live state before restoring {}", snapshot.id)),
             no_ignore,
+            include_secrets: filter.include_secrets,
             ..SaveOptions::default()
         };
         let DirCapture { snapshot: safety, cache: live_cache, uncovered } =
@@ -412,7 +414,12 @@ impl Store {
     ) -> Result<(u64, u64, u64)> {
         self.catalog.drop_stat_cache(key)?;
         let writer = BlobWriter::dry(self);
-        let live = capture::capture(&writer, path, &StatCache::default(), no_ignore)?;
+        let live = capture::capture(
+            &writer,
+            path,
+            &StatCache::default(),
+            capture::Filter { no_ignore, include_secrets: false },
+        )?;
         let live_root = read_dry_root(&writer, &live.root)?;
         let plan = Plan::between(&writer, &live_root, safety, true, &live.uncovered)?;
         let handle = DirHandle::open_root(path)?;

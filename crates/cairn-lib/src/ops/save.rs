@@ -63,6 +63,10 @@ pub struct SaveOptions {
     /// The session to save into.
     #[serde(default)]
     pub session: SessionChoice,
+    /// Capture files that hold credentials too (`.env`, private keys, files with access
+    /// tokens), which are left out by default and listed in `not_covered`.
+    #[serde(default)]
+    pub include_secrets: bool,
 }
 
 /// The new snapshot, and what the keep policy removed after it.
@@ -175,7 +179,9 @@ impl Store {
         let started = Instant::now();
         let old_cache = StatCache::load(self, key)?;
         let writer = BlobWriter::new(self);
-        let captured = capture::capture_observed(&writer, path, &old_cache, options.no_ignore, progress)
+        let include_secrets = options.include_secrets || self.config().flag("secrets.include");
+        let filter = capture::Filter { no_ignore: options.no_ignore, include_secrets };
+        let captured = capture::capture_observed(&writer, path, &old_cache, filter, progress)
             .and_then(|c| writer.finish().map(|()| c))
             .inspect_err(|_| writer.abandon())?;
         drop(old_cache);
@@ -195,7 +201,7 @@ impl Store {
             safety,
             stats,
             not_covered: captured.not_covered,
-            details: serde_json::json!({ "no_ignore": options.no_ignore }),
+            details: serde_json::json!({ "no_ignore": options.no_ignore, "include_secrets": include_secrets }),
             root: Some(captured.root),
         };
         self.commit_snapshot(&snapshot, options.force).inspect_err(|_| writer.abandon())?;

@@ -196,6 +196,23 @@ impl<'s> BlobWriter<'s> {
         }
         Ok(())
     }
+
+    /// Takes back every pack this writer published: their index entries, then their files.
+    /// Only safe while the caller holds the store lock alone, so that no other writer can
+    /// have deduplicated against the blobs they hold.
+    pub(crate) fn discard(&self) -> Result<()> {
+        let published = {
+            let mut state = self.lock();
+            state.pack = PackBuilder::default();
+            state.pending.clear();
+            std::mem::take(&mut state.published)
+        };
+        for key in published {
+            self.store.catalog.forget_pack(&key)?;
+            self.store.backend().delete(&key)?;
+        }
+        Ok(())
+    }
 }
 
 impl BlobWriter<'_> {

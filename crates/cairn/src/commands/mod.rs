@@ -8,8 +8,10 @@ mod compose;
 mod config;
 mod debug;
 mod diff;
+mod export;
 mod gc;
 mod hooks;
+mod import;
 mod list;
 mod man;
 mod mcp;
@@ -70,6 +72,10 @@ pub enum Command {
     /// Work with sessions: named lines of snapshots.
     #[command(subcommand)]
     Session(session::SessionCommand),
+    /// Write a directory snapshot as a tar archive (.tar, .tar.gz or .tar.zst).
+    Export(export::ExportArgs),
+    /// Read a tar archive (.tar, .tar.gz or .tar.zst) as a new directory snapshot.
+    Import(import::ImportArgs),
     /// Reclaim the space of data no snapshot references.
     Gc(gc::GcArgs),
     /// Verify that every snapshot's data is in the store.
@@ -115,6 +121,8 @@ pub fn run(cli: Cli, printer: &Printer) -> CommandResult {
         Command::Diff(args) => diff::run(global, args, printer),
         Command::Remove(args) => remove::run(global, args, printer),
         Command::Session(cmd) => session::run(global, cmd, printer),
+        Command::Export(args) => export::run(global, args, printer),
+        Command::Import(args) => import::run(global, args, printer),
         Command::Gc(args) => gc::run(global, args, printer),
         Command::Check(args) => check::run(global, args, printer),
         Command::Repair(args) => repair::run(global, args, printer),

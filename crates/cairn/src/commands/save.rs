@@ -31,6 +31,9 @@ pub struct SaveArgs {
     /// The session to save into (name or id).
     #[arg(long)]
     session: Option<String>,
+    /// Capture files that hold credentials (.env, private keys, access tokens) too.
+    #[arg(long)]
+    include_secrets: bool,
 }
 
 pub fn run(global: &GlobalArgs, args: SaveArgs, printer: &Printer) -> CommandResult {
@@ -42,6 +45,7 @@ pub fn run(global: &GlobalArgs, args: SaveArgs, printer: &Printer) -> CommandRes
         force: args.force,
         no_ignore: args.no_ignore,
         session: session_choice(args.session.as_deref()),
+        include_secrets: args.include_secrets,
     };
     let progress = Progress::default();
     let result =

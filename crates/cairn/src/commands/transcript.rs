@@ -101,6 +101,9 @@ pub struct ExportArgs {
     /// The session to look the snapshot up in (name or id).
     #[arg(long)]
     session: Option<String>,
+    /// Replace access keys, tokens and private keys with a [REDACTED:rule] marker.
+    #[arg(long)]
+    redact: bool,
 }
 
 /// Arguments of `cairn transcript list`.
@@ -159,6 +162,7 @@ pub fn run(global: &GlobalArgs, command: TranscriptCommand, printer: &Printer) -
                 output: std::path::absolute(&args.output).unwrap_or(args.output),
                 force: args.force,
                 session: session_choice(args.session.as_deref()),
+                redact: args.redact,
             })?;
             printer.result(&result, |r| human_written("exported", r));
         }
@@ -292,6 +296,14 @@ fn human_save(r: &TranscriptSaveResult) -> String {
     }
     if let Some(old) = &r.replaced {
         out.push_str(&format!("replaced {}\n", format::label(old)));
+    }
+    for s in &r.secrets {
+        let entry = s.entry.as_deref().map(|e| format!(" (entry {e})")).unwrap_or_default();
+        out.push_str(&format!(
+            "  secret-shaped strings on line {}{entry}: {}; `cairn transcript export --redact` leaves them out\n",
+            s.line,
+            s.rules.join(", ")
+        ));
     }
     out
 }

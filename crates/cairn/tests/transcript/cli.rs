@@ -307,3 +307,39 @@ fn the_generic_save_accepts_transcript_targets() {
     let store = env.store();
     assert_eq!(mode(&store), 0o700);
 }
+
+#[test]
+fn save_reports_entries_with_secret_shaped_strings_and_a_redacted_export_replaces_them() {
+    let env = TestEnv::new();
+    let token = format!("ghp_{}", "aB3".repeat(12));
+    let key = format!("AKIA{}", "Q3".repeat(8));
+    let dir = env.pi_dir();
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("2025-02-01T10-00-00-000Z_0194b000.jsonl");
+    let lines = [
+        r#"{"type":"session","version":3,"id":"0194b000-0000-7000-8000-000000000001","timestamp":"2025-02-01T10:00:00.000Z","cwd":"/home/a/proj"}"#.to_owned(),
+        r#"{"type":"message","id":"c0000001","parentId":null,"timestamp":"2025-02-01T10:00:01.000Z","message":{"role":"user","content":[{"type":"text","text":"Show me the CI config."}],"timestamp":1738404001000}}"#.to_owned(),
+        format!(
+            r#"{{"type":"message","id":"c0000002","parentId":"c0000001","timestamp":"2025-02-01T10:00:02.000Z","message":{{"role":"toolResult","toolCallId":"call_1","toolName":"read","content":[{{"type":"text","text":"GH_TOKEN={token}\nAWS_KEY={key}"}}],"isError":false,"timestamp":1738404002000}}}}"#
+        ),
+    ];
+    std::fs::write(&file, lines.join("\n") + "\n").unwrap();
+    let saved = env.json(&["transcript", "save", file.to_str().unwrap(), "ci"]);
+    assert_eq!(
+        saved["secrets"],
+        serde_json::json!([{ "line": 3, "entry": "c0000002", "rules": ["github-token", "aws-access-key-id"] }])
+    );
+    assert_eq!(saved["details"]["secrets"], saved["secrets"]);
+    assert!(!saved.to_string().contains(&token), "the report never holds the secret");
+
+    let plain = env.json(&["transcript", "export", "ci", "-o", "plain.jsonl"]);
+    let plain = std::fs::read_to_string(plain["file"].as_str().unwrap()).unwrap();
+    assert!(plain.contains(&token), "the snapshot keeps the transcript as written");
+    let redacted = env.json(&["transcript", "export", "ci", "-o", "redacted.jsonl", "--redact"]);
+    let text = std::fs::read_to_string(redacted["file"].as_str().unwrap()).unwrap();
+    assert_eq!(
+        text,
+        plain.replace(&token, "[REDACTED:github-token]").replace(&key, "[REDACTED:aws-access-key-id]")
+    );
+    Transcript::read(Path::new(redacted["file"].as_str().unwrap())).expect("a redacted export still parses");
+}

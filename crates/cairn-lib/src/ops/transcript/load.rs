@@ -49,6 +49,10 @@ pub struct TranscriptExportOptions {
     /// The cairn session to look the snapshot up in.
     #[serde(default)]
     pub session: SessionChoice,
+    /// Replace every secret-shaped string (access keys, tokens, private keys) with a
+    /// `[REDACTED:rule]` marker in the written file.
+    #[serde(default)]
+    pub redact: bool,
 }
 
 /// A session file written from a snapshot, and how to open it.
@@ -88,7 +92,7 @@ impl Store {
         } else {
             self.find_transcript(&session, &options.name)?
         };
-        let mut path = self.transcript_path_and_files(&snapshot)?;
+        let mut path = self.transcript_path_and_files(&snapshot, false)?;
         let attached = path.take_attached();
         let note = options.restore_note.as_ref().map(|custom_type| RestoreNote {
             custom_type: custom_type.clone(),
@@ -125,7 +129,8 @@ impl Store {
     pub fn transcript_export(&self, options: &TranscriptExportOptions) -> Result<TranscriptWritten> {
         let session = self.resolve_session(&options.session)?;
         let snapshot = self.find_transcript(&session, &options.name)?;
-        let path = self.transcript_path(&snapshot)?;
+        let mut path = self.transcript_path_and_files(&snapshot, options.redact)?;
+        path.take_attached();
         let written = export_session(&path, &options.output, options.force).map_err(|e| match e {
             cairn_transcript::TranscriptError::Exists { path } => {
                 Error::conflict(format!("{} already exists; choose another path", path.display()))

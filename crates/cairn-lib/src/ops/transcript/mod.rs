@@ -14,6 +14,7 @@ mod diff;
 mod load;
 mod manage;
 mod save;
+mod secrets;
 
 use std::path::PathBuf;
 
@@ -25,6 +26,7 @@ pub use diff::{TranscriptDiffOptions, TranscriptDiffResult};
 pub use load::{TranscriptExportOptions, TranscriptLoadOptions, TranscriptWritten};
 pub use manage::{TranscriptDeleteOptions, TranscriptDeleteResult, TranscriptList, TranscriptListEntry};
 pub use save::{TranscriptSaveOptions, TranscriptSaveResult};
+pub use secrets::TranscriptSecret;
 
 use super::resolve::SessionChoice;
 use crate::error::{Error, ErrorKind, Hint, Operation, Result, echo};
@@ -117,6 +119,9 @@ pub(crate) struct Details {
     /// What a listing shows.
     #[serde(flatten)]
     summary: TranscriptSummary,
+    /// The entries that hold secret-shaped strings (which, never the strings).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    secrets: Vec<TranscriptSecret>,
 }
 
 /// Converts an error of the transcript crate into an engine error of the matching kind.
@@ -193,14 +198,15 @@ impl Store {
     /// The saved path of a transcript snapshot, with the file it was read from as its source,
     /// without the files saved with it.
     pub(crate) fn transcript_path(&self, snapshot: &Snapshot) -> Result<ActivePath> {
-        let mut path = self.transcript_path_and_files(snapshot)?;
+        let mut path = self.transcript_path_and_files(snapshot, false)?;
         path.take_attached();
         Ok(path)
     }
 
     /// The saved path of a transcript snapshot, with the files saved with it (subagent
-    /// transcripts) still in it, for [`ActivePath::take_attached`].
-    pub(crate) fn transcript_path_and_files(&self, snapshot: &Snapshot) -> Result<ActivePath> {
+    /// transcripts) still in it, for [`ActivePath::take_attached`]; every secret-shaped string
+    /// is replaced by a marker when `redact` is set.
+    pub(crate) fn transcript_path_and_files(&self, snapshot: &Snapshot, redact: bool) -> Result<ActivePath> {
         if snapshot.kind != KIND {
             return Err(Error::invalid(format!(
                 "snapshot {} is a {} snapshot, not a transcript snapshot",
@@ -215,6 +221,7 @@ impl Store {
         let source = serde_json::from_value::<Details>(snapshot.details.clone())
             .map(|d| d.source)
             .unwrap_or_else(|_| snapshot.target.trim_start_matches("transcript:").to_owned());
+        let text = if redact { secrets::redact(&text) } else { text };
         let parsed = Transcript::parse_saved(&source, &text).map_err(|e| {
             Error::corrupt(format!("transcript snapshot {} no longer parses ({e})", snapshot.id))
                 .hint(Hint::Run(Operation::Check))

@@ -71,6 +71,9 @@ pub struct TranscriptSaveResult {
     /// Files saved with the path: the transcripts of the subagents its tool results name,
     /// relative to the session's directory.
     pub subagent_files: Vec<String>,
+    /// The entries that hold secret-shaped strings (the snapshot keeps them as written; a
+    /// redacted export replaces them).
+    pub secrets: Vec<super::TranscriptSecret>,
 }
 
 impl Store {
@@ -105,8 +108,13 @@ impl Store {
             }
         }));
         let summary = path.summary();
-        let details =
-            Details { source: source.clone(), pi_version: path.pi_version, summary: summary.clone() };
+        let secrets = super::secrets::secret_entries(&path.document());
+        let details = Details {
+            source: source.clone(),
+            pi_version: path.pi_version,
+            summary: summary.clone(),
+            secrets: secrets.clone(),
+        };
         let details = serde_json::to_value(&details)
             .map_err(|e| Error::corrupt(format!("could not encode the transcript details: {e}")))?;
 
@@ -159,6 +167,7 @@ impl Store {
             cut_entries,
             fork_file,
             subagent_files: subagents.files.iter().map(|f| f.path.clone()).collect(),
+            secrets,
         })
     }
 

@@ -150,7 +150,7 @@ pub(crate) fn mounts(
             let key = cache_key(project_key, &m.object_id);
             let cache = StatCache::load(store, &key)?;
             // Everything in a volume is data: ignore files are not honoured here.
-            let c = capture::capture(writer, &m.path, &cache, true)?;
+            let c = capture::capture(writer, &m.path, &cache, capture::Filter::ALL)?;
             (stats.files, stats.dirs, stats.bytes, stats.read_bytes) =
                 (c.stats.files, c.stats.dirs, c.stats.bytes, c.stats.read_bytes);
             out.totals.symlinks += c.stats.symlinks;

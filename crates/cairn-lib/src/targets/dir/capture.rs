@@ -19,10 +19,11 @@ use ignore::gitignore::{Gitignore, GitignoreBuilder};
 use rayon::prelude::*;
 
 use super::Progress;
+use super::secrets;
 use super::statcache::{CacheEntry, Stamp, StatCache, coarse_now_ns};
 use crate::error::{Error, IoContext, Result};
 use crate::id::ObjectId;
-use crate::snapshot::{NotCovered, SkippedEntry, SnapshotStats};
+use crate::snapshot::{NotCovered, SecretEntry, SkippedEntry, SnapshotStats};
 use crate::store::chunker::{WHOLE_FILE_LIMIT, for_each_chunk};
 use crate::store::pack::BlobKind;
 use crate::store::writer::BlobWriter;
@@ -36,6 +37,26 @@ const MAX_READS: u32 = 3;
 
 /// A path relative to the captured root, as raw bytes.
 type RelPath = Vec<u8>;
+
+/// What a capture leaves out besides special files.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Filter {
+    /// Capture what `.gitignore` / `.cairnignore` ignore.
+    pub no_ignore: bool,
+    /// Capture files the secret rules would leave out (`secrets.rs`).
+    pub include_secrets: bool,
+}
+
+impl Filter {
+    /// Everything but special files: for volumes and workspaces that are data, not a user's tree.
+    pub(crate) const ALL: Filter = Filter { no_ignore: true, include_secrets: true };
+
+    /// The filter a directory snapshot was taken with, from its details.
+    pub(crate) fn of_snapshot(details: &serde_json::Value) -> Self {
+        let flag = |key: &str| details.get(key).and_then(|v| v.as_bool()).unwrap_or(false);
+        Self { no_ignore: flag("no_ignore"), include_secrets: flag("include_secrets") }
+    }
+}
 
 /// What a capture produced.
 pub(crate) struct Captured {
@@ -54,7 +75,7 @@ pub(crate) struct Captured {
     pub linked_outside: Vec<RelPath>,
 }
 
-/// Every path a capture left out: ignored, or skipped (special, unreadable or vanished).
+/// Every path a capture left out: ignored, secret, or skipped (special, unreadable, vanished).
 /// A restore must leave them alone, so it needs them all, not the few `not_covered` lists.
 #[derive(Debug, Default)]
 pub(crate) struct Uncovered {
@@ -81,6 +102,15 @@ impl Uncovered {
     }
 }
 
+/// A file's content as read: its ids (none when it was left out as a secret), and the secret
+/// rule it matched.
+struct ReadContent {
+    content: Option<Vec<ObjectId>>,
+    secret: Option<&'static str>,
+    /// The bytes read.
+    bytes: u64,
+}
+
 #[derive(Default)]
 struct Counters {
     files: AtomicU64,
@@ -99,6 +129,7 @@ struct Walk<'a> {
     writer: &'a BlobWriter<'a>,
     old_cache: &'a StatCache,
     no_ignore: bool,
+    include_secrets: bool,
     counters: Counters,
     not_covered: Mutex<NotCovered>,
     cache: Mutex<Vec<(Vec<u8>, CacheEntry)>>,
@@ -113,9 +144,9 @@ pub(crate) fn capture(
     writer: &BlobWriter<'_>,
     root: &Path,
     old_cache: &StatCache,
-    no_ignore: bool,
+    filter: Filter,
 ) -> Result<Captured> {
-    capture_observed(writer, root, old_cache, no_ignore, &Progress::default())
+    capture_observed(writer, root, old_cache, filter, &Progress::default())
 }
 
 /// [`capture`], counting the files and bytes it scans into `progress` as it goes.
@@ -123,7 +154,7 @@ pub(crate) fn capture_observed(
     writer: &BlobWriter<'_>,
     root: &Path,
     old_cache: &StatCache,
-    no_ignore: bool,
+    filter: Filter,
     progress: &Progress,
 ) -> Result<Captured> {
     let scan_started_ns = coarse_now_ns();
@@ -137,7 +168,8 @@ pub(crate) fn capture_observed(
     let walk = Walk {
         writer,
         old_cache,
-        no_ignore,
+        no_ignore: filter.no_ignore,
+        include_secrets: filter.include_secrets,
         counters: Counters::default(),
         not_covered: Mutex::new(NotCovered::default()),
         cache: Mutex::new(Vec::with_capacity(old_cache.len())),
@@ -173,6 +205,7 @@ pub(crate) fn capture_observed(
     let mut not_covered = walk.not_covered.into_inner().unwrap_or_else(|p| p.into_inner());
     not_covered.skipped.sort_by(|a, b| a.path.cmp(&b.path));
     not_covered.ignored_paths.sort();
+    not_covered.secrets.sort_by(|a, b| a.path.cmp(&b.path));
     Ok(Captured {
         root: root_id,
         stats: SnapshotStats {
@@ -313,7 +346,8 @@ impl Walk<'_> {
         let ft = meta.file_type();
         // Most entries are files the stat cache vouches for; they never need their full path.
         if ft.is_file() && (in_git || matchers.is_empty()) {
-            return Ok(self.file(dir_abs, rel, &name, &meta)?.map(|(kind, meta)| node_of(name, kind, &meta)));
+            let file = self.file(dir_abs, rel, &name, &meta, matchers)?;
+            return Ok(file.map(|(kind, meta)| node_of(name, kind, &meta)));
         }
         let abs: PathBuf = dir_abs.join(OsStr::from_bytes(&name));
         // `.git` is never ignored, whatever the rules say (`.*` would match it): an agent's
@@ -344,7 +378,7 @@ impl Walk<'_> {
             self.counters.symlinks.fetch_add(1, Ordering::Relaxed);
             NodeKind::Symlink { target: target.as_os_str().as_bytes().to_vec() }
         } else if ft.is_file() {
-            match self.file(dir_abs, rel, &name, &meta)? {
+            match self.file(dir_abs, rel, &name, &meta, matchers)? {
                 Some((kind, read)) => {
                     meta = read;
                     kind
@@ -365,6 +399,18 @@ impl Walk<'_> {
         Ok(Some(node_of(name, kind, &meta)))
     }
 
+    /// Records `rel` as left out because secret rule `rule` matched.
+    fn secret(&self, rel: &[u8], rule: &str) {
+        self.uncovered.lock().unwrap_or_else(|p| p.into_inner()).insert(rel, false);
+        let mut nc = self.not_covered.lock().unwrap_or_else(|p| p.into_inner());
+        nc.secrets.push(SecretEntry { path: lossy(rel), rule: rule.to_owned() });
+    }
+
+    /// True when a file a secret rule matched is captured anyway.
+    fn keeps_secret(&self, matchers: &[Gitignore], dir_abs: &Path, name: &[u8]) -> bool {
+        self.include_secrets || secrets::opted_in(matchers, &dir_abs.join(OsStr::from_bytes(name)))
+    }
+
     /// Captures the file `name` of directory `dir_abs`; `rel` is its path in the tree. Returns
     /// its node kind and the metadata that goes with the content read (a file read again
     /// because it changed has newer metadata than the walk saw).
@@ -374,21 +420,46 @@ impl Walk<'_> {
         rel: Vec<u8>,
         name: &[u8],
         meta: &std::fs::Metadata,
+        matchers: &[Gitignore],
     ) -> Result<Option<(NodeKind, std::fs::Metadata)>> {
+        if let Some(rule) = secrets::by_name(&rel, name)
+            && !self.keeps_secret(matchers, dir_abs, name)
+        {
+            self.secret(&rel, rule);
+            return Ok(None);
+        }
         let stamp = Stamp::of(meta);
+        let mut cached = self.old_cache.lookup_entry(&rel, &stamp);
+        if let Some(entry) = cached
+            && let Some(rule) = &entry.secret
+        {
+            if !self.keeps_secret(matchers, dir_abs, name) {
+                self.secret(&rel, rule);
+                self.cache.lock().unwrap_or_else(|p| p.into_inner()).push((rel, entry.clone()));
+                return Ok(None);
+            }
+            // Left out last time, so its bytes were never stored: read it now.
+            if entry.content.is_empty() && meta.size() > 0 {
+                cached = None;
+            }
+        }
+        // A cached file whose content the store can no longer vouch for is read again.
+        if let Some(entry) = cached
+            && !self.writer.vouches_all(&entry.content)?
+        {
+            cached = None;
+        }
         self.progress.scanned(meta.size());
         if meta.nlink() > 1 {
             let mut links = self.hardlinks.lock().unwrap_or_else(|p| p.into_inner());
             let group = links.entry((meta.dev(), meta.ino())).or_insert_with(|| (meta.nlink(), Vec::new()));
             group.1.push(rel.clone());
         }
-        // A cached file whose content the store can no longer vouch for is read again.
-        let cached = match self.old_cache.lookup(&rel, &stamp) {
-            Some(content) if self.writer.vouches_all(content)? => Some(content),
-            _ => None,
-        };
-        let content = match cached {
-            Some(content) => content.to_vec(),
+        let (content, secret) = match cached {
+            Some(entry) => {
+                self.counted(meta.size());
+                (entry.content.clone(), entry.secret.clone())
+            }
             None => {
                 let rel = rel.as_slice();
                 let abs = &dir_abs.join(OsStr::from_bytes(name));
@@ -406,6 +477,7 @@ impl Walk<'_> {
                     }
                     Err(e) => return Err(Error::io("open", abs, e)),
                 };
+                let keep = || self.keeps_secret(matchers, dir_abs, name);
                 // A file that changes while it is read (its size, mtime or ctime moved) is read
                 // again, a few times; one that keeps changing is stored as last read, listed in
                 // `not_covered`, and not cached, so the next save reads it again.
@@ -413,33 +485,44 @@ impl Walk<'_> {
                 let mut reads = 0;
                 loop {
                     reads += 1;
-                    let (content, read) = self.read_content(&mut file, abs, before.size())?;
-                    self.counters.read_bytes.fetch_add(read, Ordering::Relaxed);
+                    let read = self.read_content(&mut file, abs, before.size(), (rel, name), &keep)?;
+                    self.counters.read_bytes.fetch_add(read.bytes, Ordering::Relaxed);
                     let after = file.metadata().at("read the metadata of", abs)?;
-                    let steady = Stamp::of(&after) == Stamp::of(&before) && read == after.size();
+                    let steady = Stamp::of(&after) == Stamp::of(&before) && read.bytes == after.size();
                     if steady || reads == MAX_READS {
+                        let first_read_steady = steady && reads == 1;
+                        let secret = read.secret.map(str::to_owned);
+                        let Some(content) = read.content else {
+                            // Left out as a secret; cached as such, so an unchanged file is
+                            // left out again without being read.
+                            self.secret(rel, read.secret.unwrap_or_default());
+                            if first_read_steady {
+                                let entry = CacheEntry { stamp, content: Vec::new(), secret };
+                                self.cache
+                                    .lock()
+                                    .unwrap_or_else(|p| p.into_inner())
+                                    .push((rel.to_vec(), entry));
+                            }
+                            return Ok(None);
+                        };
                         if !steady {
                             self.changing(rel);
                         }
-                        self.counted(read);
-                        let kind = NodeKind::File { size: read, content: content.clone() };
-                        if steady && reads == 1 {
-                            break content;
+                        self.counted(read.bytes);
+                        if first_read_steady {
+                            break (content, secret);
                         }
-                        return Ok(Some((kind, after)));
+                        return Ok(Some((NodeKind::File { size: read.bytes, content }, after)));
                     }
                     before = after;
                     file.seek(std::io::SeekFrom::Start(0)).at("read", abs)?;
                 }
             }
         };
-        if cached.is_some() {
-            self.counted(meta.size());
-        }
         self.cache
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .push((rel, CacheEntry { stamp, content: content.clone() }));
+            .push((rel, CacheEntry { stamp, content: content.clone(), secret }));
         Ok(Some((NodeKind::File { size: meta.size(), content }, meta.clone())))
     }
 
@@ -455,15 +538,30 @@ impl Walk<'_> {
         nc.skipped.push(SkippedEntry { path: lossy(rel), reason: "changed_while_read".to_owned() });
     }
 
-    /// Reads the file's content into blobs; returns their ids and the bytes read.
-    fn read_content(&self, file: &mut std::fs::File, abs: &Path, size: u64) -> Result<(Vec<ObjectId>, u64)> {
+    /// Reads and stores the content of `file`. A file up to the whole-file limit is checked
+    /// against the secret content rules before anything is stored; one that matches is stored
+    /// only if `keep` says so.
+    fn read_content(
+        &self,
+        file: &mut std::fs::File,
+        abs: &Path,
+        size: u64,
+        (rel, name): (&[u8], &[u8]),
+        keep: impl Fn() -> bool,
+    ) -> Result<ReadContent> {
         if size <= WHOLE_FILE_LIMIT {
             // The size is known from the walk; reading through `take` skips the extra stat that
             // `File::read_to_end` makes to size its buffer.
             let mut data = Vec::with_capacity(size as usize + 1);
             file.by_ref().take(WHOLE_FILE_LIMIT + 1).read_to_end(&mut data).at("read", abs)?;
             if data.len() as u64 <= WHOLE_FILE_LIMIT {
-                return Ok((vec![self.writer.write(BlobKind::Data, &data)?], data.len() as u64));
+                let bytes = data.len() as u64;
+                let secret = secrets::by_content(rel, name, &data);
+                if secret.is_some() && !keep() {
+                    return Ok(ReadContent { content: None, secret, bytes });
+                }
+                let content = Some(vec![self.writer.write(BlobKind::Data, &data)?]);
+                return Ok(ReadContent { content, secret, bytes });
             }
             // It grew past one blob while it was read: read it again as chunks.
             file.seek(std::io::SeekFrom::Start(0)).at("read", abs)?;
@@ -476,6 +574,6 @@ impl Walk<'_> {
             Ok(())
         })
         .at("read", abs)??;
-        Ok((ids, read))
+        Ok(ReadContent { content: Some(ids), secret: None, bytes: read })
     }
 }

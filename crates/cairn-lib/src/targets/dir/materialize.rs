@@ -158,7 +158,7 @@ impl<'a> Materializer<'a> {
     }
 
     fn remember(&self, rel: &[u8], st: &rustix::fs::Stat, content: &[ObjectId]) {
-        let entry = CacheEntry { stamp: stamp_of(st), content: content.to_vec() };
+        let entry = CacheEntry { stamp: stamp_of(st), content: content.to_vec(), secret: None };
         self.written.lock().unwrap_or_else(|p| p.into_inner()).push((rel.to_vec(), entry));
     }
 

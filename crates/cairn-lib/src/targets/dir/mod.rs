@@ -6,6 +6,7 @@ pub(crate) mod capture;
 pub(crate) mod fsops;
 pub(crate) mod materialize;
 pub(crate) mod restore;
+pub(crate) mod secrets;
 pub(crate) mod statcache;
 
 /// Live counts of a running save or restore, for a progress display: the capture and the

@@ -42,7 +42,11 @@ impl Stamp {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub(crate) struct CacheEntry {
     pub stamp: Stamp,
+    /// The content ids; empty for a file left out as a secret (its bytes were never stored).
     pub content: Vec<ObjectId>,
+    /// The secret rule the file's content matched when it was read, so an unchanged secret
+    /// stays left out without being read again (`targets/dir/secrets.rs`).
+    pub secret: Option<String>,
 }
 
 #[derive(Debug, Default, Serialize, Deserialize)]
@@ -93,11 +97,17 @@ impl StatCache {
     }
 
     /// The cached content of `path`, when `stamp` matches and the entry is not racy.
+    #[cfg(test)]
     pub(crate) fn lookup(&self, path: &[u8], stamp: &Stamp) -> Option<&[ObjectId]> {
+        self.lookup_entry(path, stamp).map(|e| e.content.as_slice())
+    }
+
+    /// The cached entry of `path`, when `stamp` matches and the entry is not racy.
+    pub(crate) fn lookup_entry(&self, path: &[u8], stamp: &Stamp) -> Option<&CacheEntry> {
         let entry = self.entries.get(path)?;
         let racy =
             entry.stamp.mtime_ns >= self.scan_started_ns || entry.stamp.ctime_ns >= self.scan_started_ns;
-        (entry.stamp == *stamp && !racy).then_some(entry.content.as_slice())
+        (entry.stamp == *stamp && !racy).then_some(entry)
     }
 
     /// Number of entries.
@@ -156,7 +166,7 @@ mod tests {
         let content = vec![ObjectId::of(b"content")];
         let cache = StatCache::from_scan(
             SCAN,
-            vec![(b"f".to_vec(), CacheEntry { stamp: entry, content: content.clone() })],
+            vec![(b"f".to_vec(), CacheEntry { stamp: entry, content: content.clone(), secret: None })],
         );
         (cache, content)
     }
@@ -209,7 +219,11 @@ mod tests {
     #[test]
     fn racy_entries_are_not_carried_into_a_rewritten_cache() {
         let content = vec![ObjectId::of(b"x")];
-        let entry = |mtime_ns| CacheEntry { stamp: stamp(mtime_ns, SCAN - 5), content: content.clone() };
+        let entry = |mtime_ns| CacheEntry {
+            stamp: stamp(mtime_ns, SCAN - 5),
+            content: content.clone(),
+            secret: None,
+        };
         let cache = StatCache::from_scan(
             SCAN,
             vec![(b"old".to_vec(), entry(SCAN - 5)), (b"racy".to_vec(), entry(SCAN))],

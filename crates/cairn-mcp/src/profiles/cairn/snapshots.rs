@@ -144,6 +144,8 @@ fn save(state: &ServerState, a: SaveArgs) -> Result<SaveResult, ToolError> {
         force: a.force,
         no_ignore: a.no_ignore,
         session: state.choice(a.session),
+        // An agent cannot opt into copying credentials; the user's `secrets.include` can.
+        include_secrets: false,
     })
 }
 

@@ -1,0 +1,187 @@
+//! Fuzz targets for every parser of untrusted input, and the driver that runs them.
+//!
+//! The driver is proptest on the stable toolchain: each input is a seed from
+//! `corpus/<target>/` (small files written for this repository) with a random list of byte
+//! edits applied (flips, inserts, deletions, truncation, splices of another seed), run until a
+//! time budget is spent. A panic fails the run; proptest then shrinks the input to a small one,
+//! which is written to `crashes/<target>-<n>.bin` and becomes a regression test in
+//! `tests/regressions.rs`. `docs/security.md` says why this and not AFL or bolero.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use proptest::prelude::*;
+use proptest::test_runner::{Config, TestError, TestRunner};
+
+/// One target: its name (its corpus directory) and the parser it drives.
+pub struct Target {
+    /// The name `scripts/fuzz` takes.
+    pub name: &'static str,
+    /// What it parses.
+    pub about: &'static str,
+    /// The parser, fed one input.
+    pub run: fn(&[u8]),
+}
+
+fn transcript(bytes: &[u8]) {
+    let text = String::from_utf8_lossy(bytes);
+    for source in ["fuzz.jsonl", "2025-01-10T09-00-00-000Z_0193a1f0.jsonl"] {
+        if let Ok(t) = cairn_transcript::Transcript::parse(source, &text) {
+            let path = t.active_path();
+            let _ = path.summary();
+            let _ = path.document();
+        }
+    }
+}
+
+/// Every target.
+pub const TARGETS: &[Target] = &[
+    Target {
+        name: "tar_import",
+        about: "an archive to import (tar, tar.gz, tar.zst)",
+        run: cairn_lib::fuzz::tar_import,
+    },
+    Target { name: "pack", about: "a pack file: trailing header and blobs", run: cairn_lib::fuzz::pack },
+    Target {
+        name: "record",
+        about: "a snapshot record, tree, root or stat cache",
+        run: cairn_lib::fuzz::record,
+    },
+    Target { name: "transcript", about: "a Pi or Claude Code session file", run: transcript },
+    Target {
+        name: "dap",
+        about: "Content-Length framed DAP messages from an adapter",
+        run: cairn_dap::fuzz::framing,
+    },
+    Target {
+        name: "compose_labels",
+        about: "compose labels of a container",
+        run: cairn_docker::fuzz::compose_labels,
+    },
+    Target {
+        name: "options",
+        about: "JSON arguments of the operations MCP tools call",
+        run: cairn_lib::fuzz::options,
+    },
+];
+
+/// The target named `name`.
+pub fn target(name: &str) -> Option<&'static Target> {
+    TARGETS.iter().find(|t| t.name == name)
+}
+
+/// The checked-in seed corpus of a target.
+pub fn corpus_dir(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus").join(name)
+}
+
+/// The seeds of a target, sorted by file name.
+pub fn seeds(name: &str) -> Vec<Vec<u8>> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(corpus_dir(name))
+        .map(|it| it.filter_map(|e| e.ok().map(|e| e.path())).collect())
+        .unwrap_or_default();
+    files.sort();
+    files.iter().filter_map(|f| std::fs::read(f).ok()).collect()
+}
+
+/// One edit of an input.
+#[derive(Debug, Clone)]
+enum Edit {
+    Flip(usize, u8),
+    Insert(usize, Vec<u8>),
+    Delete(usize, usize),
+    Truncate(usize),
+    Splice(usize, usize, usize),
+}
+
+fn edit() -> impl Strategy<Value = Edit> {
+    prop_oneof![
+        (any::<usize>(), any::<u8>()).prop_map(|(at, b)| Edit::Flip(at, b)),
+        (any::<usize>(), prop::collection::vec(any::<u8>(), 1..16)).prop_map(|(at, b)| Edit::Insert(at, b)),
+        (any::<usize>(), 1usize..64).prop_map(|(at, n)| Edit::Delete(at, n)),
+        any::<usize>().prop_map(Edit::Truncate),
+        (any::<usize>(), any::<usize>(), 1usize..512).prop_map(|(s, at, n)| Edit::Splice(s, at, n)),
+    ]
+}
+
+fn apply(seeds: &[Vec<u8>], seed: usize, edits: &[Edit]) -> Vec<u8> {
+    let mut out = seeds[seed % seeds.len()].clone();
+    for e in edits {
+        let len = out.len();
+        match e {
+            Edit::Flip(at, b) if len > 0 => out[at % len] ^= b,
+            Edit::Insert(at, bytes) => {
+                let at = at % (len + 1);
+                out.splice(at..at, bytes.iter().copied());
+            }
+            Edit::Delete(at, n) if len > 0 => {
+                let at = at % len;
+                out.drain(at..(at + n).min(len));
+            }
+            Edit::Truncate(at) => out.truncate(at % (len + 1)),
+            Edit::Splice(s, at, n) => {
+                let other = &seeds[s % seeds.len()];
+                let from = if other.is_empty() { 0 } else { at % other.len() };
+                let piece: Vec<u8> = other[from..(from + n).min(other.len())].to_vec();
+                let at = at % (out.len() + 1);
+                out.splice(at..at, piece);
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// What a run did.
+#[derive(Debug)]
+pub struct Report {
+    /// Inputs run, seeds included.
+    pub executions: u64,
+    /// Wall time spent.
+    pub elapsed: Duration,
+}
+
+/// Runs `target` on its seeds, then on edited seeds until `budget` is spent. A crash returns
+/// the shrunk input that caused it, also written to `crashes/`.
+pub fn fuzz(target: &Target, budget: Duration) -> Result<Report, String> {
+    let started = Instant::now();
+    let seeds = seeds(target.name);
+    if seeds.is_empty() {
+        return Err(format!("target {} has no seeds in {}", target.name, corpus_dir(target.name).display()));
+    }
+    for seed in &seeds {
+        (target.run)(seed);
+    }
+    let mut executions = seeds.len() as u64;
+    let strategy = (any::<usize>(), prop::collection::vec(edit(), 0..12));
+    let mut round = 0u64;
+    while started.elapsed() < budget {
+        let config = Config { cases: 256, failure_persistence: None, ..Config::default() };
+        let mut runner = TestRunner::new_with_rng(
+            config,
+            proptest::test_runner::TestRng::from_seed(
+                proptest::test_runner::RngAlgorithm::ChaCha,
+                &[(round as u8).wrapping_add(target.name.len() as u8); 32],
+            ),
+        );
+        round += 1;
+        let run = runner.run(&strategy, |(seed, edits)| {
+            (target.run)(&apply(&seeds, seed, &edits));
+            Ok(())
+        });
+        executions += 256;
+        if let Err(TestError::Fail(why, (seed, edits))) = run {
+            let input = apply(&seeds, seed, &edits);
+            let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("crashes");
+            let _ = std::fs::create_dir_all(&dir);
+            let file = dir.join(format!("{}-{round}.bin", target.name));
+            let _ = std::fs::write(&file, &input);
+            return Err(format!(
+                "target {} crashed ({why}); the input is in {}",
+                target.name,
+                file.display()
+            ));
+        }
+    }
+    Ok(Report { executions, elapsed: started.elapsed() })
+}

@@ -1,0 +1,64 @@
+//! Entry points for the fuzz targets (`crates/cairn-fuzz`): every parser of bytes that reach
+//! the engine from outside — archives to import, pack files, snapshot records, trees and stat
+//! caches read back from a store someone else may have written. Not part of the supported API.
+
+use crate::id::ObjectId;
+use crate::store::Store;
+use crate::store::writer::BlobWriter;
+
+thread_local! {
+    /// One scratch store per thread: the import target writes through a dry writer, so it
+    /// stays empty.
+    static SCRATCH: Option<(tempfile::TempDir, Store)> = tempfile::tempdir()
+        .ok()
+        .and_then(|dir| Store::open(&dir.path().join("store")).ok().map(|s| (dir, s)));
+}
+
+/// Reads `bytes` as an archive to import (plain, gzip or zstd), with every check and limit.
+pub fn tar_import(bytes: &[u8]) {
+    SCRATCH.with(|scratch| {
+        let Some((_, store)) = scratch else { return };
+        let writer = BlobWriter::dry(store);
+        let reader: Box<dyn std::io::Read + '_> = match bytes {
+            [0x1f, 0x8b, ..] => Box::new(flate2::read::MultiGzDecoder::new(bytes)),
+            [0x28, 0xb5, 0x2f, 0xfd, ..] => match zstd::Decoder::new(bytes) {
+                Ok(d) => Box::new(d),
+                Err(_) => return,
+            },
+            _ => Box::new(bytes),
+        };
+        let check = crate::ops::archive::checker(1 << 24, 10_000);
+        let _ = crate::ops::archive::read_into(&writer, reader, std::path::Path::new("fuzz.tar"), check);
+    });
+}
+
+/// Reads `bytes` as a pack file: its trailing header, then every blob it lists.
+pub fn pack(bytes: &[u8]) {
+    let Ok(entries) = crate::store::pack::read_header("fuzz", bytes) else { return };
+    for e in entries {
+        let (start, end) = (e.offset as usize, e.offset as usize + e.length as usize);
+        if let Some(stored) = bytes.get(start..end) {
+            let _ = crate::store::pack::decode(&e.id, stored, e.compressed, e.raw_length);
+        }
+    }
+}
+
+/// Reads `bytes` as a snapshot record, a tree, a snapshot root and a stat cache.
+pub fn record(bytes: &[u8]) {
+    let _ = serde_json::from_slice::<crate::snapshot::Snapshot>(bytes);
+    let id = ObjectId::of(bytes);
+    let _ = crate::tree::decode::<crate::tree::Tree>(&id, bytes);
+    let _ = crate::tree::decode::<crate::tree::DirRoot>(&id, bytes);
+    let _ = crate::targets::dir::statcache::StatCache::decode_content_ids(bytes);
+}
+
+/// Decodes `bytes` as JSON arguments of the operations the MCP tools call, the way a tool
+/// call's arguments reach them.
+pub fn options(bytes: &[u8]) {
+    let Ok(value) = serde_json::from_slice::<serde_json::Value>(bytes) else { return };
+    let _ = serde_json::from_value::<crate::ops::save::SaveOptions>(value.clone());
+    let _ = serde_json::from_value::<crate::ops::restore::RestoreOptions>(value.clone());
+    let _ = serde_json::from_value::<crate::ops::archive::ExportOptions>(value.clone());
+    let _ = serde_json::from_value::<crate::ops::archive::ImportOptions>(value.clone());
+    let _ = serde_json::from_value::<crate::ops::transcript::TranscriptSaveOptions>(value);
+}
