@@ -18,9 +18,9 @@ pub struct CheckArgs {
 
 pub fn run(global: &GlobalArgs, args: CheckArgs, printer: &Printer) -> CommandResult {
     // A catalog too damaged to open is what check is for: report it as its finding.
-    let result = match open_store(global).and_then(|store| {
-        printer.with_progress("checking", || store.check(args.read_data)).map_err(Into::into)
-    }) {
+    let result = match open_store(global)
+        .and_then(|store| printer.with_progress("checking", || store.check(args.read_data)))
+    {
         Ok(result) => result,
         Err(e) if e.code() == Some("catalog_damaged") => {
             CheckResult { problems: vec![crate::error::render(&e)], ..CheckResult::default() }

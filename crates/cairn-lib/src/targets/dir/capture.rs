@@ -485,7 +485,7 @@ impl Walk<'_> {
                 let mut reads = 0;
                 loop {
                     reads += 1;
-                    let read = self.read_content(&mut file, abs, before.size(), (rel, name), &keep)?;
+                    let read = self.read_content(&mut file, abs, before.size(), (rel, name), keep)?;
                     self.counters.read_bytes.fetch_add(read.bytes, Ordering::Relaxed);
                     let after = file.metadata().at("read the metadata of", abs)?;
                     let steady = Stamp::of(&after) == Stamp::of(&before) && read.bytes == after.size();
