@@ -123,7 +123,7 @@ pub fn tool_hint(hint: &Hint, tool: impl Fn(&Operation) -> Option<String>) -> St
         Hint::GiveOneOf(options) => {
             format!("pass {}", one_of(options.iter().map(|o| o.to_string()).collect()))
         }
-        Hint::DropOption(o) => format!("leave out {o}"),
+        Hint::DropOption(o) => format!("leave out the {o} argument"),
         Hint::Run(op) => tool(op).unwrap_or_else(|| ask_user(op)),
         Hint::Allow { capability, store } => ask_allow(*capability, store),
         Hint::ChooseStore => "ask the user to start the server with another --store".to_owned(),

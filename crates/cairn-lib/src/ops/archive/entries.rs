@@ -16,9 +16,10 @@ pub(crate) enum Seen {
     Symlink,
 }
 
-/// A path as printed in a refusal: lossy UTF-8, control characters escaped.
+/// A path as printed in a refusal: lossy UTF-8 (quoted and escaped by the message).
 pub(crate) fn shown(raw: &[u8]) -> String {
-    String::from_utf8_lossy(raw).escape_debug().to_string()
+    // Messages quote it with `{:?}`, which escapes control characters once.
+    String::from_utf8_lossy(raw).into_owned()
 }
 
 /// `raw` as a relative path of components, or a refusal that names it. An empty result is
@@ -156,7 +157,7 @@ mod tests {
         assert_eq!(normalize(b"./").unwrap(), b"");
         for bad in [&b"/etc/passwd"[..], b"a/../../x", b"..", b"a\0b"] {
             let err = normalize(bad).unwrap_err().to_string();
-            assert!(err.contains(&shown(bad)), "{err}");
+            assert!(err.contains(&format!("{:?}", shown(bad))), "{err}");
         }
     }
 
