@@ -64,6 +64,23 @@ pub fn created(rfc3339: &str) -> String {
     rfc3339.chars().take(19).collect::<String>().replace('T', " ")
 }
 
+/// A capture's stats on one indented line: what it holds, then (with `read`, for a capture
+/// that walked the tree) the bytes read, and what it stored and how long it took.
+pub fn capture_stats(s: &Snapshot, read: bool) -> String {
+    let t = &s.stats;
+    let read = if read { format!("read {}, ", bytes(t.read_bytes)) } else { String::new() };
+    format!(
+        "  {} files, {} dirs, {} links, {}; {read}stored {} new ({} after compression) in {}\n",
+        t.files,
+        t.dirs,
+        t.symlinks,
+        bytes(t.bytes),
+        bytes(t.new_bytes),
+        bytes(t.stored_bytes),
+        millis(t.duration_ms),
+    )
+}
+
 /// The id, with the name in brackets when there is one.
 pub fn label(s: &Snapshot) -> String {
     match &s.name {

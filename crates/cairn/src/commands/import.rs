@@ -47,17 +47,6 @@ fn default_target(file: &std::path::Path) -> String {
 
 fn human(r: &ImportResult) -> String {
     let s = &r.snapshot;
-    format!(
-        "imported {} as {} of {}\n  {} files, {} dirs, {} links, {}; stored {} new ({} after compression) in {}\n",
-        r.file.display(),
-        format::label(s),
-        s.target,
-        s.stats.files,
-        s.stats.dirs,
-        s.stats.symlinks,
-        format::bytes(s.stats.bytes),
-        format::bytes(s.stats.new_bytes),
-        format::bytes(s.stats.stored_bytes),
-        format::millis(s.stats.duration_ms),
-    )
+    format!("imported {} as {} of {}\n", r.file.display(), format::label(s), s.target)
+        + &format::capture_stats(s, false)
 }

@@ -58,19 +58,8 @@ fn human(r: &SaveResult) -> String {
     let s = &r.snapshot;
     let recovered = r.interrupted_restore.as_ref().map(format::recovered).unwrap_or_default();
     let mut out = recovered
-        + &format!(
-            "saved {} of {}\n  {} files, {} dirs, {} links, {}; read {}, stored {} new ({} after compression) in {}\n",
-            format::label(s),
-            s.target,
-            s.stats.files,
-            s.stats.dirs,
-            s.stats.symlinks,
-            format::bytes(s.stats.bytes),
-            format::bytes(s.stats.read_bytes),
-            format::bytes(s.stats.new_bytes),
-            format::bytes(s.stats.stored_bytes),
-            format::millis(s.stats.duration_ms),
-        );
+        + &format!("saved {} of {}\n", format::label(s), s.target)
+        + &format::capture_stats(s, true);
     out.push_str(&format::not_covered(&s.not_covered));
     for removed in &r.removed_by_policy {
         out.push_str(&format!("removed by the keep policy: {}\n", format::label(removed)));
