@@ -63,6 +63,9 @@ impl Harness {
         std::fs::create_dir_all(path.join("src")).unwrap();
         std::fs::write(path.join("README"), "hello\n").unwrap();
         std::fs::write(path.join("src/main.rs"), "fn main() {}\n").unwrap();
+        // Files stamped within the clock tick a save starts in are read again by every save
+        // (the stat cache's racy rule), which would make `read_bytes` depend on timing.
+        std::thread::sleep(std::time::Duration::from_millis(30));
         path
     }
 
