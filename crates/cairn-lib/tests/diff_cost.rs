@@ -18,17 +18,24 @@ fn a_diff_of_50000_files_with_3_changes_reads_only_the_changed_subtrees() {
     }
     let store = Store::open(&dir.path().join("store")).unwrap();
     let target = work.display().to_string();
-    let a = store.save(&SaveOptions { target: target.clone(), ..SaveOptions::default() }).unwrap();
+    let a = store
+        .save(&SaveOptions { target: target.clone(), ..SaveOptions::default() }, &Default::default())
+        .unwrap();
     for d in [3, 500, 999] {
         std::fs::write(work.join(format!("g{}/d{d}/f7.txt", d % 10)), "changed\n").unwrap();
     }
-    let b = store.save(&SaveOptions { target: target.clone(), ..SaveOptions::default() }).unwrap();
+    let b = store
+        .save(&SaveOptions { target: target.clone(), ..SaveOptions::default() }, &Default::default())
+        .unwrap();
     let diff = store
-        .diff(&DiffOptions {
-            from: a.snapshot.id.to_string(),
-            to: Some(b.snapshot.id.to_string()),
-            ..DiffOptions::default()
-        })
+        .diff(
+            &DiffOptions {
+                from: a.snapshot.id.to_string(),
+                to: Some(b.snapshot.id.to_string()),
+                ..DiffOptions::default()
+            },
+            &Default::default(),
+        )
         .unwrap();
     assert_eq!(diff.summary.modified, 3);
     assert_eq!(diff.summary.unchanged, 49_997);

@@ -72,7 +72,7 @@ impl ResourceSet {
         if self != ResourceSet::DebugSnapshots {
             return read(state, uri);
         }
-        let list = state.store.debug_list(&state.choice(None))?;
+        let list = state.store.debug_list(&Default::default(), &state.context())?;
         let json = serde_json::to_string_pretty(&list).map_err(|e| {
             crate::error::internal(format!("could not encode {uri} ({e}); report this as a cairn bug"))
         })?;
@@ -140,8 +140,7 @@ fn serves(uri: &str) -> bool {
 /// Reads `uri` (blocking: it queries the catalog).
 fn read(state: &ServerState, uri: &str) -> Result<ResourceContents, ToolError> {
     let json = if uri == SNAPSHOTS_URI {
-        let list =
-            state.store.list(&ListOptions { session: state.choice(None), ..ListOptions::default() })?;
+        let list = state.store.list(&ListOptions::default(), &state.context())?;
         let snapshots: Vec<Entry> = list
             .snapshots
             .into_iter()

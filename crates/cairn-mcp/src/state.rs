@@ -6,7 +6,6 @@ use std::sync::Arc;
 
 use cairn_lib::Store;
 use cairn_lib::ops::agent::{Capability, INVALID_CONFIG_CODE, check_agent_permission};
-use cairn_lib::ops::resolve::SessionChoice;
 
 use crate::error::ToolError;
 
@@ -32,11 +31,6 @@ impl ServerState {
     /// What the engine needs to know about every call of this server: its pin.
     pub fn context(&self) -> cairn_lib::ops::resolve::CallContext {
         cairn_lib::ops::resolve::CallContext { pinned_session: self.pinned_session.clone() }
-    }
-
-    /// The session choice of a call that named `session` (or none).
-    pub fn choice(&self, session: Option<String>) -> SessionChoice {
-        SessionChoice { session, pinned: self.pinned_session.clone() }
     }
 
     /// Refuses `capability` unless the user allowed it. The store's config is read again on

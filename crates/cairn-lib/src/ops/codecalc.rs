@@ -11,7 +11,6 @@ use std::path::PathBuf;
 
 use serde::Deserialize;
 
-use super::resolve::SessionChoice;
 use crate::error::{Error, Result};
 use crate::id::{ObjectId, SnapshotId};
 use crate::snapshot::{NotCovered, Snapshot, SnapshotStats};
@@ -30,16 +29,20 @@ pub struct WorkspaceSaveOptions {
     /// What the snapshot is being taken before (a free-form label).
     pub description: Option<String>,
     /// The session to save into.
-    pub session: SessionChoice,
+    pub session: Option<String>,
 }
 
 impl Store {
     /// Captures a workspace as a new snapshot, leaving out the excluded top-level entries and
     /// refusing symbolic links and hard links anywhere else in it.
-    pub fn save_workspace(&self, options: &WorkspaceSaveOptions) -> Result<Snapshot> {
+    pub fn save_workspace(
+        &self,
+        options: &WorkspaceSaveOptions,
+        context: &super::resolve::CallContext,
+    ) -> Result<Snapshot> {
         let path = crate::targets::canonical_dir(&options.workspace)?;
         self.refuse_overlap(&path)?;
-        let session = self.resolve_session(&options.session)?;
+        let session = self.call_session(options.session.as_deref(), context)?;
         let key = path.to_string_lossy().into_owned();
         let _lock = self.lock_target(&key, "a save")?;
         self.resolve_interrupted(&key, super::interrupted::Resolve::RollBack)?;

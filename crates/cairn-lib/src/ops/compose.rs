@@ -12,7 +12,7 @@ use std::time::Duration;
 use cairn_docker::Project;
 use serde::{Deserialize, Serialize};
 
-use super::resolve::SessionChoice;
+use super::resolve::CallContext;
 use crate::error::{Error, ErrorKind, Hint, Operation, Result};
 use crate::name::validate_name;
 use crate::snapshot::Snapshot;
@@ -32,30 +32,40 @@ pub use crate::targets::compose::record::{
 /// How long a container gets to exit after its stop signal (compose's own default).
 const STOP_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// What to capture.
+/// What to capture. The doc comments are the CLI's help; the arcave profile maps its own
+/// contract's arguments into these.
 #[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
+#[cfg_attr(feature = "clap", derive(clap::Args))]
+#[serde(deny_unknown_fields)]
 pub struct ComposeSaveOptions {
     /// The compose project, as `docker compose ls` names it.
     pub project: String,
-    /// A name for the savepoint, unique per session and project.
+    /// A name to refer to the savepoint by.
+    // Unique per session and project.
+    #[cfg_attr(feature = "clap", arg(long, short))]
     pub name: Option<String>,
-    /// What the savepoint is being taken before.
+    /// What this savepoint is being taken before.
+    #[cfg_attr(feature = "clap", arg(long, short))]
     pub description: Option<String>,
-    /// Move an existing name to the new savepoint instead of refusing.
+    /// Move an existing name to the new savepoint.
     #[serde(default)]
+    #[cfg_attr(feature = "clap", arg(long, short))]
     pub force: bool,
-    /// How long to wait for the services to be ready again (`2m`, `90s`); default: the
-    /// project's own bound, from its healthchecks.
+    /// How long to wait for the services to be ready again, e.g. 2m or 90s (default: the
+    /// project's own bound, from its healthchecks).
+    #[cfg_attr(feature = "clap", arg(long, value_name = "DURATION"))]
     pub wait_timeout: Option<String>,
-    /// `stop` (the default), `pause` (cgroup freezer: crash-consistent, no restart) or `none`
-    /// (a live copy).
+    /// stop (default), pause (freeze without a restart; crash-consistent) or none (live copy).
+    // `pause` is the cgroup freezer.
+    #[cfg_attr(feature = "clap", arg(long, value_name = "MODE"))]
     pub consistency: Option<String>,
-    /// Also store the images themselves, so a rollback works after they are deleted.
+    /// Also store the images, so a rollback works after they are deleted.
     #[serde(default)]
+    #[cfg_attr(feature = "clap", arg(long))]
     pub with_images: bool,
-    /// The session to save into.
-    #[serde(default)]
-    pub session: SessionChoice,
+    /// The session to save into (name or id).
+    #[cfg_attr(feature = "clap", arg(long))]
+    pub session: Option<String>,
 }
 
 /// A new compose savepoint.
@@ -76,16 +86,38 @@ pub struct ComposeSaveResult {
 
 /// What to roll back to.
 #[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
+#[cfg_attr(feature = "clap", derive(clap::Args))]
+#[serde(deny_unknown_fields)]
 pub struct ComposeRollbackOptions {
     /// The compose project.
     pub project: String,
     /// The savepoint: an id, a unique id prefix, a name, or `latest`.
     pub reference: String,
-    /// How long to wait for the services to be ready (`2m`, `90s`).
+    /// How long to wait for the services to be ready, e.g. 2m or 90s.
+    #[cfg_attr(feature = "clap", arg(long, value_name = "DURATION"))]
     pub wait_timeout: Option<String>,
-    /// The session to resolve the reference in.
+    /// The session (name or id).
+    #[cfg_attr(feature = "clap", arg(long))]
+    pub session: Option<String>,
+}
+
+/// Which savepoints to list.
+#[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
+#[cfg_attr(feature = "clap", derive(clap::Args))]
+#[serde(deny_unknown_fields)]
+pub struct ComposeListOptions {
+    /// The compose project.
+    pub project: String,
+    /// Also list the safety snapshots rollbacks took.
     #[serde(default)]
-    pub session: SessionChoice,
+    #[cfg_attr(feature = "clap", arg(long))]
+    pub include_safety_snapshots: bool,
+    /// desc (newest first, the default) or asc.
+    #[cfg_attr(feature = "clap", arg(long))]
+    pub sort: Option<String>,
+    /// The session (name or id).
+    #[cfg_attr(feature = "clap", arg(long))]
+    pub session: Option<String>,
 }
 
 /// What a rollback did.
@@ -138,7 +170,7 @@ fn only(project: &Project, names: &[String]) -> Project {
 
 impl Store {
     /// Captures a compose project as a new savepoint.
-    pub fn compose_save(&self, o: &ComposeSaveOptions) -> Result<ComposeSaveResult> {
+    pub fn compose_save(&self, o: &ComposeSaveOptions, context: &CallContext) -> Result<ComposeSaveResult> {
         let key = project_key(&o.project)?;
         let consistency = o.consistency.as_deref().unwrap_or("stop");
         if !matches!(consistency, "stop" | "pause" | "none") {
@@ -150,7 +182,7 @@ impl Store {
             validate_name("savepoint", name)?;
         }
         let wait = wait_timeout(o.wait_timeout.as_deref())?;
-        let session = self.resolve_session(&o.session)?;
+        let session = self.call_session(o.session.as_deref(), context)?;
         if let (Some(name), false) = (&o.name, o.force)
             && self.resolve_snapshot(&session, name, Some(&key)).is_ok()
         {
@@ -214,15 +246,13 @@ impl Store {
     /// Lists a project's savepoints (`sort`: `desc`, the default, or `asc`).
     pub fn compose_list(
         &self,
-        project: &str,
-        include_safety_snapshots: bool,
-        sort: Option<&str>,
-        session: &SessionChoice,
+        o: &ComposeListOptions,
+        context: &CallContext,
     ) -> Result<ComposeSavepointList> {
-        let key = project_key(project)?;
-        let newest_first = super::list::parse_sort(sort)?;
-        let session = self.resolve_session(session)?;
-        let filter = SnapshotFilter { target: Some(key), include_safety: include_safety_snapshots };
+        let key = project_key(&o.project)?;
+        let newest_first = super::list::parse_sort(o.sort.as_deref())?;
+        let session = self.call_session(o.session.as_deref(), context)?;
+        let filter = SnapshotFilter { target: Some(key), include_safety: o.include_safety_snapshots };
         let mut all = self.catalog.list_snapshots(session.id, &filter)?;
         if newest_first {
             all.reverse();
@@ -231,10 +261,14 @@ impl Store {
     }
 
     /// Returns a compose project to a savepoint.
-    pub fn compose_rollback(&self, o: &ComposeRollbackOptions) -> Result<ComposeRollbackResult> {
+    pub fn compose_rollback(
+        &self,
+        o: &ComposeRollbackOptions,
+        context: &CallContext,
+    ) -> Result<ComposeRollbackResult> {
         let key = project_key(&o.project)?;
         let wait = wait_timeout(o.wait_timeout.as_deref())?;
-        let session = self.resolve_session(&o.session)?;
+        let session = self.call_session(o.session.as_deref(), context)?;
         let snapshot = self.resolve_snapshot(&session, &o.reference, Some(&key))?;
         if snapshot.kind != "compose" || snapshot.target != key {
             return Err(Error::invalid(format!(

@@ -16,8 +16,9 @@ use cairn_dap::{CaptureDiff, FrameCapture, RefusalCode};
 use serde::{Deserialize, Serialize};
 
 use super::document::DocumentSave;
-use super::resolve::SessionChoice;
+use super::resolve::CallContext;
 use crate::error::{Error, ErrorKind, Hint, Operation, Result, echo};
+use crate::session::Session;
 use crate::snapshot::{NotCovered, SkippedEntry, Snapshot, SnapshotStats};
 use crate::store::Store;
 
@@ -67,7 +68,7 @@ pub struct DebugSaveOptions {
     /// A label for people; generated from the function and line when absent.
     pub label: Option<String>,
     /// The cairn session to save into.
-    pub session: SessionChoice,
+    pub session: Option<String>,
 }
 
 /// A stored capture, as `snapshot_create` reports it.
@@ -123,17 +124,35 @@ pub struct DebugList {
     pub snapshots: Vec<DebugListEntry>,
 }
 
-/// Which two captures to compare.
-#[derive(Debug, Clone, Default)]
+/// Whose captures to list.
+#[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
+#[cfg_attr(feature = "clap", derive(clap::Args))]
+#[serde(deny_unknown_fields)]
+pub struct DebugListOptions {
+    /// The session to list (name or id).
+    #[cfg_attr(feature = "clap", arg(long))]
+    pub session: Option<String>,
+}
+
+/// Which two captures to compare. The doc comments are the CLI's help; the debug profile maps
+/// its contract's arguments into these.
+#[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
+#[cfg_attr(feature = "clap", derive(clap::Args))]
+#[serde(deny_unknown_fields)]
 pub struct DebugDiffOptions {
     /// The baseline capture's id.
+    #[cfg_attr(feature = "clap", arg(value_name = "A"))]
     pub snapshot_a: String,
-    /// The capture compared with it.
+    /// The capture to compare with it.
+    #[cfg_attr(feature = "clap", arg(value_name = "B"))]
     pub snapshot_b: String,
     /// Compare object addresses and pointer values raw instead of masking them.
+    #[serde(default)]
+    #[cfg_attr(feature = "clap", arg(long))]
     pub exact: bool,
-    /// The cairn session both are in.
-    pub session: SessionChoice,
+    /// The session holding both (name or id).
+    #[cfg_attr(feature = "clap", arg(long))]
+    pub session: Option<String>,
 }
 
 /// Which capture to delete: one id, or all of them when `snapshot_id` is absent.
@@ -146,7 +165,7 @@ pub struct DebugDeleteOptions {
     /// own session's captures. Every debug session's captures when absent.
     pub debug_session: Option<String>,
     /// The cairn session to delete from.
-    pub session: SessionChoice,
+    pub session: Option<String>,
 }
 
 /// What `snapshot_delete` reports.
@@ -160,7 +179,12 @@ pub struct DebugDeleteResult {
 
 impl Store {
     /// Stores `capture` as a new snapshot of `debug:<options.debug_session>`.
-    pub fn debug_save(&self, options: &DebugSaveOptions, capture: &FrameCapture) -> Result<DebugSnapshot> {
+    pub fn debug_save(
+        &self,
+        options: &DebugSaveOptions,
+        capture: &FrameCapture,
+        context: &CallContext,
+    ) -> Result<DebugSnapshot> {
         if options.debug_session.trim().is_empty() {
             return Err(Error::invalid("the debug session id is empty; start a debug session first"));
         }
@@ -189,7 +213,7 @@ impl Store {
             details,
             stats: SnapshotStats::default(),
             not_covered: not_covered(capture),
-            session: options.session.clone(),
+            session: self.call_session(options.session.as_deref(), context)?.id,
         };
         let snapshot = self.save_document(&save, &document)?;
         Ok(DebugSnapshot {
@@ -205,14 +229,15 @@ impl Store {
     }
 
     /// The stored captures of a session, oldest first.
-    pub fn debug_list(&self, session: &SessionChoice) -> Result<DebugList> {
-        let snapshots = self.list_kind(KIND, session)?.iter().map(list_entry).collect();
+    pub fn debug_list(&self, options: &DebugListOptions, context: &CallContext) -> Result<DebugList> {
+        let session = self.call_session(options.session.as_deref(), context)?;
+        let snapshots = self.list_kind(KIND, &session)?.iter().map(list_entry).collect();
         Ok(DebugList { snapshots })
     }
 
     /// Loads one stored capture by snapshot id (or unique id prefix); `SNAPSHOT_NOT_FOUND`
     /// when the session holds no capture by that id.
-    pub fn debug_load(&self, session: &SessionChoice, id: &str) -> Result<(Snapshot, FrameCapture)> {
+    pub fn debug_load(&self, session: &Session, id: &str) -> Result<(Snapshot, FrameCapture)> {
         let snapshot = self.find_debug_snapshot(session, id)?;
         let bytes = self.read_document(&snapshot)?;
         let capture = serde_json::from_slice(&bytes).map_err(|e| {
@@ -223,40 +248,44 @@ impl Store {
     }
 
     /// Compares two stored captures; masks run-to-run noise unless `exact`.
-    pub fn debug_diff(&self, options: &DebugDiffOptions) -> Result<CaptureDiff> {
-        let (a, capture_a) = self.debug_load(&options.session, &options.snapshot_a)?;
-        let (b, capture_b) = self.debug_load(&options.session, &options.snapshot_b)?;
+    pub fn debug_diff(&self, options: &DebugDiffOptions, context: &CallContext) -> Result<CaptureDiff> {
+        let session = self.call_session(options.session.as_deref(), context)?;
+        let (a, capture_a) = self.debug_load(&session, &options.snapshot_a)?;
+        let (b, capture_b) = self.debug_load(&session, &options.snapshot_b)?;
         Ok(cairn_dap::diff_captures(&capture_a, &capture_b, options.exact)
             .with_snapshot_ids(capture_id(&a), capture_id(&b)))
     }
 
     /// Deletes one capture, or all captures of the session (of one debug session, when
     /// `debug_session` is set); their data is reclaimed by gc.
-    pub fn debug_delete(&self, options: &DebugDeleteOptions) -> Result<DebugDeleteResult> {
-        let resolved = self.resolve_session(&options.session)?;
+    pub fn debug_delete(
+        &self,
+        options: &DebugDeleteOptions,
+        context: &CallContext,
+    ) -> Result<DebugDeleteResult> {
+        let resolved = self.call_session(options.session.as_deref(), context)?;
         let scope = options.debug_session.as_ref().map(|id| format!("{KIND}:{id}"));
         let in_scope = |list: Vec<Snapshot>| -> Vec<Snapshot> {
             list.into_iter().filter(|s| scope.as_ref().is_none_or(|t| &s.target == t)).collect()
         };
         let (chosen, deleted) = match &options.snapshot_id {
             Some(id) => {
-                let snapshot = self.find_debug_snapshot(&options.session, id)?;
+                let snapshot = self.find_debug_snapshot(&resolved, id)?;
                 let deleted = capture_id(&snapshot);
                 (vec![snapshot], deleted)
             }
-            None => (in_scope(self.list_kind(KIND, &options.session)?), "all".to_owned()),
+            None => (in_scope(self.list_kind(KIND, &resolved)?), "all".to_owned()),
         };
         for snapshot in &chosen {
             let _lock = self.lock_target(&snapshot.target, "a debug delete")?;
             self.catalog.remove_membership(resolved.id, snapshot.id)?;
             self.forget_target_if_empty(&snapshot.target)?;
         }
-        let remaining = in_scope(self.list_kind(KIND, &options.session)?).len();
+        let remaining = in_scope(self.list_kind(KIND, &resolved)?).len();
         Ok(DebugDeleteResult { deleted, remaining })
     }
 
-    fn find_debug_snapshot(&self, session: &SessionChoice, id: &str) -> Result<Snapshot> {
-        let resolved = self.resolve_session(session)?;
+    fn find_debug_snapshot(&self, resolved: &Session, id: &str) -> Result<Snapshot> {
         // Ids are shown as `snap-<uuid>`; the bare id and unique prefixes work too.
         let reference = id.trim().strip_prefix(ID_PREFIX).unwrap_or(id.trim());
         let missing = || {
@@ -267,7 +296,7 @@ impl Store {
         if reference.is_empty() || matches!(reference, "latest") {
             return Err(missing());
         }
-        match self.resolve_snapshot(&resolved, reference, None) {
+        match self.resolve_snapshot(resolved, reference, None) {
             Ok(snapshot) if snapshot.kind == KIND => Ok(snapshot),
             Ok(_) => Err(missing()),
             Err(e) if e.kind() == ErrorKind::NotFound => Err(missing()),

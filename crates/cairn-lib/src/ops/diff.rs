@@ -6,7 +6,7 @@ use std::sync::atomic::Ordering;
 
 use serde::{Deserialize, Serialize};
 
-use super::resolve::SessionChoice;
+use super::resolve::CallContext;
 use crate::error::{Error, Hint, Operation, Result};
 use crate::id::ObjectId;
 use crate::snapshot::Snapshot;
@@ -24,24 +24,38 @@ const MAX_PATCH_BYTES: u64 = 8 * 1024 * 1024;
 /// How much of a file decides whether it is binary (git looks at the same amount).
 const SNIFF_BYTES: usize = 8192;
 
-/// What to compare.
+/// What to compare. The CLI's help is the doc comment of each field; the MCP description,
+/// written for an agent, is the `schemars` one.
 #[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
+#[cfg_attr(feature = "clap", derive(clap::Args))]
+#[serde(deny_unknown_fields)]
 pub struct DiffOptions {
-    /// The older side: a snapshot reference.
+    /// The older snapshot.
+    #[schemars(description = "The older side: a snapshot id, name or \"latest\".")]
     pub from: String,
-    /// The newer side: a snapshot reference; omitted means the live state of the target.
+    /// The newer snapshot; omit it to compare with the live state.
+    #[schemars(
+        description = "The newer side: a snapshot reference. Omit it to compare with the live files."
+    )]
     pub to: Option<String>,
     /// The target the references are resolved among.
+    #[schemars(description = "The target the references are looked up among.")]
+    #[cfg_attr(feature = "clap", arg(long))]
     pub target: Option<String>,
-    /// Add unified diffs of text files.
+    /// Show unified diffs of text files.
+    #[schemars(description = "Include unified diffs of changed text files.")]
     #[serde(default)]
+    #[cfg_attr(feature = "clap", arg(long, short))]
     pub patch: bool,
-    /// Add per-file line counts (like `git diff --stat`).
+    /// Show per-file line counts, like `git diff --stat`.
+    #[schemars(description = "Include per-file counts of added and removed lines.")]
     #[serde(default)]
+    #[cfg_attr(feature = "clap", arg(long))]
     pub stat: bool,
-    /// The session to resolve references in.
-    #[serde(default)]
-    pub session: SessionChoice,
+    /// The session (name or id).
+    #[schemars(description = "The session to look in, for this call only (name or id).")]
+    #[cfg_attr(feature = "clap", arg(long))]
+    pub session: Option<String>,
 }
 
 /// Counts of changed entries (files and links; directories only when their mode changed).
@@ -122,8 +136,8 @@ enum Side<'a> {
 
 impl Store {
     /// Compares two snapshots, or a snapshot and the live tree.
-    pub fn diff(&self, options: &DiffOptions) -> Result<DiffResult> {
-        let session = self.resolve_session(&options.session)?;
+    pub fn diff(&self, options: &DiffOptions, context: &CallContext) -> Result<DiffResult> {
+        let session = self.call_session(options.session.as_deref(), context)?;
         let target =
             options.target.as_deref().map(crate::targets::Target::parse).transpose()?.map(|t| t.key());
         let from = self.resolve_snapshot(&session, &options.from, target.as_deref())?;

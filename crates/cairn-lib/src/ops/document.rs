@@ -3,7 +3,6 @@
 
 use serde::Deserialize;
 
-use super::resolve::SessionChoice;
 use crate::error::{Error, Result};
 use crate::id::SnapshotId;
 use crate::name::validate_name;
@@ -31,8 +30,8 @@ pub struct DocumentSave {
     pub stats: SnapshotStats,
     /// What the document leaves out.
     pub not_covered: NotCovered,
-    /// The session to save into.
-    pub session: SessionChoice,
+    /// The session to save into, resolved by the operation that stores the document.
+    pub session: crate::id::SessionId,
 }
 
 impl Store {
@@ -41,7 +40,6 @@ impl Store {
         if let Some(name) = &save.name {
             validate_name("snapshot", name)?;
         }
-        let session = self.resolve_session(&save.session)?;
         let _lock = self.lock_target(&save.target, &format!("a {} save", save.kind))?;
         let started = std::time::Instant::now();
         let writer = BlobWriter::new(self);
@@ -59,7 +57,7 @@ impl Store {
             description: save.description.clone(),
             target: save.target.clone(),
             kind: save.kind.clone(),
-            session: session.id,
+            session: save.session,
             created_at: crate::time::now_rfc3339(),
             safety: false,
             stats,
@@ -86,8 +84,7 @@ impl Store {
     }
 
     /// Every snapshot of one kind in a session, oldest first (safety snapshots excluded).
-    pub fn list_kind(&self, kind: &str, session: &SessionChoice) -> Result<Vec<Snapshot>> {
-        let session = self.resolve_session(session)?;
+    pub fn list_kind(&self, kind: &str, session: &crate::session::Session) -> Result<Vec<Snapshot>> {
         let filter = crate::store::catalog::SnapshotFilter::default();
         Ok(self.catalog.list_snapshots(session.id, &filter)?.into_iter().filter(|s| s.kind == kind).collect())
     }

@@ -9,13 +9,31 @@
 use std::collections::HashSet;
 use std::time::Instant;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::error::Result;
 use crate::id::ObjectId;
 use crate::store::Store;
 use crate::store::pack::{EncodedBlob, PackBuilder};
 use crate::targets::dir::statcache::StatCache;
+
+/// How to collect garbage: nothing to choose yet. The store-wide operations (gc, check) work
+/// in no session, so they take no call context.
+#[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
+#[cfg_attr(feature = "clap", derive(clap::Args))]
+#[serde(deny_unknown_fields)]
+pub struct GcOptions {}
+
+/// How thoroughly to check the store.
+#[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
+#[cfg_attr(feature = "clap", derive(clap::Args))]
+#[serde(deny_unknown_fields)]
+pub struct CheckOptions {
+    /// Also read every object back and check its hash.
+    #[serde(default)]
+    #[cfg_attr(feature = "clap", arg(long))]
+    pub read_data: bool,
+}
 
 /// What gc did.
 #[derive(Debug, Clone, Default, Serialize, schemars::JsonSchema)]
@@ -64,7 +82,7 @@ impl Store {
     }
 
     /// Reclaims unreferenced data.
-    pub fn gc(&self) -> Result<GcResult> {
+    pub fn gc(&self, _options: &GcOptions) -> Result<GcResult> {
         let started = Instant::now();
         let _lock = self.lock_store_exclusive("a gc")?;
         let live = self.live_objects()?;
@@ -175,7 +193,8 @@ impl Store {
 
     /// Checks that every object a snapshot needs is in the store; with `read_data`, reads and
     /// hash-checks each one.
-    pub fn check(&self, read_data: bool) -> Result<CheckResult> {
+    pub fn check(&self, options: &CheckOptions) -> Result<CheckResult> {
+        let read_data = options.read_data;
         let mut result = CheckResult {
             snapshots: self.catalog.all_snapshot_ids()?.len() as u64,
             ..CheckResult::default()
@@ -271,14 +290,18 @@ mod tests {
         let mut config = Config::default();
         config.set("gc.grace", "0s").unwrap();
         collector.save_config(config).unwrap();
-        let save =
-            || saver.save(&SaveOptions { target: work.display().to_string(), ..SaveOptions::default() });
+        let save = || {
+            saver.save(
+                &SaveOptions { target: work.display().to_string(), ..SaveOptions::default() },
+                &Default::default(),
+            )
+        };
         let first = save().unwrap();
 
         // A save in progress holds the store lock shared (and its target's lock): gc refuses.
         let key = Target::parse(work.to_str().unwrap()).unwrap().key();
         let saving = saver.lock_target(&key, "a save").unwrap();
-        let err = collector.gc().unwrap_err();
+        let err = collector.gc(&GcOptions::default()).unwrap_err();
         assert_eq!(err.kind(), ErrorKind::Locked);
         let text = err.to_string();
         assert!(
@@ -298,19 +321,25 @@ mod tests {
         std::fs::remove_file(work.join("dead.bin")).unwrap();
         let second = save().unwrap();
         collector
-            .remove(&RemoveOptions { refs: vec![first.snapshot.id.to_string()], ..RemoveOptions::default() })
+            .remove(
+                &RemoveOptions { refs: vec![first.snapshot.id.to_string()], ..RemoveOptions::default() },
+                &Default::default(),
+            )
             .unwrap();
-        let gc = collector.gc().unwrap();
+        let gc = collector.gc(&GcOptions::default()).unwrap();
         assert!(gc.bytes_freed >= 390_000, "{gc:?}");
-        let check = collector.check(true).unwrap();
+        let check = collector.check(&CheckOptions { read_data: true }).unwrap();
         assert!(check.problems.is_empty(), "{:?}", check.problems);
         let dest = dir.path().join("copy");
         saver
-            .restore(&RestoreOptions {
-                reference: second.snapshot.id.to_string(),
-                to: Some(dest.clone()),
-                ..RestoreOptions::default()
-            })
+            .restore(
+                &RestoreOptions {
+                    reference: Some(second.snapshot.id.to_string()),
+                    to: Some(dest.clone()),
+                    ..RestoreOptions::default()
+                },
+                &Default::default(),
+            )
             .unwrap();
         assert_eq!(std::fs::read(dest.join("alive.bin")).unwrap(), noise(400_000, 2));
         assert!(!dest.join("dead.bin").exists());
@@ -328,13 +357,13 @@ mod tests {
         );
         let (key, bytes, _) = builder.finish().unwrap();
         store.backend().put_if_absent(&key, &bytes).unwrap();
-        let problems = store.check(false).unwrap().problems;
+        let problems = store.check(&CheckOptions::default()).unwrap().problems;
         assert!(
             problems.iter().any(|p| p.contains(&key) && p.contains("not in the catalog")),
             "{problems:?}"
         );
-        assert_eq!(store.gc().unwrap().packs_removed, 1);
+        assert_eq!(store.gc(&GcOptions::default()).unwrap().packs_removed, 1);
         assert!(store.backend().list("packs/").unwrap().is_empty());
-        assert!(store.check(false).unwrap().problems.is_empty());
+        assert!(store.check(&CheckOptions::default()).unwrap().problems.is_empty());
     }
 }

@@ -2,25 +2,39 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::resolve::{CallContext, SessionChoice};
+use super::resolve::CallContext;
 use crate::error::{Error, Result};
 use crate::snapshot::Snapshot;
 use crate::store::Store;
 use crate::store::catalog::SnapshotFilter;
 
-/// What to list.
+/// What to list. The CLI's help is the doc comment of each field; the MCP description, written
+/// for an agent, is the `schemars` one.
 #[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
+#[cfg_attr(feature = "clap", derive(clap::Args))]
+#[serde(deny_unknown_fields)]
 pub struct ListOptions {
     /// Only snapshots of this target.
+    #[schemars(
+        description = "Only snapshots of this target: a directory path, compose:PROJECT or transcript:FILE, as snapshot_save took it."
+    )]
     pub target: Option<String>,
     /// Also list the safety snapshots restores take of the live state.
+    #[schemars(
+        description = "Also list the safety snapshots cairn takes of the live state before a restore."
+    )]
     #[serde(default)]
+    // The command line lists `--sort` first, as it always has.
+    #[cfg_attr(feature = "clap", arg(long, display_order = 1))]
     pub include_safety_snapshots: bool,
-    /// `desc` (newest first, the default) or `asc`.
+    /// `desc` (newest first) or `asc`.
+    #[schemars(description = "\"desc\" (newest first, the default) or \"asc\" (oldest first).")]
+    #[cfg_attr(feature = "clap", arg(long, default_value = "desc", display_order = 0))]
     pub sort: Option<String>,
-    /// The session to list.
-    #[serde(default)]
-    pub session: SessionChoice,
+    /// The session to list (name or id).
+    #[schemars(description = "The session to list, for this call only (name or id).")]
+    #[cfg_attr(feature = "clap", arg(long))]
+    pub session: Option<String>,
 }
 
 /// Which snapshot to show. The CLI's help is the doc comment of each field; the MCP
@@ -65,9 +79,9 @@ pub fn parse_sort(sort: Option<&str>) -> Result<bool> {
 
 impl Store {
     /// Lists the snapshots of a session.
-    pub fn list(&self, options: &ListOptions) -> Result<SnapshotList> {
+    pub fn list(&self, options: &ListOptions, context: &CallContext) -> Result<SnapshotList> {
         let newest_first = parse_sort(options.sort.as_deref())?;
-        let session = self.resolve_session(&options.session)?;
+        let session = self.call_session(options.session.as_deref(), context)?;
         let target = options.target.as_deref().map(list_target_key).transpose()?;
         let filter = SnapshotFilter { target, include_safety: options.include_safety_snapshots };
         let mut snapshots = self.catalog.list_snapshots(session.id, &filter)?;
@@ -79,7 +93,7 @@ impl Store {
 
     /// One snapshot by reference.
     pub fn show(&self, options: &ShowOptions, context: &CallContext) -> Result<Snapshot> {
-        let session = self.resolve_session(&context.choice(options.session.clone()))?;
+        let session = self.call_session(options.session.as_deref(), context)?;
         let target = options.target.as_deref().map(list_target_key).transpose()?;
         let snapshot = self.resolve_snapshot(&session, &options.reference, target.as_deref())?;
         if let Some(found) = self.interrupted_restore(&snapshot.target)? {

@@ -11,6 +11,7 @@ pub mod document;
 pub mod gc;
 pub mod interrupted;
 pub mod list;
+mod options;
 mod pi_settings;
 pub mod remove;
 pub mod repair;

@@ -2,33 +2,58 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::resolve::SessionChoice;
+use super::resolve::CallContext;
 use super::retention::Rules;
 use crate::error::{Error, Hint, Result};
 use crate::snapshot::Snapshot;
 use crate::store::Store;
 use crate::store::catalog::SnapshotFilter;
 
-/// What to remove: references, or retention rules — not both, and not neither.
+/// What to remove: references, or retention rules — not both, and not neither. The CLI's help
+/// is the doc comment of each field; the MCP description, written for an agent, is the
+/// `schemars` one.
 #[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
+#[cfg_attr(feature = "clap", derive(clap::Args))]
+#[serde(deny_unknown_fields)]
 pub struct RemoveOptions {
-    /// Snapshot references (ids, names, `latest`).
+    /// Snapshots to remove: ids, unique id prefixes, names or `latest`.
+    #[schemars(
+        description = "Snapshots to delete: ids, names or \"latest\". Cannot be combined with the retention fields."
+    )]
     #[serde(default)]
     pub refs: Vec<String>,
-    /// Keep this many newest snapshots (per target) and remove the rest.
+    /// Keep this many newest snapshots of each target and remove the rest.
+    #[schemars(description = "Keep this many newest snapshots per target and delete the rest.")]
+    #[cfg_attr(feature = "clap", arg(long, value_name = "N"))]
     pub retain_recent: Option<u64>,
-    /// Keep snapshots younger than this unit-bearing duration (`24h`, `7d`).
+    /// Keep snapshots younger than this (e.g. 24h, 7d) and remove the rest.
+    #[schemars(
+        description = "Keep snapshots younger than this unit-bearing duration, e.g. 24h or 7d; a bare number is refused."
+    )]
+    #[cfg_attr(feature = "clap", arg(long, value_name = "DURATION"))]
     pub retain_for: Option<String>,
-    /// Remove snapshots created before this RFC 3339 time.
+    /// Remove snapshots created before this time (RFC 3339, e.g. 2026-06-01T00:00:00Z).
+    #[schemars(
+        description = "Delete snapshots created before this RFC 3339 time, e.g. 2026-06-01T00:00:00Z."
+    )]
+    #[cfg_attr(feature = "clap", arg(long, value_name = "TIME"))]
     pub before_date: Option<String>,
-    /// Limit to one target (refs and rules); rules apply to every target otherwise.
+    /// Only snapshots of this target.
+    // Refs and rules alike; rules apply to every target otherwise.
+    #[schemars(description = "Only snapshots of this target.")]
+    #[cfg_attr(feature = "clap", arg(long))]
     pub target: Option<String>,
-    /// Report what would be removed, and remove nothing.
+    /// Print what would be removed, and remove nothing.
+    #[schemars(
+        description = "Only report what would be deleted; delete nothing (allowed without the remove permission)."
+    )]
     #[serde(default)]
+    #[cfg_attr(feature = "clap", arg(long))]
     pub dry_run: bool,
-    /// The session to work in.
-    #[serde(default)]
-    pub session: SessionChoice,
+    /// The session (name or id).
+    #[schemars(description = "The session to work in, for this call only (name or id).")]
+    #[cfg_attr(feature = "clap", arg(long))]
+    pub session: Option<String>,
 }
 
 /// What was (or would be) removed.
@@ -42,7 +67,7 @@ pub struct RemoveResult {
 
 impl Store {
     /// Removes snapshots from a session.
-    pub fn remove(&self, options: &RemoveOptions) -> Result<RemoveResult> {
+    pub fn remove(&self, options: &RemoveOptions, context: &CallContext) -> Result<RemoveResult> {
         let has_rules =
             options.retain_recent.is_some() || options.retain_for.is_some() || options.before_date.is_some();
         if !options.refs.is_empty() && has_rules {
@@ -71,7 +96,7 @@ impl Store {
                 .transpose()?,
             max_bytes: None,
         };
-        let session = self.resolve_session(&options.session)?;
+        let session = self.call_session(options.session.as_deref(), context)?;
         let target_key =
             options.target.as_deref().map(crate::targets::Target::parse).transpose()?.map(|t| t.key());
         let mut chosen: Vec<Snapshot> = Vec::new();
@@ -134,20 +159,27 @@ mod tests {
             for round in 0..3 {
                 std::fs::write(path.join("f"), format!("{name} {round}")).unwrap();
                 store
-                    .save(&SaveOptions { target: path.display().to_string(), ..Default::default() })
+                    .save(
+                        &SaveOptions { target: path.display().to_string(), ..Default::default() },
+                        &Default::default(),
+                    )
                     .unwrap();
             }
             keys.push(crate::targets::Target::parse(path.to_str().unwrap()).unwrap().key());
         }
-        let count = || store.list(&Default::default()).unwrap().snapshots.len();
+        let count = || store.list(&Default::default(), &Default::default()).unwrap().snapshots.len();
         assert_eq!(count(), 6);
         // "b" sorts after "a": without taking every lock first, "a" was trimmed before the refusal.
         let held = store.lock_target(&keys[1], "cairn save").unwrap();
-        let err = store.remove(&RemoveOptions { retain_recent: Some(1), ..Default::default() }).unwrap_err();
+        let err = store
+            .remove(&RemoveOptions { retain_recent: Some(1), ..Default::default() }, &Default::default())
+            .unwrap_err();
         assert_eq!(err.kind(), ErrorKind::Locked);
         assert_eq!(count(), 6, "a refused remove removed snapshots");
         drop(held);
-        let removed = store.remove(&RemoveOptions { retain_recent: Some(1), ..Default::default() }).unwrap();
+        let removed = store
+            .remove(&RemoveOptions { retain_recent: Some(1), ..Default::default() }, &Default::default())
+            .unwrap();
         assert_eq!((removed.removed.len(), count()), (4, 2));
     }
 }

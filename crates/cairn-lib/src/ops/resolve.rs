@@ -50,6 +50,12 @@ impl Store {
         })
     }
 
+    /// The session a call works in: `session`, named on the call, else the pin of `context`,
+    /// else the current session, else `baseline`.
+    pub fn call_session(&self, session: Option<&str>, context: &CallContext) -> Result<Session> {
+        self.resolve_session(&context.choice(session.map(str::to_owned)))
+    }
+
     /// The session a command with `choice` works in.
     pub fn resolve_session(&self, choice: &SessionChoice) -> Result<Session> {
         if let Some(s) = choice.session.as_deref().or(choice.pinned.as_deref()) {

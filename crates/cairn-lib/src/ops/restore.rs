@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::interrupted::{Journal, Recovered, Resolve};
-use super::resolve::SessionChoice;
+use super::resolve::CallContext;
 use super::save::{DirCapture, Progress, SaveOptions};
 use crate::error::{Error, Hint, IoContext, Operation, Result};
 use crate::snapshot::Snapshot;
@@ -24,32 +24,61 @@ use crate::targets::dir::restore::{Plan, PlanEntry, creation_plan, later_links, 
 use crate::targets::dir::statcache::{CacheEntry, StatCache, coarse_now_ns};
 use crate::tree::{self, DirRoot};
 
-/// What to restore, and where.
+/// What to restore, and where. The CLI's help is the doc comment of each field; the MCP
+/// description, written for an agent, is the `schemars` one.
 #[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
+#[cfg_attr(feature = "clap", derive(clap::Args))]
+#[serde(deny_unknown_fields)]
 pub struct RestoreOptions {
     /// The snapshot: an id, a unique id prefix, a name, or `latest`.
-    pub reference: String,
-    /// The target the reference is resolved among (needed for names and `latest` when the
-    /// session has several targets).
+    // Required of a tool call; on the command line `--continue` and `--abort` stand without it.
+    #[serde(rename = "ref", deserialize_with = "super::options::required")]
+    #[schemars(
+        with = "String",
+        description = "The snapshot to put back: its id, a unique id prefix, its name, or \"latest\"."
+    )]
+    #[cfg_attr(feature = "clap", arg(required_unless_present_any = ["continue_interrupted", "abort_interrupted"]))]
+    pub reference: Option<String>,
+    /// The target the reference is resolved among (for names and `latest`).
+    // The command line lists `--to` first, as it always has.
+    #[schemars(description = "The target the reference is looked up among.")]
+    #[cfg_attr(feature = "clap", arg(long, display_order = 1))]
     pub target: Option<String>,
     /// Restore into this new or empty directory instead of in place.
+    #[schemars(
+        description = "Restore into this new or empty directory instead of overwriting the target in place."
+    )]
+    #[cfg_attr(feature = "clap", arg(long, value_name = "DIR", display_order = 0))]
     pub to: Option<PathBuf>,
-    /// Report the plan and change nothing.
+    /// Print the plan and change nothing.
+    #[schemars(
+        description = "Only report what would change; change nothing (allowed without the restore permission)."
+    )]
     #[serde(default)]
+    #[cfg_attr(feature = "clap", arg(long))]
     pub dry_run: bool,
     /// Give rewritten files the snapshot's mtimes instead of the current time.
+    #[schemars(
+        description = "Give rewritten files the snapshot's modification times instead of the current time."
+    )]
     #[serde(default)]
+    #[cfg_attr(feature = "clap", arg(long))]
     pub preserve_mtime: bool,
-    /// The session to resolve the reference in.
-    #[serde(default)]
-    pub session: SessionChoice,
-    /// Finish a restore a killed process left half-applied (of `target`, or of the only one
-    /// there is) instead of restoring `reference`; the tree as found is saved first.
-    #[serde(default)]
+    /// The session (name or id).
+    #[schemars(description = "The session to look in, for this call only (name or id).")]
+    #[cfg_attr(feature = "clap", arg(long))]
+    pub session: Option<String>,
+    /// Finish a restore that was killed half way (the tree as found is saved first).
+    // Of `target`, or of the only one there is, instead of restoring `reference`.
+    #[serde(skip)]
+    #[cfg_attr(
+        feature = "clap",
+        arg(long = "continue", conflicts_with_all = ["reference", "abort_interrupted", "dry_run", "to"])
+    )]
     pub continue_interrupted: bool,
-    /// Roll back a restore a killed process left half-applied (of `target`, or of the only
-    /// one there is) instead of restoring `reference`; the tree as found is saved first.
-    #[serde(default)]
+    /// Roll back a restore that was killed half way (the tree as found is saved first).
+    #[serde(skip)]
+    #[cfg_attr(feature = "clap", arg(long = "abort", conflicts_with_all = ["reference", "dry_run", "to"]))]
     pub abort_interrupted: bool,
 }
 
@@ -79,8 +108,8 @@ pub struct RestoreResult {
 
 impl Store {
     /// Restores a snapshot.
-    pub fn restore(&self, options: &RestoreOptions) -> Result<RestoreResult> {
-        self.restore_with_progress(options, &Progress::default())
+    pub fn restore(&self, options: &RestoreOptions, context: &CallContext) -> Result<RestoreResult> {
+        self.restore_with_progress(options, context, &Progress::default())
     }
 
     /// [`Store::restore`], counting the files it scans (for the safety snapshot) and writes
@@ -88,15 +117,17 @@ impl Store {
     pub fn restore_with_progress(
         &self,
         options: &RestoreOptions,
+        context: &CallContext,
         progress: &Progress,
     ) -> Result<RestoreResult> {
         if options.continue_interrupted || options.abort_interrupted {
-            return self.resolve_interrupted_restore(options);
+            return self.resolve_interrupted_restore(options, context);
         }
-        let session = self.resolve_session(&options.session)?;
+        let session = self.call_session(options.session.as_deref(), context)?;
         let target_key =
             options.target.as_deref().map(crate::targets::Target::parse).transpose()?.map(|t| t.key());
-        let snapshot = self.resolve_snapshot(&session, &options.reference, target_key.as_deref())?;
+        let reference = options.reference.as_deref().unwrap_or_default();
+        let snapshot = self.resolve_snapshot(&session, reference, target_key.as_deref())?;
         if snapshot.kind != "dir" {
             return Err(not_a_dir_snapshot(&snapshot));
         }
@@ -301,7 +332,11 @@ impl Store {
     }
 
     /// Finishes or rolls back an interrupted restore, as the options ask.
-    fn resolve_interrupted_restore(&self, options: &RestoreOptions) -> Result<RestoreResult> {
+    fn resolve_interrupted_restore(
+        &self,
+        options: &RestoreOptions,
+        context: &CallContext,
+    ) -> Result<RestoreResult> {
         let how = if options.abort_interrupted { Resolve::RollBack } else { Resolve::Finish };
         if options.abort_interrupted && options.continue_interrupted {
             return Err(Error::invalid("pick one of continue and abort for an interrupted restore"));
@@ -333,7 +368,7 @@ impl Store {
                 "no interrupted restore of {key} was found; there is nothing to continue or abort"
             )));
         };
-        let session = self.resolve_session(&options.session)?;
+        let session = self.call_session(options.session.as_deref(), context)?;
         let id = match how {
             Resolve::RollBack => &recovered.found.safety,
             Resolve::Finish => &recovered.found.restoring,

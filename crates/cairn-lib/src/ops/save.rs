@@ -9,7 +9,7 @@ use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
-use super::resolve::SessionChoice;
+use super::resolve::CallContext;
 use crate::error::{Error, Hint, Result};
 use crate::id::SnapshotId;
 use crate::name::validate_name;
@@ -45,27 +45,47 @@ pub(crate) struct DirCapture {
     pub uncovered: Uncovered,
 }
 
-/// What to save.
+/// What to save. The CLI's help is the doc comment of each field; the MCP description,
+/// written for an agent, is the `schemars` one.
 #[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
+#[cfg_attr(feature = "clap", derive(clap::Args))]
+#[serde(deny_unknown_fields)]
 pub struct SaveOptions {
-    /// The target: a directory path (or `dir:PATH`).
+    /// What to capture: a directory (the default is the current one).
+    #[schemars(
+        description = "What to capture: an absolute directory path, compose:PROJECT for a running Compose project, or transcript:FILE for an agent session file."
+    )]
+    #[cfg_attr(feature = "clap", arg(default_value = "."))]
     pub target: String,
-    /// A name for the snapshot, unique per session and target.
+    /// A name to refer to the snapshot by (unique per session and target).
+    #[schemars(
+        description = "A short name to refer to the snapshot by; letters, digits, '.', '_' and '-'. Unique per session and target."
+    )]
+    #[cfg_attr(feature = "clap", arg(long, short))]
     pub name: Option<String>,
-    /// What the snapshot is being taken before.
+    /// What this snapshot is being taken before.
+    #[schemars(description = "What the snapshot is being taken before, in your words.")]
+    #[cfg_attr(feature = "clap", arg(long, short))]
     pub description: Option<String>,
-    /// Move an existing name to the new snapshot instead of refusing.
+    /// Move an existing name to the new snapshot.
+    #[schemars(description = "Move an existing name to this new snapshot instead of failing.")]
     #[serde(default)]
+    #[cfg_attr(feature = "clap", arg(long, short))]
     pub force: bool,
-    /// Capture ignored paths too (`.gitignore` / `.cairnignore` are honoured by default).
+    /// Capture paths that .gitignore and .cairnignore leave out.
+    #[schemars(description = "Also capture paths that .gitignore or .cairnignore exclude.")]
     #[serde(default)]
+    #[cfg_attr(feature = "clap", arg(long))]
     pub no_ignore: bool,
-    /// The session to save into.
-    #[serde(default)]
-    pub session: SessionChoice,
-    /// Capture files that hold credentials too (`.env`, private keys, files with access
-    /// tokens), which are left out by default and listed in `not_covered`.
-    #[serde(default)]
+    /// The session to save into (name or id).
+    #[schemars(description = "The session to save into, for this call only (name or id).")]
+    #[cfg_attr(feature = "clap", arg(long))]
+    pub session: Option<String>,
+    /// Capture files that hold credentials (.env, private keys, access tokens) too.
+    // Never taken from a tool call: an agent cannot opt into copying credentials; the user's
+    // `secrets.include` setting can.
+    #[serde(skip)]
+    #[cfg_attr(feature = "clap", arg(long))]
     pub include_secrets: bool,
 }
 
@@ -84,26 +104,32 @@ pub struct SaveResult {
 
 impl Store {
     /// Captures `options.target` as a new snapshot.
-    pub fn save(&self, options: &SaveOptions) -> Result<SaveResult> {
-        self.save_with_progress(options, &Progress::default())
+    pub fn save(&self, options: &SaveOptions, context: &CallContext) -> Result<SaveResult> {
+        self.save_with_progress(options, context, &Progress::default())
     }
 
     /// [`Store::save`], counting the files and bytes of a directory it scans into `progress`
     /// for a front end to show while it runs.
-    pub fn save_with_progress(&self, options: &SaveOptions, progress: &Progress) -> Result<SaveResult> {
+    pub fn save_with_progress(
+        &self,
+        options: &SaveOptions,
+        context: &CallContext,
+        progress: &Progress,
+    ) -> Result<SaveResult> {
         let target = Target::parse(&options.target)?;
         if let Target::Transcript(file) = &target {
-            return self.save_transcript_target(file, options);
+            return self.save_transcript_target(file, options, context);
         }
         if let Target::Compose(project) = &target {
-            let saved = self.compose_save(&super::compose::ComposeSaveOptions {
+            let compose = super::compose::ComposeSaveOptions {
                 project: project.clone(),
                 name: options.name.clone(),
                 description: options.description.clone(),
                 force: options.force,
                 session: options.session.clone(),
                 ..Default::default()
-            })?;
+            };
+            let saved = self.compose_save(&compose, context)?;
             return Ok(SaveResult {
                 snapshot: saved.snapshot,
                 removed_by_policy: saved.removed_snapshots,
@@ -119,7 +145,7 @@ impl Store {
         if let Some(name) = &options.name {
             validate_name("snapshot", name)?;
         }
-        let session = self.resolve_session(&options.session)?;
+        let session = self.call_session(options.session.as_deref(), context)?;
         self.refuse_overlap(path)?;
         let key = target.key();
         if let (Some(name), false) = (&options.name, options.force)
@@ -241,13 +267,21 @@ mod tests {
         let key = crate::targets::Target::parse(a.to_str().unwrap()).unwrap().key();
         let held = store.lock_target(&key, "a restore").unwrap();
         let err = other
-            .save(&SaveOptions { target: a.display().to_string(), ..SaveOptions::default() })
+            .save(
+                &SaveOptions { target: a.display().to_string(), ..SaveOptions::default() },
+                &CallContext::default(),
+            )
             .unwrap_err();
         assert_eq!(err.kind(), ErrorKind::Locked);
         let text = err.to_string();
         assert!(text.contains("a restore (pid ") && text.contains("retry when it finishes"), "{text}");
-        other.save(&SaveOptions { target: b.display().to_string(), ..SaveOptions::default() }).unwrap();
+        let context = CallContext::default();
+        other
+            .save(&SaveOptions { target: b.display().to_string(), ..SaveOptions::default() }, &context)
+            .unwrap();
         drop(held);
-        other.save(&SaveOptions { target: a.display().to_string(), ..SaveOptions::default() }).unwrap();
+        other
+            .save(&SaveOptions { target: a.display().to_string(), ..SaveOptions::default() }, &context)
+            .unwrap();
     }
 }

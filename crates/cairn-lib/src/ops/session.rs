@@ -1,14 +1,75 @@
 //! `cairn session …`: named lines of snapshots. A fork copies records, never data.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::list::parse_sort;
-use super::resolve::SessionChoice;
+use super::resolve::CallContext;
 use crate::error::{Error, ErrorKind, Hint, Result};
 use crate::id::SessionId;
 use crate::name::validate_name;
 use crate::session::Session;
 use crate::store::{LockGuard, Store};
+
+/// How to list sessions. The CLI's help is the doc comment of each field; the MCP
+/// description, written for an agent, is the `schemars` one.
+#[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
+#[cfg_attr(feature = "clap", derive(clap::Args))]
+#[serde(deny_unknown_fields)]
+pub struct SessionListOptions {
+    /// Sessions are always complete (a fork is one transaction); accepted for arcave parity.
+    #[serde(skip)]
+    #[cfg_attr(feature = "clap", arg(long))]
+    pub all: bool,
+    /// `desc` (newest first) or `asc`.
+    #[schemars(description = "\"desc\" (newest first, the default) or \"asc\" (oldest first).")]
+    #[cfg_attr(feature = "clap", arg(long, default_value = "desc"))]
+    pub sort: Option<String>,
+}
+
+/// The session to create.
+#[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
+#[cfg_attr(feature = "clap", derive(clap::Args))]
+#[serde(deny_unknown_fields)]
+pub struct SessionCreateOptions {
+    /// Its name (default: made from the time).
+    #[schemars(
+        description = "A unique name: letters, digits, '.', '_' and '-'. Omit it for a name made from the time."
+    )]
+    pub name: Option<String>,
+    /// The session to fork (name or id).
+    #[schemars(
+        description = "A session to fork (name or id): the new session starts with its snapshots. Omit it for an empty session."
+    )]
+    #[cfg_attr(feature = "clap", arg(long))]
+    pub from: Option<String>,
+}
+
+/// The session to delete.
+#[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
+#[cfg_attr(feature = "clap", derive(clap::Args))]
+#[serde(deny_unknown_fields)]
+pub struct SessionDeleteOptions {
+    /// The session (name or id).
+    #[schemars(description = "The session to delete (name or id). baseline cannot be deleted.")]
+    pub session: String,
+    /// Also delete the current session (clearing the pointer).
+    #[schemars(
+        description = "Also delete the current session (clearing the pointer, so calls work in baseline) or the session this server is pinned to."
+    )]
+    #[serde(default)]
+    #[cfg_attr(feature = "clap", arg(long))]
+    pub force: bool,
+}
+
+/// The session to make current.
+#[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
+#[cfg_attr(feature = "clap", derive(clap::Args))]
+#[serde(deny_unknown_fields)]
+pub struct SessionSetOptions {
+    /// The session (name or id).
+    #[schemars(description = "The session to make current (name or id).")]
+    pub session: String,
+}
 
 /// Every session, wrapped in an object.
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
@@ -30,18 +91,16 @@ pub struct SessionDeleted {
 }
 
 impl Store {
-    fn mark_current(&self, mut session: Session, choice: &SessionChoice) -> Result<Session> {
-        let current =
-            self.resolve_session(&SessionChoice { session: None, pinned: choice.pinned.clone() }).ok();
+    fn mark_current(&self, mut session: Session, context: &CallContext) -> Result<Session> {
+        let current = self.call_session(None, context).ok();
         session.current = current.is_some_and(|c| c.id == session.id);
         Ok(session)
     }
 
     /// Lists sessions (`desc`: newest first, the default).
-    pub fn session_list(&self, sort: Option<&str>, choice: &SessionChoice) -> Result<SessionList> {
-        let newest_first = parse_sort(sort)?;
-        let current =
-            self.resolve_session(&SessionChoice { session: None, pinned: choice.pinned.clone() }).ok();
+    pub fn session_list(&self, options: &SessionListOptions, context: &CallContext) -> Result<SessionList> {
+        let newest_first = parse_sort(options.sort.as_deref())?;
+        let current = self.call_session(None, context).ok();
         let mut sessions = self.catalog.list_sessions()?;
         for s in &mut sessions {
             s.current = current.as_ref().is_some_and(|c| c.id == s.id);
@@ -54,20 +113,15 @@ impl Store {
 
     /// Creates a session, empty or forked from `from` (records only: it costs the same for any
     /// amount of data). Without a name, one is made from the time.
-    pub fn session_create(
-        &self,
-        name: Option<&str>,
-        from: Option<&str>,
-        choice: &SessionChoice,
-    ) -> Result<Session> {
-        let name = match name {
+    pub fn session_create(&self, options: &SessionCreateOptions, context: &CallContext) -> Result<Session> {
+        let name = match options.name.as_deref() {
             Some(n) => {
                 validate_name("session", n)?;
                 n.to_owned()
             }
             None => format!("session-{}", jiff::Timestamp::now().strftime("%Y%m%d-%H%M%S-%f")),
         };
-        let from = from.map(|f| self.find_session(f)).transpose()?;
+        let from = options.from.as_deref().map(|f| self.find_session(f)).transpose()?;
         // A fork is a writer of every target its source holds: it must not copy a session while
         // a save, restore or remove of one of them is running.
         let _locks = match &from {
@@ -75,22 +129,22 @@ impl Store {
             None => Vec::new(),
         };
         let id = self.catalog.create_session(&name, from.map(|f| f.id))?;
-        self.mark_current(self.find_session(&id.to_string())?, choice)
+        self.mark_current(self.find_session(&id.to_string())?, context)
     }
 
     /// Deletes a session and its snapshot records. `baseline` cannot be deleted; the current
     /// or pinned session only with `force` (which clears the pointer).
     pub fn session_delete(
         &self,
-        session: &str,
-        force: bool,
-        choice: &SessionChoice,
+        options: &SessionDeleteOptions,
+        context: &CallContext,
     ) -> Result<SessionDeleted> {
-        let target = self.find_session(session)?;
+        let force = options.force;
+        let target = self.find_session(&options.session)?;
         if target.id == SessionId::BASELINE {
             return Err(Error::invalid("baseline cannot be deleted"));
         }
-        if let Some(pinned) = &choice.pinned
+        if let Some(pinned) = &context.pinned_session
             && self.find_session(pinned).is_ok_and(|p| p.id == target.id)
             && !force
         {
@@ -132,30 +186,30 @@ impl Store {
     }
 
     /// The session a command given no `--session` works in.
-    pub fn session_current(&self, choice: &SessionChoice) -> Result<Session> {
-        let mut s = self.resolve_session(&SessionChoice { session: None, pinned: choice.pinned.clone() })?;
+    pub fn session_current(&self, context: &CallContext) -> Result<Session> {
+        let mut s = self.call_session(None, context)?;
         s.current = true;
         Ok(s)
     }
 
     /// Makes `session` the current one (refused when pinned).
-    pub fn session_set(&self, session: &str, choice: &SessionChoice) -> Result<Session> {
-        refuse_pinned(choice)?;
-        let s = self.find_session(session)?;
+    pub fn session_set(&self, options: &SessionSetOptions, context: &CallContext) -> Result<Session> {
+        refuse_pinned(context)?;
+        let s = self.find_session(&options.session)?;
         self.set_current_session_pointer(Some(s.id))?;
-        self.session_current(choice)
+        self.session_current(context)
     }
 
     /// Clears the current session, so commands work in baseline again (refused when pinned).
-    pub fn session_unset(&self, choice: &SessionChoice) -> Result<Session> {
-        refuse_pinned(choice)?;
+    pub fn session_unset(&self, context: &CallContext) -> Result<Session> {
+        refuse_pinned(context)?;
         self.set_current_session_pointer(None)?;
-        self.session_current(choice)
+        self.session_current(context)
     }
 }
 
-fn refuse_pinned(choice: &SessionChoice) -> Result<()> {
-    match &choice.pinned {
+fn refuse_pinned(context: &CallContext) -> Result<()> {
+    match &context.pinned_session {
         Some(p) => Err(Error::new(
             ErrorKind::InvalidInput,
             format!("these calls are pinned to session {p:?}, which outranks the current session"),

@@ -5,10 +5,13 @@
 use cairn_lib::Session;
 use cairn_lib::ops::agent::Capability;
 use cairn_lib::ops::compose::{
-    ComposeRollbackOptions, ComposeRollbackResult, ComposeSaveOptions, ComposeSavepoint, ComposeSavepointList,
+    ComposeListOptions, ComposeRollbackOptions, ComposeRollbackResult, ComposeSaveOptions, ComposeSavepoint,
+    ComposeSavepointList,
 };
 use cairn_lib::ops::remove::RemoveOptions;
-use cairn_lib::ops::session::SessionDeleted;
+use cairn_lib::ops::session::{
+    SessionCreateOptions, SessionDeleteOptions, SessionDeleted, SessionListOptions, SessionSetOptions,
+};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{ServeError, ToolError};
@@ -248,15 +251,20 @@ fn create(state: &ServerState, a: CreateArgs) -> Result<ComposeSavepoint, ToolEr
         name: a.name,
         description: a.description,
         wait_timeout: a.wait_timeout,
-        session: state.choice(a.session),
+        session: a.session,
         ..ComposeSaveOptions::default()
     };
-    Ok(state.store.compose_save(&options).map_err(arcave_error)?.savepoint)
+    Ok(state.store.compose_save(&options, &state.context()).map_err(arcave_error)?.savepoint)
 }
 
 fn list(state: &ServerState, a: ListArgs) -> Result<ComposeSavepointList, ToolError> {
-    let choice = state.choice(a.session);
-    state.store.compose_list(&a.project, a.include_safety_snapshots, a.sort.as_deref(), &choice)
+    let options = ComposeListOptions {
+        project: a.project,
+        include_safety_snapshots: a.include_safety_snapshots,
+        sort: a.sort,
+        session: a.session,
+    };
+    state.store.compose_list(&options, &state.context())
 }
 
 /// `savepoint_remove`: the arguments are checked (by a dry run) before the permission, so an
@@ -281,13 +289,13 @@ fn remove(state: &ServerState, a: RemoveArgs) -> Result<Removed, ToolError> {
         before_date: a.before_date,
         target: Some(format!("compose:{}", a.project)),
         dry_run: true,
-        session: state.choice(a.session),
+        session: a.session,
     };
-    let mut r = state.store.remove(&options).map_err(arcave_error)?;
+    let mut r = state.store.remove(&options, &state.context()).map_err(arcave_error)?;
     if !a.dry_run {
         state.permit(Capability::Remove)?;
         options.dry_run = false;
-        r = state.store.remove(&options).map_err(arcave_error)?;
+        r = state.store.remove(&options, &state.context()).map_err(arcave_error)?;
     }
     Ok(Removed {
         dry_run: r.dry_run,
@@ -301,9 +309,9 @@ fn rollback(state: &ServerState, a: RollbackArgs) -> Result<ComposeRollbackResul
         project: a.project,
         reference: a.reference,
         wait_timeout: a.wait_timeout,
-        session: state.choice(a.session),
+        session: a.session,
     };
-    state.store.compose_rollback(&options).map_err(arcave_error)
+    state.store.compose_rollback(&options, &state.context()).map_err(arcave_error)
 }
 
 fn arcave(s: Session) -> ArcaveSession {
@@ -326,34 +334,34 @@ fn arcave(s: Session) -> ArcaveSession {
 }
 
 fn session_list(state: &ServerState, a: SessionListArgs) -> Result<ArcaveSessionList, ToolError> {
-    let list = state.store.session_list(a.sort.as_deref(), &state.choice(None))?;
+    let options = SessionListOptions { sort: a.sort, ..SessionListOptions::default() };
+    let list = state.store.session_list(&options, &state.context())?;
     Ok(ArcaveSessionList { sessions: list.sessions.into_iter().map(arcave).collect() })
 }
 
 fn session_create(state: &ServerState, a: SessionCreateArgs) -> Result<ArcaveSession, ToolError> {
-    let choice = state.choice(None);
-    Ok(arcave(
-        state.store.session_create(a.name.as_deref(), a.from.as_deref(), &choice).map_err(arcave_error)?,
-    ))
+    let options = SessionCreateOptions { name: a.name, from: a.from };
+    Ok(arcave(state.store.session_create(&options, &state.context()).map_err(arcave_error)?))
 }
 
 fn session_delete(state: &ServerState, a: SessionDeleteArgs) -> Result<SessionDeleted, ToolError> {
     state.permit(Capability::Remove)?;
-    state.store.session_delete(&a.session, a.force, &state.choice(None)).map_err(arcave_error)
+    let options = SessionDeleteOptions { session: a.session, force: a.force };
+    state.store.session_delete(&options, &state.context()).map_err(arcave_error)
 }
 
 fn session_current(state: &ServerState, _: NoArgs) -> Result<ArcaveSession, ToolError> {
-    Ok(arcave(state.store.session_current(&state.choice(None))?))
+    Ok(arcave(state.store.session_current(&state.context())?))
 }
 
 fn session_set(state: &ServerState, a: SessionSetArgs) -> Result<ArcaveSession, ToolError> {
     refuse_pinned(state)?;
-    Ok(arcave(state.store.session_set(&a.session, &state.choice(None))?))
+    Ok(arcave(state.store.session_set(&SessionSetOptions { session: a.session }, &state.context())?))
 }
 
 fn session_unset(state: &ServerState, _: NoArgs) -> Result<ArcaveSession, ToolError> {
     refuse_pinned(state)?;
-    Ok(arcave(state.store.session_unset(&state.choice(None))?))
+    Ok(arcave(state.store.session_unset(&state.context())?))
 }
 
 /// arcave's own refusal on a pinned server, naming the pinned session by id.

@@ -138,24 +138,28 @@ fn session_snapshot(state: &ServerState, a: SessionSnapshotArgs) -> Result<Sessi
             if !workspace.is_dir() {
                 return Err(no_session(&a.session_id));
             }
-            let s = state.store.save_workspace(&WorkspaceSaveOptions {
+            let options = WorkspaceSaveOptions {
                 workspace,
                 exclude: vec![RUN_DIR.to_owned()],
                 description: a.label,
-                session: state.choice(None),
-            })?;
+                session: None,
+            };
+            let s = state.store.save_workspace(&options, &state.context())?;
             out.snapshot_id = Some(s.id.to_string());
             out.label = s.description;
             out.created_at = Some(s.created_at);
             out.files = Some(s.stats.files);
         }
         "list" => {
-            let list = state.store.list(&ListOptions {
-                target: Some(workspace.to_string_lossy().into_owned()),
-                include_safety_snapshots: false,
-                sort: Some("asc".into()),
-                session: state.choice(None),
-            })?;
+            let list = state.store.list(
+                &ListOptions {
+                    target: Some(workspace.to_string_lossy().into_owned()),
+                    include_safety_snapshots: false,
+                    sort: Some("asc".into()),
+                    session: None,
+                },
+                &state.context(),
+            )?;
             out.snapshots = Some(list.snapshots.into_iter().map(entry).collect());
         }
         "restore" => {
@@ -171,15 +175,10 @@ fn session_snapshot(state: &ServerState, a: SessionSnapshotArgs) -> Result<Sessi
                 out.session_id = id.clone();
                 Some(root(state)?.join(id))
             };
-            let r = state.store.restore(&RestoreOptions {
-                reference: snapshot.id.to_string(),
-                target: None,
-                to,
-                dry_run: false,
-                preserve_mtime: false,
-                session: state.choice(None),
-                ..RestoreOptions::default()
-            })?;
+            let r = state.store.restore(
+                &RestoreOptions { reference: Some(snapshot.id.to_string()), to, ..RestoreOptions::default() },
+                &state.context(),
+            )?;
             out.snapshot_id = Some(snapshot.id.to_string());
             out.files = Some(r.snapshot.stats.files);
             out.replaced = Some(a.replace);
@@ -187,11 +186,10 @@ fn session_snapshot(state: &ServerState, a: SessionSnapshotArgs) -> Result<Sessi
         "delete" => {
             let snapshot = owned_snapshot(state, &a, &workspace)?;
             state.permit(Capability::Remove)?;
-            state.store.remove(&RemoveOptions {
-                refs: vec![snapshot.id.to_string()],
-                session: state.choice(None),
-                ..RemoveOptions::default()
-            })?;
+            state.store.remove(
+                &RemoveOptions { refs: vec![snapshot.id.to_string()], ..RemoveOptions::default() },
+                &state.context(),
+            )?;
             out.snapshot_id = Some(snapshot.id.to_string());
             out.deleted = Some(true);
         }

@@ -161,17 +161,18 @@ fn save(state: &ServerState, a: SaveArgs) -> Result<SaveResult, ToolError> {
     permit(state, Capability::TranscriptSave, &places)?;
     let fork_copy =
         places.pi_agent_dir().join(PI_SETTINGS_NAMESPACE).join(format!("{}.jsonl", a.name.trim()));
-    let saved = state.store.transcript_save(&TranscriptSaveOptions {
+    let options = TranscriptSaveOptions {
         file: served_file(state),
         name: Some(a.name.clone()),
         description: None,
         force: a.force,
         places,
-        session: state.choice(None),
+        session: None,
         strict: false,
         cut_unanswered_tool_calls: true,
         fork_copy: Some(fork_copy),
-    })?;
+    };
+    let saved = state.store.transcript_save(&options, &state.context())?;
     state.pi.keep(saved.file.clone());
     Ok(SaveResult {
         name: a.name,
@@ -193,14 +194,15 @@ fn restore(state: &ServerState, a: RestoreArgs) -> Result<RestoreResult, ToolErr
     {
         state.pi.keep(newest);
     }
-    let loaded = state.store.transcript_load(&TranscriptLoadOptions {
+    let options = TranscriptLoadOptions {
         name: a.name.clone(),
         places,
         prompt: a.prompt,
-        session: state.choice(None),
+        session: None,
         names_only: true,
         restore_note: Some(PI_SETTINGS_NAMESPACE.to_owned()),
-    })?;
+    };
+    let loaded = state.store.transcript_load(&options, &state.context())?;
     Ok(RestoreResult {
         name: a.name,
         session_file: loaded.file.to_string_lossy().into_owned(),

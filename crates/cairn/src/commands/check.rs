@@ -1,32 +1,25 @@
 //! `cairn check`.
 
-use cairn_lib::ops::gc::CheckResult;
-use clap::Args;
+use cairn_lib::ops::gc::{CheckOptions, CheckResult};
 
 use crate::commands::GlobalArgs;
 use crate::context::open_store;
 use crate::error::{CommandError, CommandResult};
 use crate::printer::Printer;
 
-/// Arguments of `cairn check`.
-#[derive(Debug, Args)]
-pub struct CheckArgs {
-    /// Also read every object back and check its hash.
-    #[arg(long)]
-    read_data: bool,
-}
+/// Arguments of `cairn check`: the engine's options as they are.
+pub type CheckArgs = CheckOptions;
 
 pub fn run(global: &GlobalArgs, args: CheckArgs, printer: &Printer) -> CommandResult {
     // A catalog too damaged to open is what check is for: report it as its finding.
-    let result = match open_store(global)
-        .and_then(|store| printer.with_progress("checking", || store.check(args.read_data)))
-    {
-        Ok(result) => result,
-        Err(e) if e.code() == Some("catalog_damaged") => {
-            CheckResult { problems: vec![crate::error::render(&e)], ..CheckResult::default() }
-        }
-        Err(e) => return Err(e),
-    };
+    let result =
+        match open_store(global).and_then(|store| printer.with_progress("checking", || store.check(&args))) {
+            Ok(result) => result,
+            Err(e) if e.code() == Some("catalog_damaged") => {
+                CheckResult { problems: vec![crate::error::render(&e)], ..CheckResult::default() }
+            }
+            Err(e) => return Err(e),
+        };
     printer.result(&result, human);
     if result.problems.is_empty() {
         Ok(())

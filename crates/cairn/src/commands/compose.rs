@@ -1,13 +1,13 @@
 //! `cairn compose save|rollback|list`: savepoints of a running Docker Compose project.
 
 use cairn_lib::ops::compose::{
-    ComposeRollbackOptions, ComposeRollbackResult, ComposeSaveOptions, ComposeSaveResult, ComposeSavepoint,
-    ComposeSavepointList,
+    ComposeListOptions, ComposeRollbackOptions, ComposeRollbackResult, ComposeSaveOptions, ComposeSaveResult,
+    ComposeSavepoint, ComposeSavepointList,
 };
 use clap::{Args, Subcommand};
 
 use crate::commands::GlobalArgs;
-use crate::context::{open_store, session_choice};
+use crate::context::{call_context, open_store};
 use crate::error::CommandResult;
 use crate::format;
 use crate::printer::Printer;
@@ -24,107 +24,52 @@ pub enum ComposeCommand {
     List(ListArgs),
 }
 
-/// Arguments of `cairn compose save`.
+/// Arguments of `cairn compose save`: the engine's options.
 #[derive(Debug, Args)]
 pub struct SaveArgs {
-    /// The compose project, as `docker compose ls` names it.
-    project: String,
-    /// A name to refer to the savepoint by.
-    #[arg(long, short)]
-    name: Option<String>,
-    /// What this savepoint is being taken before.
-    #[arg(long, short)]
-    description: Option<String>,
-    /// Move an existing name to the new savepoint.
-    #[arg(long, short)]
-    force: bool,
-    /// How long to wait for the services to be ready again, e.g. 2m or 90s (default: the
-    /// project's own bound, from its healthchecks).
-    #[arg(long, value_name = "DURATION")]
-    wait_timeout: Option<String>,
-    /// stop (default), pause (freeze without a restart; crash-consistent) or none (live copy).
-    #[arg(long, value_name = "MODE")]
-    consistency: Option<String>,
-    /// Also store the images, so a rollback works after they are deleted.
-    #[arg(long)]
-    with_images: bool,
-    /// The session to save into (name or id).
-    #[arg(long)]
-    session: Option<String>,
+    #[command(flatten)]
+    options: ComposeSaveOptions,
 }
 
-/// Arguments of `cairn compose rollback`.
+/// Arguments of `cairn compose rollback`: the engine's options.
 #[derive(Debug, Args)]
 pub struct RollbackArgs {
-    /// The compose project.
-    project: String,
-    /// The savepoint: an id, a unique id prefix, a name, or `latest`.
-    reference: String,
-    /// How long to wait for the services to be ready, e.g. 2m or 90s.
-    #[arg(long, value_name = "DURATION")]
-    wait_timeout: Option<String>,
-    /// The session (name or id).
-    #[arg(long)]
-    session: Option<String>,
+    #[command(flatten)]
+    options: ComposeRollbackOptions,
 }
 
-/// Arguments of `cairn compose list`.
+/// Arguments of `cairn compose list`: the engine's options.
 #[derive(Debug, Args)]
 pub struct ListArgs {
-    /// The compose project.
-    project: String,
-    /// Also list the safety snapshots rollbacks took.
-    #[arg(long)]
-    include_safety_snapshots: bool,
-    /// desc (newest first, the default) or asc.
-    #[arg(long)]
-    sort: Option<String>,
-    /// The session (name or id).
-    #[arg(long)]
-    session: Option<String>,
+    #[command(flatten)]
+    options: ComposeListOptions,
 }
 
 pub fn run(global: &GlobalArgs, cmd: ComposeCommand, printer: &Printer) -> CommandResult {
     let store = open_store(global)?;
+    let context = call_context();
     match cmd {
         ComposeCommand::Save(a) => {
-            let options = ComposeSaveOptions {
-                project: a.project,
-                name: a.name,
-                description: a.description,
-                force: a.force,
-                wait_timeout: a.wait_timeout,
-                consistency: a.consistency,
-                with_images: a.with_images,
-                session: session_choice(a.session.as_deref()),
-            };
-            let result = printer.with_progress("saving", || store.compose_save(&options))?;
+            let result = printer.with_progress("saving", || store.compose_save(&a.options, &context))?;
             printer.result(&result, human_save);
         }
         ComposeCommand::Rollback(a) => {
-            let options = ComposeRollbackOptions {
-                project: a.project,
-                reference: a.reference,
-                wait_timeout: a.wait_timeout,
-                session: session_choice(a.session.as_deref()),
-            };
-            let result = printer.with_progress("rolling back", || store.compose_rollback(&options))?;
+            let result =
+                printer.with_progress("rolling back", || store.compose_rollback(&a.options, &context))?;
             printer.result(&result, human_rollback);
         }
         ComposeCommand::List(a) => {
-            let choice = session_choice(a.session.as_deref());
-            let result =
-                store.compose_list(&a.project, a.include_safety_snapshots, a.sort.as_deref(), &choice)?;
+            let result = store.compose_list(&a.options, &context)?;
             // Short ids, unique among every snapshot of the session (as in `cairn list`).
             let id_len = if global.json {
                 0
             } else {
-                let all = store.list(&cairn_lib::ops::list::ListOptions {
-                    target: None,
+                let every = cairn_lib::ops::list::ListOptions {
                     include_safety_snapshots: true,
-                    sort: None,
-                    session: choice.clone(),
-                })?;
+                    session: a.options.session.clone(),
+                    ..Default::default()
+                };
+                let all = store.list(&every, &context)?;
                 let all: Vec<String> = all.snapshots.iter().map(|s| s.id.to_string()).collect();
                 let shown: Vec<String> = result.savepoints.iter().map(|s| s.id.clone()).collect();
                 format::short_id_len(&shown, &all)

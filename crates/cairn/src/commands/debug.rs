@@ -8,12 +8,13 @@ use std::path::{Path, PathBuf};
 
 use cairn_dap::{CaptureDiff, SourceBreakpoints};
 use cairn_lib::ops::debug::{
-    DebugDeleteOptions, DebugDeleteResult, DebugDiffOptions, DebugList, DebugRunOptions, DebugRunResult,
+    DebugDeleteOptions, DebugDeleteResult, DebugDiffOptions, DebugList, DebugListOptions, DebugRunOptions,
+    DebugRunResult,
 };
 use clap::{Args, Subcommand};
 
 use crate::commands::GlobalArgs;
-use crate::context::{open_store, session_choice};
+use crate::context::{call_context, open_store};
 use crate::error::CommandResult;
 use crate::format;
 use crate::printer::Printer;
@@ -65,28 +66,11 @@ pub struct RunArgs {
     args: Vec<String>,
 }
 
-/// Arguments of `cairn debug list`.
-#[derive(Debug, Args)]
-pub struct ListArgs {
-    /// The session to list (name or id).
-    #[arg(long)]
-    session: Option<String>,
-}
+/// Arguments of `cairn debug list`: the engine's options.
+pub type ListArgs = DebugListOptions;
 
-/// Arguments of `cairn debug diff`.
-#[derive(Debug, Args)]
-pub struct DiffArgs {
-    /// The baseline capture's id.
-    a: String,
-    /// The capture to compare with it.
-    b: String,
-    /// Compare object addresses and pointer values raw instead of masking them.
-    #[arg(long)]
-    exact: bool,
-    /// The session holding both (name or id).
-    #[arg(long)]
-    session: Option<String>,
-}
+/// Arguments of `cairn debug diff`: the engine's options.
+pub type DiffArgs = DebugDiffOptions;
 
 /// Arguments of `cairn debug delete`.
 #[derive(Debug, Args)]
@@ -104,22 +88,18 @@ pub struct DeleteArgs {
 /// Runs a `debug` subcommand.
 pub fn run(global: &GlobalArgs, command: DebugCommand, printer: &Printer) -> CommandResult {
     let store = open_store(global)?;
+    let context = call_context();
     match command {
         DebugCommand::Run(args) => {
-            let result = store.debug_run(&run_options(args)?)?;
+            let result = store.debug_run(&run_options(args)?, &context)?;
             printer.result(&result, human_run);
         }
         DebugCommand::List(args) => {
-            let result = store.debug_list(&session_choice(args.session.as_deref()))?;
+            let result = store.debug_list(&args, &context)?;
             printer.result(&result, human_list);
         }
         DebugCommand::Diff(args) => {
-            let result = store.debug_diff(&DebugDiffOptions {
-                snapshot_a: args.a,
-                snapshot_b: args.b,
-                exact: args.exact,
-                session: session_choice(args.session.as_deref()),
-            })?;
+            let result = store.debug_diff(&args, &context)?;
             printer.result(&result, |d| human_diff(d, ""));
         }
         DebugCommand::Delete(args) => {
@@ -128,11 +108,12 @@ pub fn run(global: &GlobalArgs, command: DebugCommand, printer: &Printer) -> Com
                     "name the capture to delete, or pass --all to delete every one",
                 ));
             }
-            let result = store.debug_delete(&DebugDeleteOptions {
+            let options = DebugDeleteOptions {
                 snapshot_id: args.id,
-                session: session_choice(args.session.as_deref()),
+                session: args.session,
                 ..DebugDeleteOptions::default()
-            })?;
+            };
+            let result = store.debug_delete(&options, &context)?;
             printer.result(&result, human_delete);
         }
     }
@@ -153,7 +134,7 @@ fn run_options(args: RunArgs) -> CommandResult<DebugRunOptions> {
         depth: args.depth,
         exact: args.exact,
         max_stops: args.max_stops,
-        session: session_choice(args.session.as_deref()),
+        session: args.session,
     })
 }
 

@@ -4,43 +4,22 @@ use cairn_lib::ops::diff::{DiffEntry, DiffOptions, DiffResult};
 use clap::Args;
 
 use crate::commands::GlobalArgs;
-use crate::context::{open_store, session_choice};
+use crate::context::{call_context, open_store};
 use crate::error::CommandResult;
 use crate::format;
 use crate::printer::Printer;
 
-/// Arguments of `cairn diff`.
+/// Arguments of `cairn diff`: the engine's options.
 #[derive(Debug, Args)]
 pub struct DiffArgs {
-    /// The older snapshot.
-    from: String,
-    /// The newer snapshot; omit it to compare with the live state.
-    to: Option<String>,
-    /// The target the references are resolved among.
-    #[arg(long)]
-    target: Option<String>,
-    /// Show unified diffs of text files.
-    #[arg(long, short)]
-    patch: bool,
-    /// Show per-file line counts, like `git diff --stat`.
-    #[arg(long)]
-    stat: bool,
-    /// The session (name or id).
-    #[arg(long)]
-    session: Option<String>,
+    #[command(flatten)]
+    options: DiffOptions,
 }
 
 pub fn run(global: &GlobalArgs, args: DiffArgs, printer: &Printer) -> CommandResult {
     let store = open_store(global)?;
-    let (patch, stat) = (args.patch, args.stat);
-    let result = store.diff(&DiffOptions {
-        from: args.from,
-        to: args.to,
-        target: args.target,
-        patch,
-        stat,
-        session: session_choice(args.session.as_deref()),
-    })?;
+    let (patch, stat) = (args.options.patch, args.options.stat);
+    let result = store.diff(&args.options, &call_context())?;
     printer.result(&result, |r| human(r, patch, stat));
     Ok(())
 }

@@ -1,7 +1,6 @@
 //! `cairn gc`.
 
-use cairn_lib::ops::gc::GcResult;
-use clap::Args;
+use cairn_lib::ops::gc::{GcOptions, GcResult};
 
 use crate::commands::GlobalArgs;
 use crate::context::open_store;
@@ -9,13 +8,12 @@ use crate::error::CommandResult;
 use crate::format;
 use crate::printer::Printer;
 
-/// Arguments of `cairn gc`.
-#[derive(Debug, Args)]
-pub struct GcArgs {}
+/// Arguments of `cairn gc`: the engine's options as they are.
+pub type GcArgs = GcOptions;
 
-pub fn run(global: &GlobalArgs, _args: GcArgs, printer: &Printer) -> CommandResult {
+pub fn run(global: &GlobalArgs, args: GcArgs, printer: &Printer) -> CommandResult {
     let store = open_store(global)?;
-    let result = printer.with_progress("collecting garbage", || store.gc())?;
+    let result = printer.with_progress("collecting garbage", || store.gc(&args))?;
     printer.result(&result, human);
     Ok(())
 }

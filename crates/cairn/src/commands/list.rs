@@ -4,43 +4,33 @@ use cairn_lib::ops::list::{ListOptions, SnapshotList};
 use clap::Args;
 
 use crate::commands::GlobalArgs;
-use crate::context::{open_store, session_choice};
+use crate::context::{call_context, open_store};
 use crate::error::CommandResult;
 use crate::format;
 use crate::printer::Printer;
 
-/// Arguments of `cairn list`.
+/// Arguments of `cairn list`: the engine's options.
 #[derive(Debug, Args)]
 pub struct ListArgs {
-    /// Only snapshots of this target.
-    target: Option<String>,
-    /// `desc` (newest first) or `asc`.
-    #[arg(long, default_value = "desc")]
-    sort: String,
-    /// Also list the safety snapshots restores take of the live state.
-    #[arg(long)]
-    include_safety_snapshots: bool,
-    /// The session to list (name or id).
-    #[arg(long)]
-    session: Option<String>,
+    #[command(flatten)]
+    options: ListOptions,
 }
 
 pub fn run(global: &GlobalArgs, args: ListArgs, printer: &Printer) -> CommandResult {
     let store = open_store(global)?;
-    let session = session_choice(args.session.as_deref());
-    let list = store.list(&ListOptions {
-        target: args.target,
-        include_safety_snapshots: args.include_safety_snapshots,
-        sort: Some(args.sort),
-        session: session.clone(),
-    })?;
+    let context = call_context();
+    let list = store.list(&args.options, &context)?;
     // Short ids must be unique among every snapshot a prefix is resolved among: all targets of
     // the session, safety snapshots too. `--json` has full ids and needs none of this.
     let id_len = if global.json {
         0
     } else {
-        let all =
-            store.list(&ListOptions { target: None, include_safety_snapshots: true, sort: None, session })?;
+        let every = ListOptions {
+            include_safety_snapshots: true,
+            session: args.options.session.clone(),
+            ..ListOptions::default()
+        };
+        let all = store.list(&every, &context)?;
         let ids = |l: &SnapshotList| l.snapshots.iter().map(|s| s.id.to_string()).collect::<Vec<_>>();
         format::short_id_len(&ids(&list), &ids(&all))
     };

@@ -1,61 +1,28 @@
 //! `cairn restore REF [--to DIR]` (alias `rollback`).
 
-use std::path::PathBuf;
-
 use cairn_lib::ops::restore::{RestoreOptions, RestoreResult};
 use cairn_lib::ops::save::Progress;
 use clap::Args;
 
 use crate::commands::GlobalArgs;
-use crate::context::{open_store, session_choice};
+use crate::context::{call_context, open_store};
 use crate::error::CommandResult;
 use crate::format;
 use crate::printer::Printer;
 
-/// Arguments of `cairn restore`.
+/// Arguments of `cairn restore`: the engine's options.
 #[derive(Debug, Args)]
 pub struct RestoreArgs {
-    /// The snapshot: an id, a unique id prefix, a name, or `latest`.
-    #[arg(required_unless_present_any = ["continue_interrupted", "abort_interrupted"])]
-    reference: Option<String>,
-    /// Restore into this new or empty directory instead of in place.
-    #[arg(long, value_name = "DIR")]
-    to: Option<PathBuf>,
-    /// The target the reference is resolved among (for names and `latest`).
-    #[arg(long)]
-    target: Option<String>,
-    /// Print the plan and change nothing.
-    #[arg(long)]
-    dry_run: bool,
-    /// Give rewritten files the snapshot's mtimes instead of the current time.
-    #[arg(long)]
-    preserve_mtime: bool,
-    /// The session (name or id).
-    #[arg(long)]
-    session: Option<String>,
-    /// Finish a restore that was killed half way (the tree as found is saved first).
-    #[arg(long = "continue", conflicts_with_all = ["reference", "abort_interrupted", "dry_run", "to"])]
-    continue_interrupted: bool,
-    /// Roll back a restore that was killed half way (the tree as found is saved first).
-    #[arg(long = "abort", conflicts_with_all = ["reference", "dry_run", "to"])]
-    abort_interrupted: bool,
+    #[command(flatten)]
+    options: RestoreOptions,
 }
 
 pub fn run(global: &GlobalArgs, args: RestoreArgs, printer: &Printer) -> CommandResult {
     let store = open_store(global)?;
-    let options = RestoreOptions {
-        reference: args.reference.unwrap_or_default(),
-        target: args.target,
-        to: args.to,
-        dry_run: args.dry_run,
-        preserve_mtime: args.preserve_mtime,
-        session: session_choice(args.session.as_deref()),
-        continue_interrupted: args.continue_interrupted,
-        abort_interrupted: args.abort_interrupted,
-    };
     let progress = Progress::default();
-    let result = printer
-        .with_counts("restoring", Some(&progress), || store.restore_with_progress(&options, &progress))?;
+    let result = printer.with_counts("restoring", Some(&progress), || {
+        store.restore_with_progress(&args.options, &call_context(), &progress)
+    })?;
     printer.result(&result, human);
     Ok(())
 }

@@ -5,51 +5,24 @@ use cairn_lib::ops::save::{SaveOptions, SaveResult};
 use clap::Args;
 
 use crate::commands::GlobalArgs;
-use crate::context::{open_store, session_choice};
+use crate::context::{call_context, open_store};
 use crate::error::CommandResult;
 use crate::format;
 use crate::printer::Printer;
 
-/// Arguments of `cairn save`.
+/// Arguments of `cairn save`: the engine's options.
 #[derive(Debug, Args)]
 pub struct SaveArgs {
-    /// What to capture: a directory (the default is the current one).
-    #[arg(default_value = ".")]
-    target: String,
-    /// A name to refer to the snapshot by (unique per session and target).
-    #[arg(long, short)]
-    name: Option<String>,
-    /// What this snapshot is being taken before.
-    #[arg(long, short)]
-    description: Option<String>,
-    /// Move an existing name to the new snapshot.
-    #[arg(long, short)]
-    force: bool,
-    /// Capture paths that .gitignore and .cairnignore leave out.
-    #[arg(long)]
-    no_ignore: bool,
-    /// The session to save into (name or id).
-    #[arg(long)]
-    session: Option<String>,
-    /// Capture files that hold credentials (.env, private keys, access tokens) too.
-    #[arg(long)]
-    include_secrets: bool,
+    #[command(flatten)]
+    options: SaveOptions,
 }
 
 pub fn run(global: &GlobalArgs, args: SaveArgs, printer: &Printer) -> CommandResult {
     let store = open_store(global)?;
-    let options = SaveOptions {
-        target: args.target,
-        name: args.name,
-        description: args.description,
-        force: args.force,
-        no_ignore: args.no_ignore,
-        session: session_choice(args.session.as_deref()),
-        include_secrets: args.include_secrets,
-    };
     let progress = Progress::default();
-    let result =
-        printer.with_counts("saving", Some(&progress), || store.save_with_progress(&options, &progress))?;
+    let result = printer.with_counts("saving", Some(&progress), || {
+        store.save_with_progress(&args.options, &call_context(), &progress)
+    })?;
     printer.result(&result, human);
     Ok(())
 }

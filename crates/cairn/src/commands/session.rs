@@ -1,11 +1,13 @@
 //! `cairn session …`.
 
 use cairn_lib::Session;
-use cairn_lib::ops::session::SessionList;
+use cairn_lib::ops::session::{
+    SessionCreateOptions, SessionDeleteOptions, SessionList, SessionListOptions, SessionSetOptions,
+};
 use clap::Subcommand;
 
 use crate::commands::GlobalArgs;
-use crate::context::{open_store, session_choice};
+use crate::context::{call_context, open_store};
 use crate::error::CommandResult;
 use crate::format;
 use crate::printer::Printer;
@@ -14,55 +16,33 @@ use crate::printer::Printer;
 #[derive(Debug, Subcommand)]
 pub enum SessionCommand {
     /// List sessions.
-    List {
-        /// Sessions are always complete (a fork is one transaction); accepted for arcave parity.
-        #[arg(long)]
-        all: bool,
-        /// `desc` (newest first) or `asc`.
-        #[arg(long, default_value = "desc")]
-        sort: String,
-    },
+    List(SessionListOptions),
     /// Create a session, empty or forked from another (records only: no data is copied).
-    Create {
-        /// Its name (default: made from the time).
-        name: Option<String>,
-        /// The session to fork (name or id).
-        #[arg(long)]
-        from: Option<String>,
-    },
+    Create(SessionCreateOptions),
     /// Delete a session and its snapshot records (`cairn gc` reclaims the data).
-    Delete {
-        /// The session (name or id).
-        session: String,
-        /// Also delete the current session (clearing the pointer).
-        #[arg(long)]
-        force: bool,
-    },
+    Delete(SessionDeleteOptions),
     /// Show the session commands work in when given no --session.
     Current,
     /// Make a session the current one.
-    Set {
-        /// The session (name or id).
-        session: String,
-    },
+    Set(SessionSetOptions),
     /// Clear the current session, so commands work in baseline.
     Unset,
 }
 
 pub fn run(global: &GlobalArgs, cmd: SessionCommand, printer: &Printer) -> CommandResult {
     let store = open_store(global)?;
-    let choice = session_choice(None);
+    let context = call_context();
     match cmd {
-        SessionCommand::List { all: _, sort } => {
-            let list = store.session_list(Some(&sort), &choice)?;
+        SessionCommand::List(options) => {
+            let list = store.session_list(&options, &context)?;
             printer.result(&list, human_list);
         }
-        SessionCommand::Create { name, from } => {
-            let s = store.session_create(name.as_deref(), from.as_deref(), &choice)?;
+        SessionCommand::Create(options) => {
+            let s = store.session_create(&options, &context)?;
             printer.result(&s, |s| format!("created session {} ({})\n", s.name, s.id));
         }
-        SessionCommand::Delete { session, force } => {
-            let d = store.session_delete(&session, force, &choice)?;
+        SessionCommand::Delete(options) => {
+            let d = store.session_delete(&options, &context)?;
             printer.result(&d, |d| {
                 format!(
                     "deleted session {}; run `cairn gc` to reclaim up to {}\n",
@@ -72,15 +52,15 @@ pub fn run(global: &GlobalArgs, cmd: SessionCommand, printer: &Printer) -> Comma
             });
         }
         SessionCommand::Current => {
-            let s = store.session_current(&choice)?;
+            let s = store.session_current(&context)?;
             printer.result(&s, human_one);
         }
-        SessionCommand::Set { session } => {
-            let s = store.session_set(&session, &choice)?;
+        SessionCommand::Set(options) => {
+            let s = store.session_set(&options, &context)?;
             printer.result(&s, |s| format!("current session: {} ({})\n", s.name, s.id));
         }
         SessionCommand::Unset => {
-            let s = store.session_unset(&choice)?;
+            let s = store.session_unset(&context)?;
             printer.result(&s, |s| format!("current session: {} ({})\n", s.name, s.id));
         }
     }

@@ -8,12 +8,13 @@ use std::path::{Path, PathBuf};
 
 use cairn_lib::ops::transcript::{
     AgentPlaces, TranscriptDeleteOptions, TranscriptDeleteResult, TranscriptDiff, TranscriptExportOptions,
-    TranscriptList, TranscriptLoadOptions, TranscriptSaveOptions, TranscriptSaveResult, TranscriptWritten,
+    TranscriptList, TranscriptListOptions, TranscriptLoadOptions, TranscriptSaveOptions,
+    TranscriptSaveResult, TranscriptWritten,
 };
 use clap::{Args, Subcommand};
 
 use crate::commands::GlobalArgs;
-use crate::context::{open_store, session_choice};
+use crate::context::{call_context, open_store};
 use crate::error::CommandResult;
 use crate::format;
 use crate::printer::Printer;
@@ -87,100 +88,72 @@ pub struct LoadArgs {
     session: Option<String>,
 }
 
-/// Arguments of `cairn transcript export`.
-#[derive(Debug, Args)]
-pub struct ExportArgs {
-    /// The transcript snapshot: a name, an id or a unique id prefix.
-    name: String,
-    /// The file to write.
-    #[arg(long, short, value_name = "FILE")]
-    output: PathBuf,
-    /// Replace the file when it exists.
-    #[arg(long, short)]
-    force: bool,
-    /// The session to look the snapshot up in (name or id).
-    #[arg(long)]
-    session: Option<String>,
-    /// Replace access keys, tokens and private keys with a [REDACTED:rule] marker.
-    #[arg(long)]
-    redact: bool,
-}
+/// Arguments of `cairn transcript export`: the engine's options.
+pub type ExportArgs = TranscriptExportOptions;
 
-/// Arguments of `cairn transcript list`.
-#[derive(Debug, Args)]
-pub struct ListArgs {
-    /// The session to list (name or id).
-    #[arg(long)]
-    session: Option<String>,
-}
+/// Arguments of `cairn transcript list`: the engine's options.
+pub type ListArgs = TranscriptListOptions;
 
-/// Arguments of `cairn transcript delete`.
+/// Arguments of `cairn transcript delete`: the engine's options, and the confirmation only a
+/// terminal can give.
 #[derive(Debug, Args)]
 pub struct DeleteArgs {
-    /// The transcript snapshot: a name, an id or a unique id prefix.
-    name: String,
     /// Delete without asking (required when stdin is not a terminal).
     #[arg(long, short)]
     force: bool,
-    /// The session to delete it from (name or id).
-    #[arg(long)]
-    session: Option<String>,
+    #[command(flatten)]
+    options: TranscriptDeleteOptions,
 }
 
 /// Runs a `transcript` subcommand.
 pub fn run(global: &GlobalArgs, command: TranscriptCommand, printer: &Printer) -> CommandResult {
     let store = open_store(global)?;
+    let context = call_context();
     match command {
         TranscriptCommand::Save(args) => {
             let (file, name) = split_file_and_name(args.args)?;
-            let result = store.transcript_save(&TranscriptSaveOptions {
+            let options = TranscriptSaveOptions {
                 file,
                 name,
                 description: args.description,
                 force: args.force,
                 places: places(&args.places)?,
-                session: session_choice(args.session.as_deref()),
+                session: args.session,
                 strict: args.strict,
                 ..TranscriptSaveOptions::default()
-            })?;
+            };
+            let result = store.transcript_save(&options, &context)?;
             printer.result(&result, human_save);
         }
         TranscriptCommand::Load(args) => {
-            let result = store.transcript_load(&TranscriptLoadOptions {
+            let options = TranscriptLoadOptions {
                 name: args.name,
                 places: places(&args.places)?,
                 prompt: args.prompt,
-                session: session_choice(args.session.as_deref()),
+                session: args.session,
                 ..TranscriptLoadOptions::default()
-            })?;
+            };
+            let result = store.transcript_load(&options, &context)?;
             printer.result(&result, |r| human_written("loaded", r));
         }
-        TranscriptCommand::Export(args) => {
-            let result = store.transcript_export(&TranscriptExportOptions {
-                name: args.name,
-                // Absolute, so the printed fork command works from any directory.
-                output: std::path::absolute(&args.output).unwrap_or(args.output),
-                force: args.force,
-                session: session_choice(args.session.as_deref()),
-                redact: args.redact,
-            })?;
+        TranscriptCommand::Export(mut options) => {
+            // Absolute, so the printed fork command works from any directory.
+            options.output = std::path::absolute(&options.output).unwrap_or(options.output);
+            let result = store.transcript_export(&options, &context)?;
             printer.result(&result, |r| human_written("exported", r));
         }
         TranscriptCommand::List(args) => {
-            let result = store.transcript_list(&session_choice(args.session.as_deref()))?;
+            let result = store.transcript_list(&args, &context)?;
             printer.result(&result, human_list);
         }
         TranscriptCommand::Delete(args) => {
-            if !args.force && !confirm(&args.name)? {
+            if !args.force && !confirm(&args.options.name)? {
                 return Err(crate::error::usage(format!(
                     "not deleting transcript snapshot {:?}; pass --force to delete without asking",
-                    args.name
+                    args.options.name
                 )));
             }
-            let result = store.transcript_delete(&TranscriptDeleteOptions {
-                name: args.name,
-                session: session_choice(args.session.as_deref()),
-            })?;
+            let result = store.transcript_delete(&args.options, &context)?;
             printer.result(&result, human_delete);
         }
     }

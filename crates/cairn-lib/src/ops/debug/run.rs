@@ -13,7 +13,7 @@ use serde::Serialize;
 
 use super::{DebugDiffOptions, DebugSaveOptions, DebugSnapshot, dap_error, new_debug_session_id};
 use crate::error::{Error, ErrorKind, Result};
-use crate::ops::resolve::SessionChoice;
+use crate::ops::resolve::CallContext;
 use crate::store::Store;
 
 /// The adapter that debugs `program`: debugpy for a Python script (`.py`), lldb-dap for
@@ -58,7 +58,7 @@ pub struct DebugRunOptions {
     /// End the program after this many stops.
     pub max_stops: usize,
     /// The cairn session to save the captures into.
-    pub session: SessionChoice,
+    pub session: Option<String>,
 }
 
 /// What [`Store::debug_run`] did.
@@ -95,7 +95,7 @@ impl Store {
     /// Runs `options.program` under its adapter to each breakpoint until it ends or
     /// `max_stops` is reached, capturing and diffing if asked; the program and the adapter
     /// are ended before this returns.
-    pub fn debug_run(&self, options: &DebugRunOptions) -> Result<DebugRunResult> {
+    pub fn debug_run(&self, options: &DebugRunOptions, context: &CallContext) -> Result<DebugRunResult> {
         let adapter = adapter_for(&options.program)?;
         let launch = LaunchOptions {
             program: options.program.clone(),
@@ -117,7 +117,7 @@ impl Store {
             let session = DebugSession::launch(&adapter, &launch, &options.breakpoints, limits)
                 .await
                 .map_err(dap_error)?;
-            let outcome = self.drive(&session, options).await;
+            let outcome = self.drive(&session, options, context).await;
             // Always end the session, so no adapter or debuggee outlives the call.
             let stopped = session.stop().await.map_err(dap_error);
             let result = outcome?;
@@ -127,7 +127,12 @@ impl Store {
     }
 
     /// Runs the program from stop to stop until it ends or `max_stops` is reached.
-    async fn drive(&self, session: &DebugSession, options: &DebugRunOptions) -> Result<DebugRunResult> {
+    async fn drive(
+        &self,
+        session: &DebugSession,
+        options: &DebugRunOptions,
+        context: &CallContext,
+    ) -> Result<DebugRunResult> {
         let target_id = new_debug_session_id();
         let mut result = DebugRunResult {
             target: format!("{}:{target_id}", super::KIND),
@@ -151,7 +156,8 @@ impl Store {
                 snapshot: None,
             };
             if options.capture_each_stop {
-                stop.snapshot = Some(self.capture_stop(session, options, &target_id, &mut result).await?);
+                stop.snapshot =
+                    Some(self.capture_stop(session, options, context, &target_id, &mut result).await?);
             }
             result.stops.push(stop);
             if result.stops.len() >= options.max_stops {
@@ -173,6 +179,7 @@ impl Store {
         &self,
         session: &DebugSession,
         options: &DebugRunOptions,
+        context: &CallContext,
         target_id: &str,
         result: &mut DebugRunResult,
     ) -> Result<DebugSnapshot> {
@@ -183,14 +190,15 @@ impl Store {
             label: Some(format!("stop {}", result.stops.len() + 1)),
             session: options.session.clone(),
         };
-        let snapshot = self.debug_save(&save, &capture)?;
+        let snapshot = self.debug_save(&save, &capture, context)?;
         if let Some(previous) = result.stops.iter().rev().find_map(|s| s.snapshot.as_ref()) {
-            result.diffs.push(self.debug_diff(&DebugDiffOptions {
+            let diff = DebugDiffOptions {
                 snapshot_a: previous.id.clone(),
                 snapshot_b: snapshot.id.clone(),
                 exact: options.exact,
                 session: options.session.clone(),
-            })?);
+            };
+            result.diffs.push(self.debug_diff(&diff, context)?);
         }
         Ok(snapshot)
     }

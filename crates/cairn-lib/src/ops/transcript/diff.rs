@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use super::transcript_error;
 use crate::error::Result;
 use crate::ops::diff::{DiffResult, DiffSummary};
-use crate::ops::resolve::SessionChoice;
+use crate::ops::resolve::CallContext;
 use crate::session::Session;
 use crate::snapshot::Snapshot;
 use crate::store::Store;
@@ -23,8 +23,7 @@ pub struct TranscriptDiffOptions {
     /// as it is now.
     pub to: Option<String>,
     /// The cairn session to look the snapshots up in.
-    #[serde(default)]
-    pub session: SessionChoice,
+    pub session: Option<String>,
 }
 
 /// How two transcript paths differ.
@@ -44,8 +43,12 @@ pub struct TranscriptDiffResult {
 
 impl Store {
     /// Compares two transcript snapshots, or one with the live file it was saved from.
-    pub fn transcript_diff(&self, options: &TranscriptDiffOptions) -> Result<TranscriptDiffResult> {
-        let session = self.resolve_session(&options.session)?;
+    pub fn transcript_diff(
+        &self,
+        options: &TranscriptDiffOptions,
+        context: &CallContext,
+    ) -> Result<TranscriptDiffResult> {
+        let session = self.call_session(options.session.as_deref(), context)?;
         let from = self.find_transcript(&session, &options.from)?;
         self.transcript_diff_from(&session, from, options.to.as_deref())
     }

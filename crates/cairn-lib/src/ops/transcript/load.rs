@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{AgentPlaces, transcript_error};
 use crate::error::{Error, Hint, Result};
-use crate::ops::resolve::SessionChoice;
+use crate::ops::resolve::CallContext;
 use crate::snapshot::Snapshot;
 use crate::store::Store;
 
@@ -25,8 +25,7 @@ pub struct TranscriptLoadOptions {
     /// file next to the session (`<session file without .jsonl>.prompt`).
     pub prompt: Option<String>,
     /// The cairn session to look the snapshot up in.
-    #[serde(default)]
-    pub session: SessionChoice,
+    pub session: Option<String>,
     /// Take `name` as a name only (no id, id prefix or `latest`).
     #[serde(default)]
     pub names_only: bool,
@@ -36,22 +35,27 @@ pub struct TranscriptLoadOptions {
     pub restore_note: Option<String>,
 }
 
-/// Which snapshot to export, and where to.
+/// Which snapshot to export, and where to. The doc comments are the CLI's help.
 #[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
+#[cfg_attr(feature = "clap", derive(clap::Args))]
+#[serde(deny_unknown_fields)]
 pub struct TranscriptExportOptions {
     /// The transcript snapshot: a name, an id or a unique id prefix.
     pub name: String,
     /// The file to write.
+    #[cfg_attr(feature = "clap", arg(long, short, value_name = "FILE"))]
     pub output: PathBuf,
-    /// Replace `output` when it exists.
+    /// Replace the file when it exists.
     #[serde(default)]
+    #[cfg_attr(feature = "clap", arg(long, short))]
     pub force: bool,
-    /// The cairn session to look the snapshot up in.
+    /// The session to look the snapshot up in (name or id).
+    #[cfg_attr(feature = "clap", arg(long))]
+    pub session: Option<String>,
+    /// Replace access keys, tokens and private keys with a [REDACTED:rule] marker.
+    // Every secret-shaped string, in the written file.
     #[serde(default)]
-    pub session: SessionChoice,
-    /// Replace every secret-shaped string (access keys, tokens, private keys) with a
-    /// `[REDACTED:rule]` marker in the written file.
-    #[serde(default)]
+    #[cfg_attr(feature = "clap", arg(long))]
     pub redact: bool,
 }
 
@@ -82,11 +86,15 @@ pub struct TranscriptWritten {
 impl Store {
     /// Writes a transcript snapshot as a new session of its agent, in the agent's directory for
     /// `places.cwd`: a new session id, files 0600 and directories 0700.
-    pub fn transcript_load(&self, options: &TranscriptLoadOptions) -> Result<TranscriptWritten> {
+    pub fn transcript_load(
+        &self,
+        options: &TranscriptLoadOptions,
+        context: &CallContext,
+    ) -> Result<TranscriptWritten> {
         if options.places.cwd.is_empty() {
             return Err(Error::invalid("no working directory to load the session for; pass one"));
         }
-        let session = self.resolve_session(&options.session)?;
+        let session = self.call_session(options.session.as_deref(), context)?;
         let snapshot = if options.names_only {
             self.find_transcript_by_name(&session, &options.name)?
         } else {
@@ -126,8 +134,12 @@ impl Store {
 
     /// Writes a transcript snapshot to `options.output` as a file its agent accepts (for Pi,
     /// a version 3 session that `pi --fork FILE` opens).
-    pub fn transcript_export(&self, options: &TranscriptExportOptions) -> Result<TranscriptWritten> {
-        let session = self.resolve_session(&options.session)?;
+    pub fn transcript_export(
+        &self,
+        options: &TranscriptExportOptions,
+        context: &CallContext,
+    ) -> Result<TranscriptWritten> {
+        let session = self.call_session(options.session.as_deref(), context)?;
         let snapshot = self.find_transcript(&session, &options.name)?;
         let mut path = self.transcript_path_and_files(&snapshot, options.redact)?;
         path.take_attached();

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{KIND, NAMES_LOCK, summary_of};
 use crate::error::Result;
-use crate::ops::resolve::SessionChoice;
+use crate::ops::resolve::CallContext;
 use crate::snapshot::Snapshot;
 use crate::store::Store;
 
@@ -35,14 +35,26 @@ pub struct TranscriptListEntry {
     pub summary: Option<TranscriptSummary>,
 }
 
+/// Whose transcript snapshots to list.
+#[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
+#[cfg_attr(feature = "clap", derive(clap::Args))]
+#[serde(deny_unknown_fields)]
+pub struct TranscriptListOptions {
+    /// The session to list (name or id).
+    #[cfg_attr(feature = "clap", arg(long))]
+    pub session: Option<String>,
+}
+
 /// Which transcript snapshot to delete.
 #[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
+#[cfg_attr(feature = "clap", derive(clap::Args))]
+#[serde(deny_unknown_fields)]
 pub struct TranscriptDeleteOptions {
     /// The transcript snapshot: a name, an id or a unique id prefix.
     pub name: String,
-    /// The cairn session to delete it from.
-    #[serde(default)]
-    pub session: SessionChoice,
+    /// The session to delete it from (name or id).
+    #[cfg_attr(feature = "clap", arg(long))]
+    pub session: Option<String>,
 }
 
 /// The snapshot that was deleted.
@@ -54,10 +66,14 @@ pub struct TranscriptDeleteResult {
 
 impl Store {
     /// Lists the transcript snapshots of a session with a summary of each.
-    pub fn transcript_list(&self, session: &SessionChoice) -> Result<TranscriptList> {
-        let resolved = self.resolve_session(session)?;
+    pub fn transcript_list(
+        &self,
+        options: &TranscriptListOptions,
+        context: &CallContext,
+    ) -> Result<TranscriptList> {
+        let resolved = self.call_session(options.session.as_deref(), context)?;
         let snapshots = self
-            .list_kind(KIND, &SessionChoice::call(Some(resolved.id.to_string())))?
+            .list_kind(KIND, &resolved)?
             .into_iter()
             .map(|snapshot| TranscriptListEntry {
                 file: snapshot.target.trim_start_matches("transcript:").to_owned(),
@@ -69,8 +85,12 @@ impl Store {
     }
 
     /// Removes a transcript snapshot from the session; its data is reclaimed by `cairn gc`.
-    pub fn transcript_delete(&self, options: &TranscriptDeleteOptions) -> Result<TranscriptDeleteResult> {
-        let session = self.resolve_session(&options.session)?;
+    pub fn transcript_delete(
+        &self,
+        options: &TranscriptDeleteOptions,
+        context: &CallContext,
+    ) -> Result<TranscriptDeleteResult> {
+        let session = self.call_session(options.session.as_deref(), context)?;
         let _names = self.lock_target(NAMES_LOCK, "a transcript delete")?;
         let snapshot = self.find_transcript(&session, &options.name)?;
         self.catalog.remove_membership(session.id, snapshot.id)?;

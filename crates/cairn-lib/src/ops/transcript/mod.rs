@@ -24,11 +24,13 @@ use serde::{Deserialize, Serialize};
 
 pub use diff::{TranscriptDiffOptions, TranscriptDiffResult};
 pub use load::{TranscriptExportOptions, TranscriptLoadOptions, TranscriptWritten};
-pub use manage::{TranscriptDeleteOptions, TranscriptDeleteResult, TranscriptList, TranscriptListEntry};
+pub use manage::{
+    TranscriptDeleteOptions, TranscriptDeleteResult, TranscriptList, TranscriptListEntry,
+    TranscriptListOptions,
+};
 pub use save::{TranscriptSaveOptions, TranscriptSaveResult};
 pub use secrets::TranscriptSecret;
 
-use super::resolve::SessionChoice;
 use crate::error::{Error, ErrorKind, Hint, Operation, Result, echo};
 use crate::name::validate_name;
 use crate::session::Session;
@@ -191,8 +193,7 @@ impl Store {
     /// The transcript snapshot holding `name` in `session`, newest first should two ever hold
     /// it (a forced save interrupted between its two steps).
     pub(crate) fn transcript_named(&self, session: &Session, name: &str) -> Result<Option<Snapshot>> {
-        let choice = SessionChoice::call(Some(session.id.to_string()));
-        Ok(self.list_kind(KIND, &choice)?.into_iter().rev().find(|s| s.name.as_deref() == Some(name)))
+        Ok(self.list_kind(KIND, session)?.into_iter().rev().find(|s| s.name.as_deref() == Some(name)))
     }
 
     /// The saved path of a transcript snapshot, with the file it was read from as its source,

@@ -9,7 +9,7 @@ use super::{AgentPlaces, Details, KIND, NAMES_LOCK, transcript_error};
 use crate::error::{Error, Hint, Result};
 use crate::name::validate_name;
 use crate::ops::document::DocumentSave;
-use crate::ops::resolve::SessionChoice;
+use crate::ops::resolve::CallContext;
 use crate::ops::save::{SaveOptions, SaveResult};
 use crate::snapshot::{NotCovered, SkippedEntry, Snapshot, SnapshotStats};
 use crate::store::Store;
@@ -30,8 +30,7 @@ pub struct TranscriptSaveOptions {
     #[serde(default)]
     pub places: AgentPlaces,
     /// The cairn session to save into.
-    #[serde(default)]
-    pub session: SessionChoice,
+    pub session: Option<String>,
     /// Refuse a file with a line that is not JSON, instead of leaving that line out as the
     /// agents do when they open their own files.
     #[serde(default)]
@@ -81,11 +80,15 @@ impl Store {
     ///
     /// The file is read and checked completely before anything is written: a malformed line,
     /// a missing parent or a cycle fails with the line named, and the store is unchanged.
-    pub fn transcript_save(&self, options: &TranscriptSaveOptions) -> Result<TranscriptSaveResult> {
+    pub fn transcript_save(
+        &self,
+        options: &TranscriptSaveOptions,
+        context: &CallContext,
+    ) -> Result<TranscriptSaveResult> {
         if let Some(name) = &options.name {
             validate_name("snapshot", name)?;
         }
-        let session = self.resolve_session(&options.session)?;
+        let session = self.call_session(options.session.as_deref(), context)?;
         let file = match &options.file {
             Some(file) => canonical_file(file)?,
             None => newest_for(&options.places)?,
@@ -142,7 +145,7 @@ impl Store {
             details,
             stats: SnapshotStats { files: 1 + subagents.files.len() as u64, ..SnapshotStats::default() },
             not_covered,
-            session: SessionChoice::call(Some(session.id.to_string())),
+            session: session.id,
         };
         let snapshot = self.save_document(&save, path.document_with(&subagents.files).as_bytes())?;
         let fork_file = match (&options.fork_copy, path.format) {
@@ -172,16 +175,24 @@ impl Store {
     }
 
     /// `Store::save` of a `transcript:FILE` target: the same save, with the generic options.
-    pub(crate) fn save_transcript_target(&self, file: &Path, options: &SaveOptions) -> Result<SaveResult> {
-        let saved = self.transcript_save(&TranscriptSaveOptions {
-            file: Some(file.to_path_buf()),
-            name: options.name.clone(),
-            description: options.description.clone(),
-            force: options.force,
-            places: AgentPlaces::default(),
-            session: options.session.clone(),
-            ..TranscriptSaveOptions::default()
-        })?;
+    pub(crate) fn save_transcript_target(
+        &self,
+        file: &Path,
+        options: &SaveOptions,
+        context: &CallContext,
+    ) -> Result<SaveResult> {
+        let saved = self.transcript_save(
+            &TranscriptSaveOptions {
+                file: Some(file.to_path_buf()),
+                name: options.name.clone(),
+                description: options.description.clone(),
+                force: options.force,
+                places: AgentPlaces::default(),
+                session: options.session.clone(),
+                ..TranscriptSaveOptions::default()
+            },
+            context,
+        )?;
         // The keep policy does not apply to transcript snapshots: each is a deliberate, named
         // checkpoint of a conversation.
         Ok(SaveResult { snapshot: saved.snapshot, removed_by_policy: Vec::new(), interrupted_restore: None })

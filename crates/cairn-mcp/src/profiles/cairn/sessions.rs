@@ -3,49 +3,27 @@
 
 use cairn_lib::Session;
 use cairn_lib::ops::agent::Capability;
-use cairn_lib::ops::session::{SessionDeleted, SessionList};
+use cairn_lib::ops::session::{
+    SessionCreateOptions, SessionDeleteOptions, SessionDeleted, SessionList, SessionListOptions,
+    SessionSetOptions,
+};
 use serde::Deserialize;
 
 use crate::error::{ServeError, ToolError};
 use crate::registry::{Hints, ToolSpec};
 use crate::state::ServerState;
 
-/// Arguments of `session_list`.
-#[derive(Debug, Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct ListArgs {
-    /// "desc" (newest first, the default) or "asc" (oldest first).
-    pub sort: Option<String>,
-}
+/// Arguments of `session_list`: the engine's options as they are.
+pub type ListArgs = SessionListOptions;
 
-/// Arguments of `session_create`.
-#[derive(Debug, Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct CreateArgs {
-    /// A unique name: letters, digits, '.', '_' and '-'. Omit it for a name made from the time.
-    pub name: Option<String>,
-    /// A session to fork (name or id): the new session starts with its snapshots. Omit it for an empty session.
-    pub from: Option<String>,
-}
+/// Arguments of `session_create`: the engine's options as they are.
+pub type CreateArgs = SessionCreateOptions;
 
-/// Arguments of `session_delete`.
-#[derive(Debug, Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct DeleteArgs {
-    /// The session to delete (name or id). baseline cannot be deleted.
-    pub session: String,
-    /// Also delete the current session (clearing the pointer, so calls work in baseline) or the session this server is pinned to.
-    #[serde(default)]
-    pub force: bool,
-}
+/// Arguments of `session_delete`: the engine's options as they are.
+pub type DeleteArgs = SessionDeleteOptions;
 
-/// Arguments of `session_set`.
-#[derive(Debug, Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct SetArgs {
-    /// The session to make current (name or id).
-    pub session: String,
-}
+/// Arguments of `session_set`: the engine's options as they are.
+pub type SetArgs = SessionSetOptions;
 
 /// Arguments of the tools that take none.
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
@@ -73,26 +51,26 @@ pub fn tools() -> Result<Vec<ToolSpec>, ServeError> {
 }
 
 fn list(state: &ServerState, a: ListArgs) -> Result<SessionList, ToolError> {
-    state.store.session_list(a.sort.as_deref(), &state.choice(None))
+    state.store.session_list(&a, &state.context())
 }
 
 fn create(state: &ServerState, a: CreateArgs) -> Result<Session, ToolError> {
-    state.store.session_create(a.name.as_deref(), a.from.as_deref(), &state.choice(None))
+    state.store.session_create(&a, &state.context())
 }
 
 fn delete(state: &ServerState, a: DeleteArgs) -> Result<SessionDeleted, ToolError> {
     state.permit(Capability::Remove)?;
-    state.store.session_delete(&a.session, a.force, &state.choice(None))
+    state.store.session_delete(&a, &state.context())
 }
 
 fn current(state: &ServerState, _: NoArgs) -> Result<Session, ToolError> {
-    state.store.session_current(&state.choice(None))
+    state.store.session_current(&state.context())
 }
 
 fn set(state: &ServerState, a: SetArgs) -> Result<Session, ToolError> {
-    state.store.session_set(&a.session, &state.choice(None))
+    state.store.session_set(&a, &state.context())
 }
 
 fn unset(state: &ServerState, _: NoArgs) -> Result<Session, ToolError> {
-    state.store.session_unset(&state.choice(None))
+    state.store.session_unset(&state.context())
 }

@@ -46,21 +46,19 @@ pub(super) fn create(state: &ServerState, args: CreateArgs) -> Result<CreateResu
         };
         Ok((live.id.clone(), capture))
     })?;
-    let save = DebugSaveOptions { debug_session: id, label: args.label, session: state.choice(None) };
-    let snapshot = state.store.debug_save(&save, &capture).map_err(coded)?;
+    let save = DebugSaveOptions { debug_session: id, label: args.label, session: None };
+    let snapshot = state.store.debug_save(&save, &capture, &state.context()).map_err(coded)?;
     Ok(CreateResult { success: true, snapshot })
 }
 
 pub(super) fn diff(state: &ServerState, args: DiffArgs) -> Result<DiffResult, ToolError> {
-    let diff = state
-        .store
-        .debug_diff(&DebugDiffOptions {
-            snapshot_a: args.snapshot_id_1,
-            snapshot_b: args.snapshot_id_2,
-            exact: false,
-            session: state.choice(None),
-        })
-        .map_err(coded)?;
+    let options = DebugDiffOptions {
+        snapshot_a: args.snapshot_id_1,
+        snapshot_b: args.snapshot_id_2,
+        exact: false,
+        session: None,
+    };
+    let diff = state.store.debug_diff(&options, &state.context()).map_err(coded)?;
     Ok(DiffResult { success: true, diff })
 }
 
@@ -72,8 +70,7 @@ pub(super) fn delete(state: &ServerState, args: DeleteArgs) -> Result<DeleteResu
     // A server that never ran a debug session holds no captures of its own: scope to an id no
     // capture has, so "all" deletes nothing.
     let debug_session = Some(state.debug.latest().unwrap_or_else(|| "none".to_owned()));
-    let options =
-        DebugDeleteOptions { snapshot_id: args.snapshot_id, debug_session, session: state.choice(None) };
-    let result = state.store.debug_delete(&options).map_err(coded)?;
+    let options = DebugDeleteOptions { snapshot_id: args.snapshot_id, debug_session, session: None };
+    let result = state.store.debug_delete(&options, &state.context()).map_err(coded)?;
     Ok(DeleteResult { success: true, deleted: result.deleted, remaining: result.remaining })
 }
