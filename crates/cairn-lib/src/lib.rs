@@ -8,6 +8,26 @@
 
 #![warn(missing_docs)]
 
+/// Gives an enum that serialises as one word the JSON schema of a plain string, as the field
+/// had before it was an enum, so the schemas the MCP tools publish do not change.
+macro_rules! word_schema {
+    ($ty:ty) => {
+        impl schemars::JsonSchema for $ty {
+            fn schema_name() -> std::borrow::Cow<'static, str> {
+                stringify!($ty).into()
+            }
+
+            fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+                <String as schemars::JsonSchema>::json_schema(generator)
+            }
+
+            fn inline_schema() -> bool {
+                true
+            }
+        }
+    };
+}
+
 pub mod agents;
 mod config;
 mod duration;
@@ -34,6 +54,6 @@ pub use session::{Session, SessionOrigin};
 pub use snapshot::{NotCovered, SecretEntry, SkippedEntry, Snapshot, SnapshotStats};
 pub use store::Store;
 pub use store::layout::FORMAT_VERSION;
-pub use targets::Target;
 pub use targets::dir::restore::PlanEntry;
+pub use targets::{Target, TargetKind};
 pub use time::{now_rfc3339, parse_timestamp};

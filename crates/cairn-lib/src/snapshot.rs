@@ -3,6 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::id::{ObjectId, SessionId, SnapshotId};
+use crate::targets::TargetKind;
 
 /// An immutable capture of one target at one moment.
 #[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
@@ -16,7 +17,7 @@ pub struct Snapshot {
     /// The captured target: an absolute path for directories, `compose:<project>`, ….
     pub target: String,
     /// The target kind: `dir`, `compose`, `transcript` or `debug`.
-    pub kind: String,
+    pub kind: TargetKind,
     /// The session this record was listed from.
     pub session: SessionId,
     /// Creation time, RFC 3339 UTC.

@@ -149,7 +149,7 @@ fn read(state: &ServerState, uri: &str) -> Result<ResourceContents, ToolError> {
                 name: s.name,
                 target: s.target,
                 created_at: s.created_at,
-                kind: s.kind,
+                kind: s.kind.to_string(),
                 stats: s.stats,
             })
             .collect();

@@ -123,7 +123,7 @@ impl Store {
             name: None,
             description: options.description.clone(),
             target: key,
-            kind: "dir".into(),
+            kind: crate::targets::TargetKind::Dir,
             session,
             created_at: crate::time::now_rfc3339(),
             safety: false,

@@ -25,8 +25,8 @@ use crate::targets::compose::{apply, read_root};
 
 pub use crate::targets::compose::apply::{RestoredLayer, RestoredMount};
 pub use crate::targets::compose::record::{
-    ComposeNotCovered, ComposeSavepoint, ImageRecord, LayerRecord, MountStats, ReplicaGap, SkippedMount,
-    SpecFile, SpecRecord,
+    ComposeNotCovered, ComposeSavepoint, Consistency, ImageRecord, LayerRecord, MountStats, ReplicaGap,
+    SkippedMount, SpecFile, SpecRecord,
 };
 
 /// How long a container gets to exit after its stop signal (compose's own default).
@@ -172,12 +172,7 @@ impl Store {
     /// Captures a compose project as a new savepoint.
     pub fn compose_save(&self, o: &ComposeSaveOptions, context: &CallContext) -> Result<ComposeSaveResult> {
         let key = project_key(&o.project)?;
-        let consistency = o.consistency.as_deref().unwrap_or("stop");
-        if !matches!(consistency, "stop" | "pause" | "none") {
-            return Err(Error::invalid(format!(
-                "invalid consistency {consistency:?}: use stop (the default), pause or none"
-            )));
-        }
+        let consistency = Consistency::parse(o.consistency.as_deref())?;
         if let Some(name) = &o.name {
             validate_name("savepoint", name)?;
         }
@@ -209,16 +204,16 @@ impl Store {
             store_images: o.with_images,
         };
         let taken = take(self, &docker, &project, &spec, || match consistency {
-            "stop" => {
+            Consistency::Stop => {
                 let report = docker.run(docker.engine.stop_project(&project, STOP_TIMEOUT))?;
                 held = report.stopped;
                 Ok(report.killed)
             }
-            "pause" => {
+            Consistency::Pause => {
                 held = docker.run(docker.engine.pause_project(&project))?.containers;
                 Ok(Vec::new())
             }
-            _ => Ok(Vec::new()),
+            Consistency::None => Ok(Vec::new()),
         });
         let resumed = resume(&docker, &only(&project, &held), consistency, wait);
         let taken = match (taken, resumed) {
@@ -250,13 +245,11 @@ impl Store {
         context: &CallContext,
     ) -> Result<ComposeSavepointList> {
         let key = project_key(&o.project)?;
-        let newest_first = super::list::parse_sort(o.sort.as_deref())?;
+        let order = super::list::SortOrder::parse(o.sort.as_deref())?;
         let session = self.call_session(o.session.as_deref(), context)?;
         let filter = SnapshotFilter { target: Some(key), include_safety: o.include_safety_snapshots };
         let mut all = self.catalog.list_snapshots(session.id, &filter)?;
-        if newest_first {
-            all.reverse();
-        }
+        order.apply(&mut all);
         Ok(ComposeSavepointList { savepoints: all.iter().map(ComposeSavepoint::from_snapshot).collect() })
     }
 
@@ -270,7 +263,7 @@ impl Store {
         let wait = wait_timeout(o.wait_timeout.as_deref())?;
         let session = self.call_session(o.session.as_deref(), context)?;
         let snapshot = self.resolve_snapshot(&session, &o.reference, Some(&key))?;
-        if snapshot.kind != "compose" || snapshot.target != key {
+        if snapshot.kind != crate::targets::TargetKind::Compose || snapshot.target != key {
             return Err(Error::invalid(format!(
                 "snapshot {} is not a savepoint of compose project {}",
                 snapshot.id, o.project
@@ -319,7 +312,7 @@ impl Store {
             description: Some(format!("live state before rolling back to {}", snapshot.id)),
             force_name: false,
             safety: true,
-            consistency: "stop",
+            consistency: Consistency::Stop,
             store_images: false,
         };
         let startable = only(
@@ -329,7 +322,7 @@ impl Store {
         let safety = match take(self, &docker, &live, &spec, || Ok(stop.killed.clone())) {
             Ok(s) => s,
             Err(e) => {
-                let restarted = resume(&docker, &only(&live, &stop.stopped), "stop", wait);
+                let restarted = resume(&docker, &only(&live, &stop.stopped), Consistency::Stop, wait);
                 return Err(match restarted {
                     Ok(()) => e.context("the safety snapshot failed, nothing was changed"),
                     Err(r) => e.context(format!("the safety snapshot failed, nothing was changed, and the services failed to start again ({r})")),
@@ -338,7 +331,7 @@ impl Store {
         };
         result.safety_snapshot = Some(safety.snapshot.id.to_string());
         let attempt = apply::apply(self, &docker, &key, &live, &want, Some(&safety.root))
-            .and_then(|a| resume(&docker, &startable, "stop", wait).map(|()| a));
+            .and_then(|a| resume(&docker, &startable, Consistency::Stop, wait).map(|()| a));
         match attempt {
             Ok(applied) => {
                 (result.restored, result.writable_layers) = (applied.mounts, applied.layers);
@@ -352,7 +345,7 @@ impl Store {
                     // The state being put back ran before: give it the project's own bound.
                     .and_then(|_| {
                         let patient = wait.max(project_wait_bound(&live));
-                        resume(&docker, &only(&live, &stop.stopped), "stop", patient)
+                        resume(&docker, &only(&live, &stop.stopped), Consistency::Stop, patient)
                     });
                 let id = &safety.snapshot.id;
                 Err(match replay {
@@ -378,16 +371,16 @@ impl Store {
 }
 
 /// Starts (or thaws) the containers a capture held, then waits until they are ready.
-fn resume(docker: &Docker, held: &Project, consistency: &str, wait: Duration) -> Result<()> {
+fn resume(docker: &Docker, held: &Project, consistency: Consistency, wait: Duration) -> Result<()> {
     match consistency {
-        "stop" => {
+        Consistency::Stop => {
             docker.run(docker.engine.start_project(held))?;
             docker.run(docker.engine.wait_ready(held, wait))?;
         }
-        "pause" => {
+        Consistency::Pause => {
             docker.run(docker.engine.unpause_project(held))?;
         }
-        _ => {}
+        Consistency::None => {}
     }
     Ok(())
 }

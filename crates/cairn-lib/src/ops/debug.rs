@@ -23,7 +23,7 @@ use crate::snapshot::{NotCovered, SkippedEntry, Snapshot, SnapshotStats};
 use crate::store::Store;
 
 /// The target kind of debugger captures.
-pub const KIND: &str = "debug";
+pub const KIND: crate::targets::TargetKind = crate::targets::TargetKind::Debug;
 
 /// The code of a refusal to diff, load or delete a capture that does not exist.
 pub const SNAPSHOT_NOT_FOUND: &str = "SNAPSHOT_NOT_FOUND";
@@ -38,9 +38,48 @@ pub const INVALID_ARGUMENT: &str = "INVALID_ARGUMENT";
 /// (`snap-<uuid>`); the bare snapshot id (or a unique prefix of it) is accepted too.
 pub const ID_PREFIX: &str = "snap-";
 
+/// The id of a stored capture as the debug commands and tools show it: `snap-<uuid>`, the
+/// snapshot's own id behind the prefix the debugger snapshot tools use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct CaptureId(pub crate::id::SnapshotId);
+
+impl std::fmt::Display for CaptureId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{ID_PREFIX}{}", self.0)
+    }
+}
+
+impl std::str::FromStr for CaptureId {
+    type Err = Error;
+
+    /// Reads a whole id, with or without its prefix (prefixes of ids are looked up by
+    /// [`Store::debug_load`], not parsed).
+    fn from_str(text: &str) -> Result<Self> {
+        let bare = text.strip_prefix(ID_PREFIX).unwrap_or(text);
+        bare.parse()
+            .map(CaptureId)
+            .map_err(|_| Error::invalid(format!("{:?} is not a debug capture id", echo(text))))
+    }
+}
+
+impl Serialize for CaptureId {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for CaptureId {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> std::result::Result<Self, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        text.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+word_schema!(CaptureId);
+
 /// The id of a stored capture as the debug commands and tools show it: `snap-<uuid>`.
-pub fn capture_id(snapshot: &Snapshot) -> String {
-    format!("{ID_PREFIX}{}", snapshot.id)
+pub fn capture_id(snapshot: &Snapshot) -> CaptureId {
+    CaptureId(snapshot.id)
 }
 
 /// A fresh id for a debug session, used as the `<id>` of its `debug:<id>` target.
@@ -76,7 +115,7 @@ pub struct DebugSaveOptions {
 #[serde(rename_all = "camelCase")]
 pub struct DebugSnapshot {
     /// The capture's id, `snap-<uuid>` (what `snapshot_diff` and `snapshot_delete` take).
-    pub id: String,
+    pub id: CaptureId,
     /// The label given, or the generated one.
     pub label: String,
     /// When the variables were read, RFC 3339 UTC.
@@ -98,7 +137,7 @@ pub struct DebugSnapshot {
 #[serde(rename_all = "camelCase")]
 pub struct DebugListEntry {
     /// The capture's id, `snap-<uuid>`.
-    pub id: String,
+    pub id: CaptureId,
     /// Its label.
     pub label: String,
     /// When the variables were read, RFC 3339 UTC: the capture's `timestamp`.
@@ -206,7 +245,7 @@ impl Store {
             .map_err(|e| Error::invalid(format!("the capture could not be encoded ({e}); capture again")))?;
         let save = DocumentSave {
             target: format!("{KIND}:{}", options.debug_session),
-            kind: KIND.to_owned(),
+            kind: KIND,
             name: None,
             description: Some(label.clone()),
             force: false,
@@ -253,7 +292,7 @@ impl Store {
         let (a, capture_a) = self.debug_load(&session, &options.snapshot_a)?;
         let (b, capture_b) = self.debug_load(&session, &options.snapshot_b)?;
         Ok(cairn_dap::diff_captures(&capture_a, &capture_b, options.exact)
-            .with_snapshot_ids(capture_id(&a), capture_id(&b)))
+            .with_snapshot_ids(capture_id(&a).to_string(), capture_id(&b).to_string()))
     }
 
     /// Deletes one capture, or all captures of the session (of one debug session, when
@@ -271,7 +310,7 @@ impl Store {
         let (chosen, deleted) = match &options.snapshot_id {
             Some(id) => {
                 let snapshot = self.find_debug_snapshot(&resolved, id)?;
-                let deleted = capture_id(&snapshot);
+                let deleted = capture_id(&snapshot).to_string();
                 (vec![snapshot], deleted)
             }
             None => (in_scope(self.list_kind(KIND, &resolved)?), "all".to_owned()),

@@ -12,6 +12,7 @@ use crate::id::ObjectId;
 use crate::snapshot::Snapshot;
 use crate::store::Store;
 use crate::store::writer::BlobWriter;
+use crate::targets::TargetKind;
 use crate::targets::dir::capture;
 use crate::targets::dir::statcache::StatCache;
 use crate::tree::diff::{Change, TreeDiff, TreeSource};
@@ -71,6 +72,22 @@ pub struct DiffSummary {
     pub unchanged: u64,
 }
 
+/// How an entry changed between the older side and the newer one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ChangeKind {
+    /// Only in the newer side.
+    Added,
+    /// Only in the older side.
+    Removed,
+    /// In both, with the same kind, and different.
+    Modified,
+    /// In both, as different kinds (a file that became a directory, …).
+    TypeChanged,
+}
+
+word_schema!(ChangeKind);
+
 /// One changed entry.
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct DiffEntry {
@@ -79,7 +96,7 @@ pub struct DiffEntry {
     /// `file`, `dir` or `symlink` (the newer side's kind, or the older one's when removed).
     pub kind: String,
     /// `added`, `removed`, `modified` or `type_changed`.
-    pub change: String,
+    pub change: ChangeKind,
     /// What differs: `content`, `mode`, `owner`, `mtime`, `link_target`, `kind`.
     pub what: Vec<String>,
     /// Size before (files).
@@ -141,7 +158,7 @@ impl Store {
         let target =
             options.target.as_deref().map(crate::targets::Target::parse).transpose()?.map(|t| t.key());
         let from = self.resolve_snapshot(&session, &options.from, target.as_deref())?;
-        if from.kind == super::transcript::KIND {
+        if from.kind == TargetKind::Transcript {
             return self.diff_transcript_generic(&session, from, options.to.as_deref());
         }
         let to = options
@@ -157,15 +174,18 @@ impl Store {
                 from.id, to.id, from.target, to.target
             )));
         }
-        if from.kind == super::debug::KIND {
-            return Err(Error::invalid("debug captures are compared by the debug diff, not this one")
-                .hint(Hint::Run(Operation::DiffDebugCaptures)));
-        }
-        if from.kind != "dir" {
-            return Err(Error::invalid(format!(
-                "{} snapshots cannot be compared yet; only directory snapshots can",
-                from.kind
-            )));
+        match from.kind {
+            TargetKind::Dir => {}
+            TargetKind::Debug => {
+                return Err(Error::invalid("debug captures are compared by the debug diff, not this one")
+                    .hint(Hint::Run(Operation::DiffDebugCaptures)));
+            }
+            TargetKind::Compose | TargetKind::Transcript => {
+                return Err(Error::invalid(format!(
+                    "{} snapshots cannot be compared yet; only directory snapshots can",
+                    from.kind
+                )));
+            }
         }
         let writer = BlobWriter::dry(self);
         let from_root = tree::read_root(self, &root_of(&from)?)?;
@@ -194,15 +214,15 @@ impl Store {
             let Some(entry) = self.entry(change, options, &side)? else {
                 continue;
             };
-            match entry.change.as_str() {
-                "added" => summary.added += 1,
-                "removed" => summary.removed += 1,
-                _ => summary.modified += 1,
+            match entry.change {
+                ChangeKind::Added => summary.added += 1,
+                ChangeKind::Removed => summary.removed += 1,
+                ChangeKind::Modified | ChangeKind::TypeChanged => summary.modified += 1,
             }
             entries.push(entry);
         }
         let changed_in_new =
-            entries.iter().filter(|e| e.change != "removed" && e.kind != "dir").count() as u64;
+            entries.iter().filter(|e| e.change != ChangeKind::Removed && e.kind != "dir").count() as u64;
         summary.unchanged = (to_stats.files + to_stats.symlinks).saturating_sub(changed_in_new);
         Ok(DiffResult {
             target: from.target.clone(),
@@ -234,12 +254,12 @@ impl Store {
         };
         let mut what = Vec::new();
         let change_kind = match (old, new) {
-            (None, Some(_)) => "added",
-            (Some(_), None) => "removed",
+            (None, Some(_)) => ChangeKind::Added,
+            (Some(_), None) => ChangeKind::Removed,
             (Some(o), Some(n)) => {
                 if o.kind.label() != n.kind.label() {
                     what.push("kind".into());
-                    "type_changed"
+                    ChangeKind::TypeChanged
                 } else {
                     match (&o.kind, &n.kind) {
                         (NodeKind::File { content: a, .. }, NodeKind::File { content: b, .. }) if a != b => {
@@ -259,7 +279,7 @@ impl Store {
                     if o.mtime_ns != n.mtime_ns && !is_dir(new) {
                         what.push("mtime".into());
                     }
-                    "modified"
+                    ChangeKind::Modified
                 }
             }
             (None, None) => return Ok(None),
@@ -267,7 +287,7 @@ impl Store {
         let mut entry = DiffEntry {
             path: String::from_utf8_lossy(&change.path).into_owned(),
             kind: new.or(old).map(|n| n.kind.label()).unwrap_or("file").into(),
-            change: change_kind.into(),
+            change: change_kind,
             what,
             size_before: size(old),
             size_after: size(new),
@@ -283,7 +303,7 @@ impl Store {
         };
         if (options.patch || options.stat)
             && entry.kind == "file"
-            && (entry.what.iter().any(|w| w == "content") || change_kind != "modified")
+            && (entry.what.iter().any(|w| w == "content") || change_kind != ChangeKind::Modified)
         {
             self.add_text_diff(&mut entry, change, options.patch, side)?;
         }

@@ -1,8 +1,6 @@
 //! Snapshots whose content is one document (a transcript path, a debugger capture): the kinds
 //! other than directories store their capture as a single blob through these two calls.
 
-use serde::Deserialize;
-
 use crate::error::{Error, Result};
 use crate::id::SnapshotId;
 use crate::name::validate_name;
@@ -12,12 +10,12 @@ use crate::store::pack::BlobKind;
 use crate::store::writer::BlobWriter;
 
 /// A document to store as a snapshot of a non-directory target.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone)]
 pub struct DocumentSave {
     /// The target key (`transcript:/path`, `debug:session-id`, …).
     pub target: String,
     /// The target kind (`transcript`, `debug`, …).
-    pub kind: String,
+    pub kind: crate::targets::TargetKind,
     /// Optional name, unique per session and target.
     pub name: Option<String>,
     /// What the snapshot is being taken before.
@@ -74,7 +72,7 @@ impl Store {
         let root = snapshot
             .root
             .ok_or_else(|| Error::corrupt(format!("snapshot {} holds no document", snapshot.id)))?;
-        if snapshot.kind == "dir" {
+        if snapshot.kind == crate::targets::TargetKind::Dir {
             return Err(Error::invalid(format!(
                 "snapshot {} is a directory snapshot, not a document",
                 snapshot.id
@@ -84,7 +82,11 @@ impl Store {
     }
 
     /// Every snapshot of one kind in a session, oldest first (safety snapshots excluded).
-    pub fn list_kind(&self, kind: &str, session: &crate::session::Session) -> Result<Vec<Snapshot>> {
+    pub fn list_kind(
+        &self,
+        kind: crate::targets::TargetKind,
+        session: &crate::session::Session,
+    ) -> Result<Vec<Snapshot>> {
         let filter = crate::store::catalog::SnapshotFilter::default();
         Ok(self.catalog.list_snapshots(session.id, &filter)?.into_iter().filter(|s| s.kind == kind).collect())
     }

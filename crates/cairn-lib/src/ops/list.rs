@@ -66,28 +66,46 @@ pub struct SnapshotList {
     pub snapshots: Vec<Snapshot>,
 }
 
-/// Parses a `--sort` value: `desc` (the default) or `asc`; anything else is refused.
-pub fn parse_sort(sort: Option<&str>) -> Result<bool> {
-    match sort.unwrap_or("desc") {
-        "desc" => Ok(true),
-        "asc" => Ok(false),
-        other => Err(Error::invalid(format!(
-            "invalid sort {other:?}: use desc (newest first) or asc (oldest first)"
-        ))),
+/// The order of a listing. The options take it as a word, so that a word outside the two is
+/// refused in the engine's own sentence on every front.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SortOrder {
+    /// Newest first, the default.
+    #[default]
+    Desc,
+    /// Oldest first.
+    Asc,
+}
+
+impl SortOrder {
+    /// Reads a sort option: `desc` (the default) or `asc`; anything else is refused.
+    pub fn parse(sort: Option<&str>) -> Result<Self> {
+        match sort.unwrap_or("desc") {
+            "desc" => Ok(SortOrder::Desc),
+            "asc" => Ok(SortOrder::Asc),
+            other => Err(Error::invalid(format!(
+                "invalid sort {other:?}: use desc (newest first) or asc (oldest first)"
+            ))),
+        }
+    }
+
+    /// Puts `items`, read oldest first, in this order.
+    pub fn apply<T>(self, items: &mut [T]) {
+        if self == SortOrder::Desc {
+            items.reverse();
+        }
     }
 }
 
 impl Store {
     /// Lists the snapshots of a session.
     pub fn list(&self, options: &ListOptions, context: &CallContext) -> Result<SnapshotList> {
-        let newest_first = parse_sort(options.sort.as_deref())?;
+        let order = SortOrder::parse(options.sort.as_deref())?;
         let session = self.call_session(options.session.as_deref(), context)?;
         let target = options.target.as_deref().map(list_target_key).transpose()?;
         let filter = SnapshotFilter { target, include_safety: options.include_safety_snapshots };
         let mut snapshots = self.catalog.list_snapshots(session.id, &filter)?;
-        if newest_first {
-            snapshots.reverse();
-        }
+        order.apply(&mut snapshots);
         Ok(SnapshotList { snapshots })
     }
 

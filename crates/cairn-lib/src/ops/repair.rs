@@ -121,9 +121,9 @@ impl Store {
         self.catalog.drop_all_stat_caches()?;
         self.catalog.clear_all_damaged()?;
         for (id, target, kind, root) in self.catalog.all_snapshot_roots()? {
-            let lost = match (kind.as_str(), root) {
+            let lost = match (kind.parse::<crate::targets::TargetKind>(), root) {
                 (_, None) => vec!["/".to_owned()],
-                ("dir", Some(root)) => self.lost_paths(&root)?,
+                (Ok(crate::targets::TargetKind::Dir), Some(root)) => self.lost_paths(&root)?,
                 (_, Some(root)) => {
                     let mut live = std::collections::HashSet::new();
                     match crate::targets::referenced_objects(self, &kind, &root, &mut live) {

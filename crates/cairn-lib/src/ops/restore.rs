@@ -17,6 +17,7 @@ use crate::error::{Error, Hint, IoContext, Operation, Result};
 use crate::snapshot::Snapshot;
 use crate::store::Store;
 use crate::store::writer::BlobWriter;
+use crate::targets::TargetKind;
 use crate::targets::dir::capture::{self, Uncovered};
 use crate::targets::dir::fsops::DirHandle;
 use crate::targets::dir::materialize::Materializer;
@@ -82,6 +83,18 @@ pub struct RestoreOptions {
     pub abort_interrupted: bool,
 }
 
+/// Where a restore writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RestoreMode {
+    /// Over the target itself, behind a safety snapshot.
+    InPlace,
+    /// Into a new or empty directory; the target is untouched.
+    NewDirectory,
+}
+
+word_schema!(RestoreMode);
+
 /// What a restore did (or, with `dry_run`, would do).
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct RestoreResult {
@@ -90,7 +103,7 @@ pub struct RestoreResult {
     /// Where it was restored.
     pub destination: String,
     /// `in_place` or `new_directory`.
-    pub mode: String,
+    pub mode: RestoreMode,
     /// True when nothing was changed.
     pub dry_run: bool,
     /// The safety snapshot of the live state taken first (in place only).
@@ -128,9 +141,7 @@ impl Store {
             options.target.as_deref().map(crate::targets::Target::parse).transpose()?.map(|t| t.key());
         let reference = options.reference.as_deref().unwrap_or_default();
         let snapshot = self.resolve_snapshot(&session, reference, target_key.as_deref())?;
-        if snapshot.kind != "dir" {
-            return Err(not_a_dir_snapshot(&snapshot));
-        }
+        restorable(&snapshot)?;
         let root_id =
             snapshot.root.ok_or_else(|| Error::corrupt(format!("snapshot {} has no root", snapshot.id)))?;
         let root = tree::read_root(self, &root_id)?;
@@ -169,7 +180,7 @@ impl Store {
         let mut result = RestoreResult {
             interrupted_restore: None,
             destination: dest.display().to_string(),
-            mode: "new_directory".into(),
+            mode: RestoreMode::NewDirectory,
             dry_run,
             safety_snapshot: None,
             plan: Vec::new(),
@@ -242,7 +253,7 @@ impl Store {
         let path = PathBuf::from(&snapshot.target);
         if !path.exists() {
             return self.restore_new(snapshot, want, &path, options.dry_run, progress).map(|mut r| {
-                r.mode = "in_place".into();
+                r.mode = RestoreMode::InPlace;
                 r
             });
         }
@@ -262,7 +273,7 @@ impl Store {
             let plan = Plan::between(&writer, &live_root, want, options.preserve_mtime, &live.uncovered)?;
             return Ok(RestoreResult {
                 destination: key,
-                mode: "in_place".into(),
+                mode: RestoreMode::InPlace,
                 dry_run: true,
                 safety_snapshot: None,
                 plan: plan.entries(),
@@ -320,7 +331,7 @@ impl Store {
         self.expire_safety(session, &key, safety.id)?;
         Ok(RestoreResult {
             destination: key,
-            mode: "in_place".into(),
+            mode: RestoreMode::InPlace,
             dry_run: false,
             safety_snapshot: Some(safety),
             plan,
@@ -376,7 +387,7 @@ impl Store {
         let snapshot = self.resolve_snapshot(&session, id, Some(&key))?;
         Ok(RestoreResult {
             destination: key,
-            mode: "in_place".into(),
+            mode: RestoreMode::InPlace,
             dry_run: false,
             safety_snapshot: None,
             plan,
@@ -491,25 +502,29 @@ impl Store {
     }
 }
 
-/// Why a snapshot of another kind cannot be restored as a directory, and what puts it back.
-fn not_a_dir_snapshot(snapshot: &Snapshot) -> Error {
-    let reference = snapshot.name.clone().unwrap_or_else(|| snapshot.id.to_string());
-    match snapshot.kind.as_str() {
-        super::transcript::KIND => Error::invalid(format!(
-            "snapshot {reference} is a transcript, which a restore does not write"
-        ))
-        .hint(Hint::Run(Operation::LoadTranscript { snapshot: reference })),
-        super::debug::KIND => Error::invalid(format!(
-            "snapshot {reference} is a debug capture of a paused program's variables, which cannot be restored"
+/// Refuses a snapshot a directory restore cannot put back, saying what puts it back instead:
+/// the one place a restore tells the kinds apart.
+fn restorable(snapshot: &Snapshot) -> Result<()> {
+    let reference = || snapshot.name.clone().unwrap_or_else(|| snapshot.id.to_string());
+    Err(match snapshot.kind {
+        TargetKind::Dir => return Ok(()),
+        TargetKind::Transcript => {
+            let reference = reference();
+            Error::invalid(format!("snapshot {reference} is a transcript, which a restore does not write"))
+                .hint(Hint::Run(Operation::LoadTranscript { snapshot: reference }))
+        }
+        TargetKind::Debug => Error::invalid(format!(
+            "snapshot {} is a debug capture of a paused program's variables, which cannot be restored",
+            reference()
         ))
         .hint(Hint::Run(Operation::DiffDebugCaptures)),
-        "compose" => {
+        TargetKind::Compose => {
             let project = snapshot.target.strip_prefix("compose:").unwrap_or(&snapshot.target);
+            let reference = reference();
             Error::invalid(format!("snapshot {reference} is of a Docker Compose project"))
                 .hint(Hint::Run(Operation::Rollback { project: project.to_owned(), snapshot: reference }))
         }
-        kind => Error::invalid(format!("snapshot {reference} is of a {kind} target, which a restore cannot put back")),
-    }
+    })
 }
 
 /// Reads a root document a dry writer holds in memory.

@@ -161,7 +161,7 @@ mod tests {
             name: None,
             description: None,
             target: "/t".into(),
-            kind: "dir".into(),
+            kind: crate::targets::TargetKind::Dir,
             session: SessionId::BASELINE,
             created_at: jiff::Timestamp::from_second(secs).unwrap().to_string(),
             safety: false,

@@ -221,7 +221,7 @@ impl Store {
             name: if safety { None } else { options.name.clone() },
             description: options.description.clone(),
             target: key.to_owned(),
-            kind: "dir".into(),
+            kind: crate::targets::TargetKind::Dir,
             session,
             created_at: crate::time::now_rfc3339(),
             safety,

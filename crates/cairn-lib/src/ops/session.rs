@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::list::parse_sort;
+use super::list::SortOrder;
 use super::resolve::CallContext;
 use crate::error::{Error, ErrorKind, Hint, Result};
 use crate::id::SessionId;
@@ -99,15 +99,13 @@ impl Store {
 
     /// Lists sessions (`desc`: newest first, the default).
     pub fn session_list(&self, options: &SessionListOptions, context: &CallContext) -> Result<SessionList> {
-        let newest_first = parse_sort(options.sort.as_deref())?;
+        let order = SortOrder::parse(options.sort.as_deref())?;
         let current = self.call_session(None, context).ok();
         let mut sessions = self.catalog.list_sessions()?;
         for s in &mut sessions {
             s.current = current.as_ref().is_some_and(|c| c.id == s.id);
         }
-        if newest_first {
-            sessions.reverse();
-        }
+        order.apply(&mut sessions);
         Ok(SessionList { sessions })
     }
 

@@ -5,10 +5,12 @@
 
 pub(crate) mod compose;
 pub(crate) mod dir;
+mod kind;
 
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, IoContext, Result};
+pub use kind::TargetKind;
 
 /// A parsed target.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -51,29 +53,31 @@ impl Target {
         }
     }
 
-    /// `dir`, `compose`, `transcript` or `debug`.
-    pub fn kind(&self) -> &'static str {
+    /// What kind of target it is.
+    pub fn kind(&self) -> TargetKind {
         match self {
-            Target::Dir(_) => "dir",
-            Target::Compose(_) => "compose",
-            Target::Transcript(_) => "transcript",
-            Target::Debug(_) => "debug",
+            Target::Dir(_) => TargetKind::Dir,
+            Target::Compose(_) => TargetKind::Compose,
+            Target::Transcript(_) => TargetKind::Transcript,
+            Target::Debug(_) => TargetKind::Debug,
         }
     }
 }
 
-/// Adds every object a snapshot of `kind` with root `root` refers to into `live`.
+/// Adds every object a snapshot of `kind` (as the catalog stores it) with root `root` refers
+/// to into `live`: the one place gc, check and repair learn what each kind's root holds.
 pub(crate) fn referenced_objects(
     store: &crate::store::Store,
     kind: &str,
     root: &crate::id::ObjectId,
     live: &mut std::collections::HashSet<crate::id::ObjectId>,
 ) -> Result<()> {
-    match kind {
-        "dir" => dir::restore::referenced(store, root, live),
-        "compose" => compose::referenced(store, root, live),
-        // Other kinds store one self-contained document as their root.
-        _ => {
+    match kind.parse::<TargetKind>() {
+        Ok(TargetKind::Dir) => dir::restore::referenced(store, root, live),
+        Ok(TargetKind::Compose) => compose::referenced(store, root, live),
+        // Transcripts and debug captures store one self-contained document as their root,
+        // and so does any kind a later version adds.
+        Ok(TargetKind::Transcript | TargetKind::Debug) | Err(_) => {
             live.insert(*root);
             Ok(())
         }

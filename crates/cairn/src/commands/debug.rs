@@ -217,7 +217,7 @@ fn human_list(l: &DebugList) -> String {
         .iter()
         .map(|s| {
             vec![
-                s.id.clone(),
+                s.id.to_string(),
                 s.label.clone(),
                 s.function_name.clone(),
                 s.variable_count.to_string(),

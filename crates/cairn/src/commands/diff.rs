@@ -1,6 +1,6 @@
 //! `cairn diff A [B]`.
 
-use cairn_lib::ops::diff::{DiffEntry, DiffOptions, DiffResult};
+use cairn_lib::ops::diff::{ChangeKind, DiffEntry, DiffOptions, DiffResult};
 use clap::Args;
 
 use crate::commands::GlobalArgs;
@@ -43,10 +43,10 @@ fn stat_column(e: &DiffEntry) -> String {
         );
     }
     let what = |w: &str| e.what.iter().any(|x| x == w);
-    if e.change == "type_changed" {
+    if e.change == ChangeKind::TypeChanged {
         return format!("  type changed to {}", e.kind);
     }
-    if e.kind == "symlink" && (e.change != "modified" || what("link_target")) {
+    if e.kind == "symlink" && (e.change != ChangeKind::Modified || what("link_target")) {
         return format!("  link {} -> {}", opt(&e.link_before), opt(&e.link_after));
     }
     if what("mode") {
@@ -65,17 +65,20 @@ fn human(r: &DiffResult, patch: bool, stat: bool) -> String {
     }
     let width = r.entries.iter().map(|e| format::path(&e.path).chars().count()).max().unwrap_or(0);
     for e in &r.entries {
-        let mark = match e.change.as_str() {
-            "added" => "A",
-            "removed" => "D",
-            "type_changed" => "T",
-            _ => "M",
+        let mark = match e.change {
+            ChangeKind::Added => "A",
+            ChangeKind::Removed => "D",
+            ChangeKind::TypeChanged => "T",
+            ChangeKind::Modified => "M",
         };
         if stat {
             out.push_str(&format!(" {mark} {:<width$} | {}\n", format::path(&e.path), stat_column(e)));
         } else {
-            let what =
-                if e.change == "modified" { format!(" ({})", e.what.join(", ")) } else { String::new() };
+            let what = if e.change == ChangeKind::Modified {
+                format!(" ({})", e.what.join(", "))
+            } else {
+                String::new()
+            };
             out.push_str(&format!("{mark} {}{what}\n", format::path(&e.path)));
         }
         if let (true, Some(p)) = (patch, &e.patch) {

@@ -1,6 +1,6 @@
 //! `cairn restore REF [--to DIR]` (alias `rollback`).
 
-use cairn_lib::ops::restore::{RestoreOptions, RestoreResult};
+use cairn_lib::ops::restore::{RestoreMode, RestoreOptions, RestoreResult};
 use cairn_lib::ops::save::Progress;
 use clap::Args;
 
@@ -36,10 +36,10 @@ fn human(r: &RestoreResult) -> String {
         }
     }
     if r.dry_run {
-        let count = match (r.mode.as_str(), r.plan.len()) {
+        let count = match (r.mode, r.plan.len()) {
             (_, 0) => "nothing differs".to_owned(),
-            ("new_directory", 1) => "1 entry to create".to_owned(),
-            ("new_directory", n) => format!("{n} entries to create"),
+            (RestoreMode::NewDirectory, 1) => "1 entry to create".to_owned(),
+            (RestoreMode::NewDirectory, n) => format!("{n} entries to create"),
             (_, 1) => "1 change".to_owned(),
             (_, n) => format!("{n} changes"),
         };
@@ -60,12 +60,12 @@ fn human(r: &RestoreResult) -> String {
     if let Some(safety) = &r.safety_snapshot {
         out.push_str(&format!("safety snapshot of the previous state: {}\n", safety.id));
     }
-    if r.mode == "in_place" && !r.dry_run && r.plan.is_empty() && r.files_written == 0 {
+    if r.mode == RestoreMode::InPlace && !r.dry_run && r.plan.is_empty() && r.files_written == 0 {
         out.push_str("nothing differed\n");
     }
     // A restore into a new directory lists its entries only when asked for a dry run: a real
     // one creates them all, which the counts above already say.
-    if r.mode == "in_place" || r.dry_run {
+    if r.mode == RestoreMode::InPlace || r.dry_run {
         for entry in &r.plan {
             out.push_str(&format!("  {:<8} {} ({})\n", entry.action, format::path(&entry.path), entry.kind));
         }

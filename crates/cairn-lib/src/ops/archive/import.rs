@@ -141,7 +141,7 @@ impl Store {
             name: options.name.clone(),
             description: Some(format!("imported from {}", options.file.display())),
             target: key,
-            kind: "dir".into(),
+            kind: crate::targets::TargetKind::Dir,
             session: session.id,
             created_at: crate::time::now_rfc3339(),
             safety: false,

@@ -193,8 +193,8 @@ impl Store {
         let snapshot = self.debug_save(&save, &capture, context)?;
         if let Some(previous) = result.stops.iter().rev().find_map(|s| s.snapshot.as_ref()) {
             let diff = DebugDiffOptions {
-                snapshot_a: previous.id.clone(),
-                snapshot_b: snapshot.id.clone(),
+                snapshot_a: previous.id.to_string(),
+                snapshot_b: snapshot.id.to_string(),
                 exact: options.exact,
                 session: options.session.clone(),
             };

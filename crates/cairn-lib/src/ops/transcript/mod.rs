@@ -38,7 +38,7 @@ use crate::snapshot::Snapshot;
 use crate::store::Store;
 
 /// The snapshot kind of transcript snapshots.
-pub const KIND: &str = "transcript";
+pub const KIND: crate::targets::TargetKind = crate::targets::TargetKind::Transcript;
 
 /// The lock that serialises changes to the transcript name namespace (saves and deletes), so
 /// two saves of one name to different files cannot both succeed.

@@ -138,7 +138,7 @@ impl Store {
         }
         let save = DocumentSave {
             target: format!("{KIND}:{source}"),
-            kind: KIND.to_owned(),
+            kind: KIND,
             name: options.name.clone(),
             description: options.description.clone(),
             force: options.force,

@@ -6,7 +6,7 @@ use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
-use cairn_docker::Project;
+use cairn_docker::{MountKind, Project};
 use serde::Serialize;
 
 use super::blobs::spill;
@@ -25,7 +25,8 @@ pub struct RestoredMount {
     pub object_id: String,
     /// `named`, `anonymous` or `bind`.
     #[serde(rename = "type")]
-    pub kind: String,
+    #[schemars(with = "String")]
+    pub kind: MountKind,
     /// The volume name or host path written.
     pub source: String,
     /// Paths created, rewritten, removed or re-moded.
@@ -80,7 +81,7 @@ pub(crate) fn apply(
             Some(p) => p.path.clone(),
             // A bind mount whose host path has gone is created again; a volume the live
             // project no longer mounts has nowhere to go.
-            None if m.kind == "bind" => std::path::PathBuf::from(&m.source),
+            None if m.kind == MountKind::Bind => std::path::PathBuf::from(&m.source),
             None => continue,
         };
         let from = before.and_then(|b| b.mounts.iter().find(|x| x.object_id == m.object_id));
@@ -113,7 +114,7 @@ pub(crate) fn put_mount(
 ) -> Result<RestoredMount> {
     let mut out = RestoredMount {
         object_id: m.object_id.clone(),
-        kind: m.kind.clone(),
+        kind: m.kind,
         source: m.source.clone(),
         changes: 0,
         files_written: 0,

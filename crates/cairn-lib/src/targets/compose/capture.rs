@@ -135,10 +135,13 @@ pub(crate) fn mounts(
     for m in planned {
         let mut stats = MountStats {
             object_id: m.object_id.clone(),
-            kind: m.kind.clone(),
+            kind: m.kind,
             source: m.source.clone(),
             used_by: m.used_by.clone(),
-            ..MountStats::default()
+            files: 0,
+            dirs: 0,
+            bytes: 0,
+            read_bytes: 0,
         };
         let content = if m.is_file {
             let meta = std::fs::metadata(&m.path).at("read", &m.path)?;
@@ -169,7 +172,7 @@ pub(crate) fn mounts(
         out.totals.read_bytes += stats.read_bytes;
         out.data.push(MountData {
             object_id: m.object_id.clone(),
-            kind: m.kind.clone(),
+            kind: m.kind,
             source: m.source.clone(),
             owned_by_project: m.owned_by_project,
             content,

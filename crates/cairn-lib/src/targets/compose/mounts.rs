@@ -15,7 +15,7 @@ pub(crate) struct PlannedMount {
     /// `volume-named-NAME`, `volume-anonymous-NAME` or `bind-PATH`.
     pub object_id: String,
     /// `named`, `anonymous` or `bind`.
-    pub kind: String,
+    pub kind: MountKind,
     /// Volume name or host path.
     pub source: String,
     /// The directory (or file, for a bind) on the host.
@@ -27,10 +27,12 @@ pub(crate) struct PlannedMount {
 }
 
 /// The object id of a volume or bind mount.
-pub(crate) fn object_id(kind: &str, source: &str) -> String {
+pub(crate) fn object_id(kind: MountKind, source: &str) -> String {
     match kind {
-        "bind" => format!("bind-{source}"),
-        _ => format!("volume-{kind}-{source}"),
+        MountKind::Bind => format!("bind-{source}"),
+        MountKind::Anonymous => format!("volume-anonymous-{source}"),
+        // Only volumes and binds are captured; any other kind is named as a volume is.
+        MountKind::Named | MountKind::Tmpfs | MountKind::Other => format!("volume-named-{source}"),
     }
 }
 
@@ -45,7 +47,7 @@ pub(crate) fn plan(store: &Store, project: &Project) -> (Vec<PlannedMount>, Vec<
     let mut planned: BTreeMap<String, PlannedMount> = BTreeMap::new();
     let mut skipped = Vec::new();
     for v in &project.volumes {
-        let kind = if v.kind == MountKind::Anonymous { "anonymous" } else { "named" };
+        let kind = if v.kind == MountKind::Anonymous { MountKind::Anonymous } else { MountKind::Named };
         if v.driver != "local" {
             for c in &v.used_by {
                 skipped.push(skip(c, &v.name, "", "volume_driver"));
@@ -56,7 +58,7 @@ pub(crate) fn plan(store: &Store, project: &Project) -> (Vec<PlannedMount>, Vec<
             object_id(kind, &v.name),
             PlannedMount {
                 object_id: object_id(kind, &v.name),
-                kind: kind.into(),
+                kind,
                 source: v.name.clone(),
                 path: PathBuf::from(&v.mountpoint),
                 is_file: false,
@@ -79,7 +81,7 @@ pub(crate) fn plan(store: &Store, project: &Project) -> (Vec<PlannedMount>, Vec<
                 continue;
             }
             let path = PathBuf::from(&m.source);
-            let id = object_id("bind", &m.source);
+            let id = object_id(MountKind::Bind, &m.source);
             if let Some(p) = planned.get_mut(&id) {
                 if !p.used_by.contains(&c.name) {
                     p.used_by.push(c.name.clone());
@@ -106,7 +108,7 @@ pub(crate) fn plan(store: &Store, project: &Project) -> (Vec<PlannedMount>, Vec<
                 id.clone(),
                 PlannedMount {
                     object_id: id,
-                    kind: "bind".into(),
+                    kind: MountKind::Bind,
                     source: m.source.clone(),
                     path,
                     is_file: meta.is_ok_and(|m| m.is_file()),

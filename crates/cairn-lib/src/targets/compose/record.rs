@@ -1,6 +1,7 @@
 //! What a compose savepoint records: the public record (what lists, tools and `--json` show)
 //! and the stored root document (what a rollback and gc read).
 
+use cairn_docker::MountKind;
 use serde::{Deserialize, Serialize};
 
 use crate::id::ObjectId;
@@ -23,7 +24,7 @@ pub struct ComposeSavepoint {
     /// True for the snapshot a rollback takes of the live state first.
     pub safety: bool,
     /// How the services were held still: `stop`, `pause` or `none`.
-    pub consistency: String,
+    pub consistency: Consistency,
     /// One entry per captured volume or bind mount.
     pub stats: Vec<MountStats>,
     /// Sums over every volume, bind mount and layer.
@@ -38,13 +39,42 @@ pub struct ComposeSavepoint {
     pub not_covered: ComposeNotCovered,
 }
 
+/// How a capture held the services still.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Consistency {
+    /// Stopped, then started again: a clean copy (the default).
+    #[default]
+    Stop,
+    /// Frozen by the cgroup freezer and thawed: crash-consistent, no restart.
+    Pause,
+    /// Left running: a live copy.
+    None,
+}
+
+word_schema!(Consistency);
+
+impl Consistency {
+    /// Reads the consistency option: `stop` (the default), `pause` or `none`.
+    pub fn parse(text: Option<&str>) -> crate::error::Result<Self> {
+        match text.unwrap_or("stop") {
+            "stop" => Ok(Consistency::Stop),
+            "pause" => Ok(Consistency::Pause),
+            "none" => Ok(Consistency::None),
+            other => Err(crate::error::Error::invalid(format!(
+                "invalid consistency {other:?}: use stop (the default), pause or none"
+            ))),
+        }
+    }
+}
+
 /// The compose part of a snapshot's `details`.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ComposeDetails {
     /// The compose project.
     pub project: String,
     /// `stop`, `pause` or `none`.
-    pub consistency: String,
+    pub consistency: Consistency,
     /// Per volume or bind mount.
     pub stats: Vec<MountStats>,
     /// Per container.
@@ -80,14 +110,15 @@ impl ComposeSavepoint {
 }
 
 /// One captured volume or bind mount.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct MountStats {
     /// Stable name of the captured object: `volume-named-NAME`, `volume-anonymous-NAME` or
     /// `bind-PATH`.
     pub object_id: String,
     /// `named`, `anonymous` or `bind`.
     #[serde(rename = "type")]
-    pub kind: String,
+    #[schemars(with = "String")]
+    pub kind: MountKind,
     /// The volume name, or the host path of a bind mount.
     pub source: String,
     /// Containers that mount it.
@@ -253,7 +284,7 @@ pub(crate) struct ComposeRoot {
 pub(crate) struct MountData {
     pub object_id: String,
     /// `named`, `anonymous` or `bind`.
-    pub kind: String,
+    pub kind: MountKind,
     /// Volume name, or host path for a bind.
     pub source: String,
     /// True when compose created the volume for this project.

@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use cairn_docker::ComposeCli;
+use cairn_docker::{ComposeCli, MountKind};
 
 use super::apply::{self, Applied, RestoredMount};
 use super::blobs::spill;
@@ -46,7 +46,7 @@ pub(crate) fn recreate(
     let name = want.project.name.as_str();
     let mut notes = Vec::new();
     let mut existing: HashMap<&str, PathBuf> = HashMap::new();
-    for m in want.mounts.iter().filter(|m| m.kind == "named") {
+    for m in want.mounts.iter().filter(|m| m.kind == MountKind::Named) {
         if let Ok(v) = docker.api("inspect a volume", docker.engine.client().inspect_volume(&m.source)) {
             existing.insert(m.source.as_str(), PathBuf::from(v.mountpoint));
         }
@@ -64,13 +64,13 @@ pub(crate) fn recreate(
 
     let mut applied = Applied::default();
     for m in &want.mounts {
-        let path = match m.kind.as_str() {
-            "bind" => PathBuf::from(&m.source),
-            "named" => match existing.get(m.source.as_str()) {
+        let path = match m.kind {
+            MountKind::Bind => PathBuf::from(&m.source),
+            MountKind::Named => match existing.get(m.source.as_str()) {
                 Some(_) if leftover == Leftover::Reuse => {
                     applied.mounts.push(RestoredMount {
                         object_id: m.object_id.clone(),
-                        kind: m.kind.clone(),
+                        kind: m.kind,
                         source: m.source.clone(),
                         changes: 0,
                         files_written: 0,
@@ -82,8 +82,9 @@ pub(crate) fn recreate(
                 Some(p) => p.clone(),
                 None => create_volume(docker, name, &m.source)?,
             },
-            // Anonymous volumes get new names when compose creates the containers.
-            _ => continue,
+            // Anonymous volumes get new names when compose creates the containers; nothing
+            // else is ever captured.
+            MountKind::Anonymous | MountKind::Tmpfs | MountKind::Other => continue,
         };
         applied.mounts.push(apply::put_mount(store, key, m, &path, None)?);
     }
@@ -190,7 +191,7 @@ fn rename_anonymous(want: &ComposeRoot, live: &cairn_docker::Project) -> Compose
     let mut out = want.clone();
     out.mounts.clear();
     out.layers.retain(|l| !l.changes.changes.is_empty());
-    for m in want.mounts.iter().filter(|m| m.kind == "anonymous") {
+    for m in want.mounts.iter().filter(|m| m.kind == MountKind::Anonymous) {
         let mount_of = |p: &cairn_docker::Project| {
             p.containers.iter().find_map(|c| {
                 c.mounts
@@ -209,7 +210,7 @@ fn rename_anonymous(want: &ComposeRoot, live: &cairn_docker::Project) -> Compose
         if let Some(new) = new {
             let mut m = m.clone();
             m.source = new.source.clone();
-            m.object_id = super::mounts::object_id("anonymous", &new.source);
+            m.object_id = super::mounts::object_id(MountKind::Anonymous, &new.source);
             out.mounts.push(m);
         }
     }

@@ -26,7 +26,7 @@ pub(crate) struct Take<'a> {
     pub force_name: bool,
     pub safety: bool,
     /// `stop`, `pause` or `none`: recorded with the snapshot.
-    pub consistency: &'a str,
+    pub consistency: super::record::Consistency,
     pub store_images: bool,
 }
 
@@ -93,7 +93,7 @@ pub(crate) fn take(
     stats.duration_ms = started.elapsed().as_millis() as u64;
     let details = ComposeDetails {
         project: project.name.clone(),
-        consistency: take.consistency.to_owned(),
+        consistency: take.consistency,
         stats: m.stats,
         writable_layers: writable_layers.into_iter().filter(|l| l.changes > 0).collect(),
         images,
@@ -105,7 +105,7 @@ pub(crate) fn take(
         name: if take.safety { None } else { take.name.clone() },
         description: take.description.clone(),
         target: take.key.to_owned(),
-        kind: "compose".into(),
+        kind: crate::targets::TargetKind::Compose,
         session: take.session,
         created_at: crate::time::now_rfc3339(),
         safety: take.safety,
