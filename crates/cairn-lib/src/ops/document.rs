@@ -54,7 +54,7 @@ impl Store {
             name: save.name.clone(),
             description: save.description.clone(),
             target: save.target.clone(),
-            kind: save.kind.clone(),
+            kind: save.kind,
             session: save.session,
             created_at: crate::time::now_rfc3339(),
             safety: false,

@@ -1,5 +1,5 @@
-//! Interrupted in-place restores: the journal a restore writes before it changes the tree, and
-//! what the next command does when a killed restore left one behind.
+//! Interrupted in-place restores: what the next command does when a killed restore left its
+//! journal (`pipeline/journal.rs`) behind.
 //!
 //! Nothing is destroyed that is not in a snapshot first: the tree as it is found (half restored,
 //! plus whatever was written since the kill) is captured as a recovery snapshot, and only then
@@ -11,8 +11,9 @@
 
 use std::path::{Path, PathBuf};
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
+pub(crate) use super::pipeline::journal::Journal;
 use super::save::{DirCapture, Progress, SaveOptions};
 use crate::error::{Error, Result};
 use crate::id::{ObjectId, SessionId};
@@ -20,25 +21,6 @@ use crate::store::Store;
 use crate::targets::dir::restore::Plan;
 use crate::targets::dir::statcache::StatCache;
 use crate::tree;
-
-/// The journal of an in-place restore, written before the first change to the tree.
-#[derive(Serialize, Deserialize)]
-pub(crate) struct Journal {
-    pub target: String,
-    pub restoring: String,
-    pub safety: String,
-    pub safety_root: String,
-    pub no_ignore: bool,
-    pub pid: u32,
-    /// The root of the snapshot being restored (absent in journals of older versions).
-    #[serde(default)]
-    pub restoring_root: Option<String>,
-    /// The session the restore ran in (absent in journals of older versions).
-    #[serde(default)]
-    pub session: Option<String>,
-    #[serde(default)]
-    pub preserve_mtime: bool,
-}
 
 /// A restore that a killed process left half-applied.
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
@@ -85,11 +67,6 @@ pub(crate) enum Resolve {
 }
 
 impl Store {
-    pub(crate) fn journal_path(&self, key: &str) -> PathBuf {
-        let name = &ObjectId::of(key.as_bytes()).to_hex()[..24];
-        self.layout().journal().join(format!("{name}.json"))
-    }
-
     /// The interrupted restore of target `key`, if a journal of a process that is gone is there.
     pub fn interrupted_restore(&self, key: &str) -> Result<Option<InterruptedRestore>> {
         Ok(self.read_journal(&self.journal_path(key))?.map(|(_, j)| found(&j)))

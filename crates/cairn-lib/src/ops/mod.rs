@@ -13,6 +13,7 @@ pub mod interrupted;
 pub mod list;
 mod options;
 mod pi_settings;
+mod pipeline;
 pub mod remove;
 pub mod repair;
 pub mod resolve;

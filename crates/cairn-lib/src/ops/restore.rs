@@ -4,13 +4,14 @@
 //! incremental save, so it reads only what changed) → plan = Merkle diff of live vs snapshot →
 //! write a journal → apply the plan → record the written files in the stat cache → drop the
 //! journal. If applying fails, the safety snapshot is put back by the same machinery and both
-//! errors are reported.
+//! errors are reported. The journal, plan application and replay live in `pipeline/`.
 
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::interrupted::{Journal, Recovered, Resolve};
+use super::interrupted::{Recovered, Resolve};
+use super::pipeline::apply::{read_dry_root, settle_clock};
 use super::resolve::CallContext;
 use super::save::{DirCapture, Progress, SaveOptions};
 use crate::error::{Error, Hint, IoContext, Operation, Result};
@@ -18,11 +19,9 @@ use crate::snapshot::Snapshot;
 use crate::store::Store;
 use crate::store::writer::BlobWriter;
 use crate::targets::TargetKind;
-use crate::targets::dir::capture::{self, Uncovered};
-use crate::targets::dir::fsops::DirHandle;
-use crate::targets::dir::materialize::Materializer;
-use crate::targets::dir::restore::{Plan, PlanEntry, creation_plan, later_links, restore_fresh};
-use crate::targets::dir::statcache::{CacheEntry, StatCache, coarse_now_ns};
+use crate::targets::dir::capture;
+use crate::targets::dir::restore::{Plan, PlanEntry, creation_plan, restore_fresh};
+use crate::targets::dir::statcache::StatCache;
 use crate::tree::{self, DirRoot};
 
 /// What to restore, and where. The CLI's help is the doc comment of each field; the MCP
@@ -397,109 +396,6 @@ impl Store {
             interrupted_restore: Some(recovered),
         })
     }
-
-    /// Applies the plan from `live` to `want` under `path`, and records what it wrote in the
-    /// stat cache so the next save reads nothing. `live_cache` is the cache of the capture of
-    /// `live` when it was not stored (else the stored one is read).
-    pub(crate) fn apply_plan(
-        &self,
-        path: &Path,
-        key: &str,
-        live: &DirRoot,
-        want: &DirRoot,
-        preserve_mtime: bool,
-        live_cache: Option<StatCache>,
-    ) -> Result<(Vec<PlanEntry>, u64, u64)> {
-        // `live` is a stored capture, not a scan of now: what it left out is not known here.
-        let plan = Plan::between(self, live, want, preserve_mtime, &Uncovered::default())?;
-        self.apply_planned(&plan, path, key, want, preserve_mtime, live_cache, &Progress::default())
-    }
-
-    /// Applies `plan` (towards `want`) under `path`, as [`Store::apply_plan`] does.
-    #[allow(clippy::too_many_arguments)]
-    pub(crate) fn apply_planned(
-        &self,
-        plan: &Plan,
-        path: &Path,
-        key: &str,
-        want: &DirRoot,
-        preserve_mtime: bool,
-        live_cache: Option<StatCache>,
-        progress: &Progress,
-    ) -> Result<(Vec<PlanEntry>, u64, u64)> {
-        let handle = DirHandle::open_root(path)?;
-        let m = Materializer::new(self, preserve_mtime, later_links(want)).observed(progress);
-        plan.apply(&m, &handle, want)?;
-        let files = m.files_written.load(std::sync::atomic::Ordering::Relaxed);
-        let bytes = m.bytes_written.load(std::sync::atomic::Ordering::Relaxed);
-        let written = m.written.into_inner().unwrap_or_else(|p| p.into_inner());
-        let changed: Vec<Vec<u8>> = plan.changes.iter().map(|c| c.path.clone()).collect();
-        let base = match live_cache {
-            Some(cache) => cache,
-            None => StatCache::load(self, key)?,
-        };
-        let mut entries = base.into_trusted_entries();
-        entries.retain(|p, _| {
-            !changed.iter().any(|c| p == c || (p.starts_with(c) && p.get(c.len()) == Some(&b'/')))
-        });
-        let settled = settle_clock(&written);
-        entries.extend(written);
-        StatCache::store(self, key, settled, entries.into_iter().collect())?;
-        Ok((plan.entries(), files, bytes))
-    }
-
-    /// Puts the safety snapshot back after a failed apply. The tree is now partly changed, so
-    /// the live state is scanned again rather than trusted.
-    /// Returns what it did: paths changed, files written, bytes written.
-    pub(crate) fn replay(
-        &self,
-        path: &Path,
-        key: &str,
-        safety: &DirRoot,
-        no_ignore: bool,
-    ) -> Result<(u64, u64, u64)> {
-        self.catalog.drop_stat_cache(key)?;
-        let writer = BlobWriter::dry(self);
-        let live = capture::capture(
-            &writer,
-            path,
-            &StatCache::default(),
-            capture::Filter { no_ignore, include_secrets: false },
-        )?;
-        let live_root = read_dry_root(&writer, &live.root)?;
-        let plan = Plan::between(&writer, &live_root, safety, true, &live.uncovered)?;
-        let handle = DirHandle::open_root(path)?;
-        let m = Materializer::new(self, true, later_links(safety));
-        plan.apply(&m, &handle, safety)?;
-        let files = m.files_written.load(std::sync::atomic::Ordering::Relaxed);
-        let bytes = m.bytes_written.load(std::sync::atomic::Ordering::Relaxed);
-        Ok((plan.changes.len() as u64, files, bytes))
-    }
-
-    fn write_journal(
-        &self,
-        key: &str,
-        snapshot: &Snapshot,
-        safety: &Snapshot,
-        no_ignore: bool,
-        preserve_mtime: bool,
-    ) -> Result<PathBuf> {
-        let path = self.journal_path(key);
-        let journal = Journal {
-            target: key.to_owned(),
-            restoring: snapshot.id.to_string(),
-            safety: safety.id.to_string(),
-            safety_root: safety.root.map(|r| r.to_hex()).unwrap_or_default(),
-            no_ignore,
-            pid: std::process::id(),
-            restoring_root: snapshot.root.map(|r| r.to_hex()),
-            session: Some(safety.session.to_string()),
-            preserve_mtime,
-        };
-        let bytes = serde_json::to_vec(&journal).map_err(|e| Error::corrupt(e.to_string()))?;
-        crate::store::backend::replace_file(&self.layout().tmp(), &bytes, &path, "write the journal")?;
-        Ok(path)
-    }
 }
 
 /// Refuses a snapshot a directory restore cannot put back, saying what puts it back instead:
@@ -525,29 +421,4 @@ fn restorable(snapshot: &Snapshot) -> Result<()> {
                 .hint(Hint::Run(Operation::Rollback { project: project.to_owned(), snapshot: reference }))
         }
     })
-}
-
-/// Reads a root document a dry writer holds in memory.
-fn read_dry_root(writer: &BlobWriter<'_>, id: &crate::id::ObjectId) -> Result<DirRoot> {
-    tree::decode(id, &writer.read_object(id)?)
-}
-
-/// Waits for the coarse clock (which stamps file times) to tick past the last write and past
-/// every time recorded in `written`, and returns the new time: files written before it are
-/// then trusted by the racy-git rule. The kernel may stamp an inode whose times were just read
-/// with a fine-grained time (multigrain timestamps), up to a tick ahead of the coarse clock, so
-/// one tick after the last write is not always enough.
-fn settle_clock(written: &[(Vec<u8>, CacheEntry)]) -> i64 {
-    // ctime only: the kernel sets it to the time of the change, where mtime may be the
-    // snapshot's (any date). A ctime far ahead (a clock set back meanwhile) is not waited for.
-    let now = coarse_now_ns();
-    let latest = written.iter().map(|(_, e)| e.stamp.ctime_ns).filter(|t| *t < now + 1_000_000_000).max();
-    let start = latest.unwrap_or(now).max(now);
-    loop {
-        let now = coarse_now_ns();
-        if now > start {
-            return now;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(1));
-    }
 }

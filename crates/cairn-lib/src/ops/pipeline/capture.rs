@@ -1,0 +1,97 @@
+//! Capture-and-commit: a directory captured through the blob writer (stat cache first) and
+//! committed as a snapshot record, shared by save, the safety snapshot of a restore, and the
+//! recovery snapshot of an interrupted one; and the commit every kind's snapshot goes through.
+
+use std::time::Instant;
+
+use crate::error::{Error, Result};
+use crate::id::SnapshotId;
+use crate::ops::save::SaveOptions;
+use crate::snapshot::Snapshot;
+use crate::store::Store;
+use crate::store::catalog::NewSnapshot;
+use crate::store::writer::BlobWriter;
+use crate::targets::dir::Progress;
+use crate::targets::dir::capture::{self, Uncovered};
+use crate::targets::dir::statcache::{CacheEntry, StatCache};
+
+/// The stat cache a capture made, not stored yet.
+pub(crate) struct FreshCache {
+    pub scan_started_ns: i64,
+    pub entries: Vec<(Vec<u8>, CacheEntry)>,
+}
+
+impl FreshCache {
+    /// Stores it as the stat cache of target `key`.
+    pub(crate) fn store(self, store: &Store, key: &str) -> Result<()> {
+        StatCache::store(store, key, self.scan_started_ns, self.entries)
+    }
+}
+
+/// A committed directory snapshot, and what its capture learned about the live tree.
+pub(crate) struct DirCapture {
+    pub snapshot: Snapshot,
+    /// The stat cache the capture made, when it differs from the stored one; the caller
+    /// stores it (or carries it into a restore that rewrites it anyway).
+    pub cache: Option<FreshCache>,
+    /// Every path the capture left out, which a restore must not remove.
+    pub uncovered: Uncovered,
+}
+
+impl Store {
+    /// Captures directory `path` and commits the record. The caller holds the target's lock.
+    pub(crate) fn capture_dir(
+        &self,
+        path: &std::path::Path,
+        key: &str,
+        session: crate::id::SessionId,
+        options: &SaveOptions,
+        safety: bool,
+        progress: &Progress,
+    ) -> Result<DirCapture> {
+        let started = Instant::now();
+        let old_cache = StatCache::load(self, key)?;
+        let writer = BlobWriter::new(self);
+        let include_secrets = options.include_secrets || self.config().flag("secrets.include");
+        let filter = capture::Filter { no_ignore: options.no_ignore, include_secrets };
+        let captured = capture::capture_observed(&writer, path, &old_cache, filter, progress)
+            .and_then(|c| writer.finish().map(|()| c))
+            .inspect_err(|_| writer.abandon())?;
+        drop(old_cache);
+        let (new_bytes, stored_bytes) = writer.totals();
+        let mut stats = captured.stats;
+        stats.new_bytes = new_bytes;
+        stats.stored_bytes = stored_bytes;
+        stats.duration_ms = started.elapsed().as_millis() as u64;
+        let snapshot = Snapshot {
+            id: SnapshotId::new(),
+            name: if safety { None } else { options.name.clone() },
+            description: options.description.clone(),
+            target: key.to_owned(),
+            kind: crate::targets::TargetKind::Dir,
+            session,
+            created_at: crate::time::now_rfc3339(),
+            safety,
+            stats,
+            not_covered: captured.not_covered,
+            details: serde_json::json!({ "no_ignore": options.no_ignore, "include_secrets": include_secrets }),
+            root: Some(captured.root),
+        };
+        self.commit_snapshot(&snapshot, options.force).inspect_err(|_| writer.abandon())?;
+        let cache = (!captured.cache_unchanged)
+            .then_some(FreshCache { scan_started_ns: captured.scan_started_ns, entries: captured.cache });
+        Ok(DirCapture { snapshot, cache, uncovered: captured.uncovered })
+    }
+
+    /// Makes a snapshot durable: its record object first (so the catalog can be rebuilt from
+    /// objects), then the catalog row, which is the moment the snapshot exists.
+    pub(crate) fn commit_snapshot(&self, snapshot: &Snapshot, force_name: bool) -> Result<()> {
+        let mut record = serde_json::to_value(snapshot)
+            .map_err(|e| Error::corrupt(format!("could not encode the snapshot record: {e}")))?;
+        record["root"] = serde_json::json!(snapshot.root.map(|r| r.to_hex()));
+        let bytes = serde_json::to_vec(&record)
+            .map_err(|e| Error::corrupt(format!("could not encode the snapshot record: {e}")))?;
+        self.backend().put_if_absent(&format!("records/{}.json", snapshot.id), &bytes)?;
+        self.catalog.insert_snapshot(NewSnapshot { snapshot, force_name })
+    }
+}
