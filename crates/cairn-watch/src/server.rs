@@ -67,6 +67,11 @@ impl Server {
         Ok(Self { state, listener, socket: options.socket })
     }
 
+    /// Each watched tree's figures, before [`Server::run`] answers anyone.
+    pub fn roots(&self) -> Vec<crate::protocol::RootStatus> {
+        self.state.watcher.lock().unwrap_or_else(|p| p.into_inner()).status()
+    }
+
     /// Reads events and answers requests until a [`Request::Stop`]; removes the socket then.
     pub fn run(self) -> Result<()> {
         let events = self.state.watcher.lock().unwrap_or_else(|p| p.into_inner()).event_fd()?;

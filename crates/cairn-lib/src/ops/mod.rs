@@ -20,3 +20,4 @@ pub mod retention;
 pub mod save;
 pub mod session;
 pub mod transcript;
+pub mod watch;
