@@ -200,14 +200,56 @@ pub(crate) fn capture_observed(
     let filter_key = (filter.no_ignore, filter.include_secrets);
     let socket = writer.store().watch_socket();
     let (token, mut plan, mut report) = journal::ask(&socket, root, &old_cache.journal, filter_key);
+    let walk_because =
+        |reason: &str| Some(JournalReport { used: false, dirs_listed: 0, reason: Some(reason.into()) });
     if plan.is_some() && !writer.vouches_everything()? {
         plan = None;
-        report = Some(JournalReport {
-            used: false,
-            dirs_listed: 0,
-            reason: Some("the store knows of damaged data, so every file is looked at".into()),
-        });
+        report = walk_because("the store knows of damaged data, so every file is looked at");
     }
+    if plan.is_some() && old_cache.journal.saves_since_walk >= journal::WALK_EVERY {
+        plan = None;
+        report = walk_because("every so many saves walk the whole tree, for what no event shows");
+    }
+    let journal = JournalStart { token, plan, report };
+    match walk_tree(writer, root, &meta, old_cache, filter, progress, scan_started_ns, journal)? {
+        Walked::Done(captured) => Ok(captured),
+        Walked::LinkedIntoReused => {
+            let report = walk_because("a file of an unchanged directory has a new hard link");
+            let journal = JournalStart { token, plan: None, report };
+            match walk_tree(writer, root, &meta, old_cache, filter, progress, scan_started_ns, journal)? {
+                Walked::Done(captured) => Ok(captured),
+                Walked::LinkedIntoReused => unreachable!("a walk without a plan reuses nothing"),
+            }
+        }
+    }
+}
+
+/// The watcher's answer, as a walk starts.
+struct JournalStart {
+    token: Option<cairn_watch::Token>,
+    plan: Option<Plan>,
+    report: Option<JournalReport>,
+}
+
+/// How a walk ended.
+enum Walked {
+    Done(Captured),
+    /// A file it saw has a link in a subtree it took unseen: walk again, all of it.
+    LinkedIntoReused,
+}
+
+#[allow(clippy::too_many_arguments)]
+fn walk_tree(
+    writer: &BlobWriter<'_>,
+    root: &Path,
+    meta: &std::fs::Metadata,
+    old_cache: &StatCache,
+    filter: Filter,
+    progress: &Progress,
+    scan_started_ns: i64,
+    JournalStart { token, plan, report }: JournalStart,
+) -> Result<Walked> {
+    let filter_key = (filter.no_ignore, filter.include_secrets);
     let walk = Walk {
         writer,
         old_cache,
@@ -237,8 +279,12 @@ pub(crate) fn capture_observed(
         }
     };
     walk.counters.dirs.fetch_add(1, Ordering::Relaxed);
-    let groups: Vec<LinkGroup> =
-        walk.hardlinks.into_inner().unwrap_or_else(|p| p.into_inner()).into_values().collect();
+    let links = walk.hardlinks.into_inner().unwrap_or_else(|p| p.into_inner());
+    let reused = walk.journal.reused.into_inner().unwrap_or_else(|p| p.into_inner());
+    if old_cache.links_into(&reused, &links) {
+        return Ok(Walked::LinkedIntoReused);
+    }
+    let groups: Vec<LinkGroup> = links.into_values().collect();
     let mut linked_outside: Vec<RelPath> = groups
         .iter()
         .filter(|(nlink, g)| (g.len() as u64) < *nlink)
@@ -255,11 +301,10 @@ pub(crate) fn capture_observed(
         })
         .collect();
     hardlinks.sort();
-    let top = node_of(Vec::new(), NodeKind::Dir { tree }, &meta);
+    let top = node_of(Vec::new(), NodeKind::Dir { tree }, meta);
     let root_id = tree::write(writer, &DirRoot { top, hardlinks: hardlinks.clone() })?;
     let c = &walk.counters;
     let mut cache = walk.cache.into_inner().unwrap_or_else(|p| p.into_inner());
-    let reused = walk.journal.reused.into_inner().unwrap_or_else(|p| p.into_inner());
     cache.extend(old_cache.entries_below_any(&reused));
     let journal_moved = token.is_some() && report.as_ref().is_none_or(|r| !r.used || r.dirs_listed > 0);
     let summaries = summarize(
@@ -272,7 +317,11 @@ pub(crate) fn capture_observed(
     not_covered.skipped.sort_by(|a, b| a.path.cmp(&b.path));
     not_covered.ignored_paths.sort();
     not_covered.secrets.sort_by(|a, b| a.path.cmp(&b.path));
-    Ok(Captured {
+    let saves_since_walk = match &report {
+        Some(JournalReport { used: true, .. }) => old_cache.journal.saves_since_walk + 1,
+        _ => 0,
+    };
+    Ok(Walked::Done(Captured {
         root: root_id,
         stats: SnapshotStats {
             files: c.files.load(Ordering::Relaxed),
@@ -291,8 +340,8 @@ pub(crate) fn capture_observed(
         scan_started_ns,
         uncovered: walk.uncovered.into_inner().unwrap_or_else(|p| p.into_inner()),
         linked_outside,
-        journal: JournalState { token, filter: filter_key, dirs: summaries },
-    })
+        journal: JournalState { token, filter: filter_key, dirs: summaries, saves_since_walk },
+    }))
 }
 
 /// The directory summaries of a capture: what each walked directory recorded, with the entries

@@ -46,7 +46,14 @@ pub(crate) struct JournalState {
     /// `(no_ignore, include_secrets)` of the capture: summaries of another filter do not apply.
     pub filter: (bool, bool),
     pub dirs: BTreeMap<RelPath, DirSummary>,
+    /// Saves since the last one that walked the whole tree.
+    pub saves_since_walk: u32,
 }
+
+/// One save in this many walks the whole tree even when the journal vouches for it: a file
+/// written through a hard link that was made and removed again between two saves makes no event
+/// in its own directory, and this bounds how long such a change can go unseen.
+pub(crate) const WALK_EVERY: u32 = 100;
 
 /// The directories a capture must look at, from a watcher's answer.
 pub(crate) struct Plan {
@@ -157,11 +164,11 @@ impl Plan {
             trees: Vec::new(),
             summaries: Vec::new(),
         };
-        let prefix = [rel, b"/"].concat();
-        let below = old
-            .dirs
-            .range::<[u8], _>((Bound::Included(&prefix[..]), Bound::Unbounded))
-            .take_while(|(k, _)| k.starts_with(&prefix));
+        // Everything below the root is below `""`; below any other directory, below `dir/`.
+        let prefix = if rel.is_empty() { Vec::new() } else { [rel, b"/"].concat() };
+        let lower = if rel.is_empty() { Bound::Excluded(rel) } else { Bound::Included(&prefix[..]) };
+        let below =
+            old.dirs.range::<[u8], _>((lower, Bound::Unbounded)).take_while(|(k, _)| k.starts_with(&prefix));
         for (path, s) in std::iter::once((&rel.to_vec(), top)).chain(below) {
             if !s.settled {
                 return None;
@@ -198,6 +205,7 @@ mod tests {
         JournalState {
             token: None,
             filter: (false, false),
+            saves_since_walk: 0,
             dirs: [
                 (b"".to_vec(), summary(1, true)),
                 (b"a".to_vec(), summary(2, true)),
@@ -221,6 +229,15 @@ mod tests {
     fn a_clean_subtree_is_reused_whole_and_its_sibling_prefix_is_not_counted() {
         let r = plan(&[b""], &[]).reuse(&state(), b"a", &[]).unwrap();
         assert_eq!((r.files, r.trees.len()), (5, 2));
+    }
+
+    #[test]
+    fn the_root_reused_whole_counts_every_directory() {
+        let s =
+            JournalState { dirs: state().dirs.into_iter().filter(|(_, d)| d.settled).collect(), ..state() };
+        let r = plan(&[], &[]).reuse(&s, b"", &[]).unwrap();
+        assert_eq!((r.files, r.trees.len()), (10, 4));
+        assert!(plan(&[], &[]).reuse(&state(), b"", &[]).is_none(), "an unsettled directory below");
     }
 
     #[test]

@@ -138,6 +138,25 @@ impl StatCache {
         (entry.stamp == *stamp && !racy).then_some(entry)
     }
 
+    /// True when a file of `links` ((device, inode) → link count and paths seen) was cached
+    /// under a path below one of `reused`, other than the paths seen: a new link joins a file
+    /// that a subtree taken unseen holds, and a write through it made no event there.
+    pub(crate) fn links_into(
+        &self,
+        reused: &HashSet<Vec<u8>>,
+        links: &HashMap<(u64, u64), (u64, Vec<Vec<u8>>)>,
+    ) -> bool {
+        if reused.is_empty() || links.is_empty() {
+            return false;
+        }
+        let inside = |path: &[u8]| reused.iter().any(|r| super::journal::at_or_below(path, r));
+        self.entries.iter().any(|(path, e)| {
+            links
+                .get(&(e.stamp.dev, e.stamp.ino))
+                .is_some_and(|(_, seen)| !seen.contains(path) && inside(path))
+        })
+    }
+
     /// True when the cache has an entry for `path`, whatever its stamp.
     pub(crate) fn contains(&self, path: &[u8]) -> bool {
         self.entries.contains_key(path)
