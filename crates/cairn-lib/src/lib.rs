@@ -51,7 +51,7 @@ pub use error::{ECHO_LIMIT, Error, ErrorKind, Hint, NeutralWords, Operation, Res
 pub use id::{ObjectId, SessionId, SnapshotId};
 pub use name::{NAME_RULE, validate_name};
 pub use session::{Session, SessionOrigin};
-pub use snapshot::{NotCovered, SecretEntry, SkippedEntry, Snapshot, SnapshotStats};
+pub use snapshot::{JournalReport, NotCovered, SecretEntry, SkippedEntry, Snapshot, SnapshotStats};
 pub use store::Store;
 pub use store::layout::FORMAT_VERSION;
 pub use targets::dir::restore::PlanEntry;

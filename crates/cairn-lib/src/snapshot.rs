@@ -56,6 +56,21 @@ pub struct SnapshotStats {
     pub stored_bytes: u64,
     /// Wall time of the capture, in milliseconds.
     pub duration_ms: u64,
+    /// How the capture found what changed, when a watcher runs for the store (`cairn watch`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub change_journal: Option<JournalReport>,
+}
+
+/// Whether a capture looked only at what the watcher's journal named, or walked the whole tree.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct JournalReport {
+    /// True when only the directories the journal named (and their ancestors) were looked at.
+    pub used: bool,
+    /// How many directories the journal named.
+    pub dirs_listed: u64,
+    /// Why the whole tree was walked, when it was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
 }
 
 /// What a snapshot leaves out, each with a reason.

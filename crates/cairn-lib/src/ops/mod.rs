@@ -22,3 +22,4 @@ pub mod retention;
 pub mod save;
 pub mod session;
 pub mod transcript;
+pub mod watch;

@@ -149,6 +149,17 @@ impl<'s> BlobWriter<'s> {
         Ok(true)
     }
 
+    /// The store it writes to.
+    pub(crate) fn store(&self) -> &'s Store {
+        self.store
+    }
+
+    /// True when the store knows of no missing or damaged blob, so anything its index holds
+    /// may be referred to again unchecked (a subtree taken whole from the last capture).
+    pub(crate) fn vouches_everything(&self) -> Result<bool> {
+        Ok(self.suspect()?.is_empty())
+    }
+
     /// Publishes whatever is still buffered. Call before committing the record that refers to it.
     pub(crate) fn finish(&self) -> Result<()> {
         let rest = std::mem::take(&mut self.lock().pack);

@@ -22,6 +22,7 @@ mod save;
 mod session;
 mod show;
 mod transcript;
+mod watch;
 
 use std::path::PathBuf;
 
@@ -108,6 +109,8 @@ pub enum Command {
     Hooks(hooks::HooksCommand),
     /// Run by an agent's hooks: read its event on stdin and checkpoint (always exits 0).
     Hook(hooks::HookArgs),
+    /// Record which directories change, so saves look only at those (runs until stopped).
+    Watch(watch::WatchArgs),
 }
 
 /// Runs the parsed command.
@@ -136,6 +139,7 @@ pub fn run(cli: Cli, printer: &Printer) -> CommandResult {
         Command::Man(args) => man::run(global, args, printer),
         Command::Hooks(cmd) => hooks::run(global, cmd, printer),
         Command::Hook(args) => hooks::run_hook(global, args),
+        Command::Watch(args) => watch::run(global, args, printer),
     }
 }
 

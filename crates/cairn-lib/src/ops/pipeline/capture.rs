@@ -13,18 +13,21 @@ use crate::store::catalog::NewSnapshot;
 use crate::store::writer::BlobWriter;
 use crate::targets::dir::Progress;
 use crate::targets::dir::capture::{self, Uncovered};
+use crate::targets::dir::journal::JournalState;
 use crate::targets::dir::statcache::{CacheEntry, StatCache};
 
 /// The stat cache a capture made, not stored yet.
 pub(crate) struct FreshCache {
     pub scan_started_ns: i64,
     pub entries: Vec<(Vec<u8>, CacheEntry)>,
+    /// Where the capture stood in the watcher's journal, and its directory summaries.
+    pub journal: JournalState,
 }
 
 impl FreshCache {
     /// Stores it as the stat cache of target `key`.
     pub(crate) fn store(self, store: &Store, key: &str) -> Result<()> {
-        StatCache::store(store, key, self.scan_started_ns, self.entries)
+        StatCache::store_with_journal(store, key, self.scan_started_ns, self.entries, self.journal)
     }
 }
 
@@ -79,7 +82,11 @@ impl Store {
         };
         self.commit_snapshot(&snapshot, options.force).inspect_err(|_| writer.abandon())?;
         let cache = (!captured.cache_unchanged)
-            .then_some(FreshCache { scan_started_ns: captured.scan_started_ns, entries: captured.cache });
+            .then_some(FreshCache {
+                scan_started_ns: captured.scan_started_ns,
+                entries: captured.cache,
+                journal: captured.journal,
+            });
         Ok(DirCapture { snapshot, cache, uncovered: captured.uncovered })
     }
 

@@ -3,8 +3,10 @@
 //! Each directory is listed, its entries are handled in parallel (rayon), subdirectories recurse,
 //! and the directory's tree is written as soon as its entries are known. A file whose stat
 //! matches the stat cache is not opened; only changed files are read, chunked and stored.
+//! When the store's watcher runs, a directory its journal does not name is not listed at all:
+//! its subtree is taken whole from the last capture (`journal.rs`).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::ffi::OsStr;
 use std::io::{Read, Seek};
 use std::ops::Bound;
@@ -19,11 +21,12 @@ use ignore::gitignore::{Gitignore, GitignoreBuilder};
 use rayon::prelude::*;
 
 use super::Progress;
+use super::journal::{self, DirSummary, JournalState, Plan};
 use super::secrets;
 use super::statcache::{CacheEntry, Stamp, StatCache, coarse_now_ns};
 use crate::error::{Error, IoContext, Result};
 use crate::id::ObjectId;
-use crate::snapshot::{NotCovered, SecretEntry, SkippedEntry, SnapshotStats};
+use crate::snapshot::{JournalReport, NotCovered, SecretEntry, SkippedEntry, SnapshotStats};
 use crate::store::chunker::{WHOLE_FILE_LIMIT, for_each_chunk};
 use crate::store::pack::BlobKind;
 use crate::store::writer::BlobWriter;
@@ -73,6 +76,8 @@ pub(crate) struct Captured {
     pub uncovered: Uncovered,
     /// Files with more links than the tree holds: some of their links are outside it.
     pub linked_outside: Vec<RelPath>,
+    /// Where this capture stands in the watcher's journal, and its directory summaries.
+    pub journal: JournalState,
 }
 
 /// Every path a capture left out: ignored, secret, or skipped (special, unreadable, vanished).
@@ -125,6 +130,31 @@ struct Counters {
 /// A file's link count and the paths in the tree that name it.
 type LinkGroup = (u64, Vec<RelPath>);
 
+/// Why an entry of a walked directory was left out, for its directory's summary.
+enum LeftOut {
+    Ignored {
+        is_dir: bool,
+    },
+    Secret(String),
+    /// Skipped or stored while it changed: the next capture looks again.
+    Unsettled,
+}
+
+/// The journal's part of a walk: the plan, the last capture's summaries, and what this one
+/// learns for the next.
+struct JournalWalk<'a> {
+    /// Summaries are kept only when a watcher answered: without one the next capture walks.
+    record: bool,
+    plan: Option<Plan>,
+    old: &'a JournalState,
+    summaries: Mutex<Vec<(RelPath, DirSummary)>>,
+    left_out: Mutex<Vec<(RelPath, LeftOut)>>,
+    /// Directories whose ignore files changed: nothing below them is taken unseen.
+    forced: Mutex<Vec<RelPath>>,
+    /// Roots of the subtrees taken whole.
+    reused: Mutex<HashSet<RelPath>>,
+}
+
 struct Walk<'a> {
     writer: &'a BlobWriter<'a>,
     old_cache: &'a StatCache,
@@ -137,6 +167,7 @@ struct Walk<'a> {
     hardlinks: Mutex<HashMap<(u64, u64), LinkGroup>>,
     uncovered: Mutex<Uncovered>,
     progress: &'a Progress,
+    journal: JournalWalk<'a>,
 }
 
 /// Captures the directory `root` through `writer`, reusing `old_cache`.
@@ -165,6 +196,60 @@ pub(crate) fn capture_observed(
             root.display()
         )));
     }
+    // Asked after the scan's start time is taken, so any change the answer misses is after it.
+    let filter_key = (filter.no_ignore, filter.include_secrets);
+    let socket = writer.store().watch_socket();
+    let (token, mut plan, mut report) = journal::ask(&socket, root, &old_cache.journal, filter_key);
+    let walk_because =
+        |reason: &str| Some(JournalReport { used: false, dirs_listed: 0, reason: Some(reason.into()) });
+    if plan.is_some() && !writer.vouches_everything()? {
+        plan = None;
+        report = walk_because("the store knows of damaged data, so every file is looked at");
+    }
+    if plan.is_some() && old_cache.journal.saves_since_walk >= journal::WALK_EVERY {
+        plan = None;
+        report = walk_because("every so many saves walk the whole tree, for what no event shows");
+    }
+    let journal = JournalStart { token, plan, report };
+    match walk_tree(writer, root, &meta, old_cache, filter, progress, scan_started_ns, journal)? {
+        Walked::Done(captured) => Ok(captured),
+        Walked::LinkedIntoReused => {
+            let report = walk_because("a file of an unchanged directory has a new hard link");
+            let journal = JournalStart { token, plan: None, report };
+            match walk_tree(writer, root, &meta, old_cache, filter, progress, scan_started_ns, journal)? {
+                Walked::Done(captured) => Ok(captured),
+                Walked::LinkedIntoReused => unreachable!("a walk without a plan reuses nothing"),
+            }
+        }
+    }
+}
+
+/// The watcher's answer, as a walk starts.
+struct JournalStart {
+    token: Option<cairn_watch::Token>,
+    plan: Option<Plan>,
+    report: Option<JournalReport>,
+}
+
+/// How a walk ended.
+enum Walked {
+    Done(Captured),
+    /// A file it saw has a link in a subtree it took unseen: walk again, all of it.
+    LinkedIntoReused,
+}
+
+#[allow(clippy::too_many_arguments)]
+fn walk_tree(
+    writer: &BlobWriter<'_>,
+    root: &Path,
+    meta: &std::fs::Metadata,
+    old_cache: &StatCache,
+    filter: Filter,
+    progress: &Progress,
+    scan_started_ns: i64,
+    JournalStart { token, plan, report }: JournalStart,
+) -> Result<Walked> {
+    let filter_key = (filter.no_ignore, filter.include_secrets);
     let walk = Walk {
         writer,
         old_cache,
@@ -176,12 +261,30 @@ pub(crate) fn capture_observed(
         hardlinks: Mutex::new(HashMap::new()),
         uncovered: Mutex::new(Uncovered::default()),
         progress,
+        journal: JournalWalk {
+            record: token.is_some(),
+            plan,
+            old: &old_cache.journal,
+            summaries: Mutex::default(),
+            left_out: Mutex::default(),
+            forced: Mutex::default(),
+            reused: Mutex::default(),
+        },
     };
-    let listing = std::fs::read_dir(root).at("list", root)?;
-    let tree = walk.dir(listing, root, b"", &[], false)?;
+    let tree = match walk.reuse(b"")? {
+        Some(tree) => tree,
+        None => {
+            let listing = std::fs::read_dir(root).at("list", root)?;
+            walk.dir(listing, root, b"", &[], false)?
+        }
+    };
     walk.counters.dirs.fetch_add(1, Ordering::Relaxed);
-    let groups: Vec<LinkGroup> =
-        walk.hardlinks.into_inner().unwrap_or_else(|p| p.into_inner()).into_values().collect();
+    let links = walk.hardlinks.into_inner().unwrap_or_else(|p| p.into_inner());
+    let reused = walk.journal.reused.into_inner().unwrap_or_else(|p| p.into_inner());
+    if old_cache.links_into(&reused, &links) {
+        return Ok(Walked::LinkedIntoReused);
+    }
+    let groups: Vec<LinkGroup> = links.into_values().collect();
     let mut linked_outside: Vec<RelPath> = groups
         .iter()
         .filter(|(nlink, g)| (g.len() as u64) < *nlink)
@@ -198,15 +301,27 @@ pub(crate) fn capture_observed(
         })
         .collect();
     hardlinks.sort();
-    let top = node_of(Vec::new(), NodeKind::Dir { tree }, &meta);
-    let root_id = tree::write(writer, &DirRoot { top, hardlinks })?;
+    let top = node_of(Vec::new(), NodeKind::Dir { tree }, meta);
+    let root_id = tree::write(writer, &DirRoot { top, hardlinks: hardlinks.clone() })?;
     let c = &walk.counters;
-    let cache = walk.cache.into_inner().unwrap_or_else(|p| p.into_inner());
+    let mut cache = walk.cache.into_inner().unwrap_or_else(|p| p.into_inner());
+    cache.extend(old_cache.entries_below_any(&reused));
+    let journal_moved = token.is_some() && report.as_ref().is_none_or(|r| !r.used || r.dirs_listed > 0);
+    let summaries = summarize(
+        walk.journal.summaries.into_inner().unwrap_or_else(|p| p.into_inner()),
+        walk.journal.left_out.into_inner().unwrap_or_else(|p| p.into_inner()),
+        &hardlinks,
+        &linked_outside,
+    );
     let mut not_covered = walk.not_covered.into_inner().unwrap_or_else(|p| p.into_inner());
     not_covered.skipped.sort_by(|a, b| a.path.cmp(&b.path));
     not_covered.ignored_paths.sort();
     not_covered.secrets.sort_by(|a, b| a.path.cmp(&b.path));
-    Ok(Captured {
+    let saves_since_walk = match &report {
+        Some(JournalReport { used: true, .. }) => old_cache.journal.saves_since_walk + 1,
+        _ => 0,
+    };
+    Ok(Walked::Done(Captured {
         root: root_id,
         stats: SnapshotStats {
             files: c.files.load(Ordering::Relaxed),
@@ -214,15 +329,48 @@ pub(crate) fn capture_observed(
             symlinks: c.symlinks.load(Ordering::Relaxed),
             bytes: c.bytes.load(Ordering::Relaxed),
             read_bytes: c.read_bytes.load(Ordering::Relaxed),
+            change_journal: report,
             ..SnapshotStats::default()
         },
         not_covered,
-        cache_unchanged: c.cache_misses.load(Ordering::Relaxed) == 0 && cache.len() == old_cache.len(),
+        cache_unchanged: c.cache_misses.load(Ordering::Relaxed) == 0
+            && cache.len() == old_cache.len()
+            && !journal_moved,
         cache,
         scan_started_ns,
         uncovered: walk.uncovered.into_inner().unwrap_or_else(|p| p.into_inner()),
         linked_outside,
-    })
+        journal: JournalState { token, filter: filter_key, dirs: summaries, saves_since_walk },
+    }))
+}
+
+/// The directory summaries of a capture: what each walked directory recorded, with the entries
+/// it left out, and unsettled where a file has several links.
+fn summarize(
+    summaries: Vec<(RelPath, DirSummary)>,
+    left_out: Vec<(RelPath, LeftOut)>,
+    hardlinks: &[Vec<RelPath>],
+    linked_outside: &[RelPath],
+) -> BTreeMap<RelPath, DirSummary> {
+    let mut dirs: BTreeMap<RelPath, DirSummary> = summaries.into_iter().collect();
+    for (path, why) in left_out {
+        let Some(s) = dirs.get_mut(journal::parent(&path)) else { continue };
+        match why {
+            LeftOut::Ignored { is_dir } => s.ignored.push((path, is_dir)),
+            LeftOut::Secret(rule) => s.secrets.push((path, rule)),
+            LeftOut::Unsettled => s.settled = false,
+        }
+    }
+    for path in hardlinks.iter().flatten().chain(linked_outside) {
+        if let Some(s) = dirs.get_mut(journal::parent(path)) {
+            s.settled = false;
+        }
+    }
+    for s in dirs.values_mut() {
+        s.ignored.sort();
+        s.secrets.sort();
+    }
+    dirs
 }
 
 fn node_of(name: Vec<u8>, kind: NodeKind, meta: &std::fs::Metadata) -> Node {
@@ -246,12 +394,19 @@ fn lossy(rel: &[u8]) -> String {
 
 impl Walk<'_> {
     fn skip(&self, rel: &[u8], reason: &str, is_dir: bool) {
+        self.left_out(rel, LeftOut::Unsettled);
         self.uncovered.lock().unwrap_or_else(|p| p.into_inner()).insert(rel, is_dir);
         let mut nc = self.not_covered.lock().unwrap_or_else(|p| p.into_inner());
         nc.skipped.push(SkippedEntry { path: lossy(rel), reason: reason.to_owned() });
     }
 
     fn ignored(&self, rel: &[u8], is_dir: bool) {
+        self.left_out(rel, LeftOut::Ignored { is_dir });
+        self.note_ignored(rel, is_dir);
+    }
+
+    /// Counts `rel` as ignored (for a subtree taken whole, whose summaries already hold it).
+    fn note_ignored(&self, rel: &[u8], is_dir: bool) {
         self.uncovered.lock().unwrap_or_else(|p| p.into_inner()).insert(rel, is_dir);
         let mut nc = self.not_covered.lock().unwrap_or_else(|p| p.into_inner());
         nc.ignored += 1;
@@ -275,6 +430,9 @@ impl Walk<'_> {
             names.push((entry.file_name().as_bytes().to_vec(), entry));
         }
         names.sort_by(|a, b| a.0.cmp(&b.0));
+        if self.journal.plan.is_some() && self.ignore_rules_changed(rel, &names) {
+            self.journal.forced.lock().unwrap_or_else(|p| p.into_inner()).push(rel.to_vec());
+        }
         let mut matchers = parents.to_vec();
         if !self.no_ignore
             && !in_git
@@ -287,7 +445,62 @@ impl Walk<'_> {
             .map(|(name, entry)| self.entry(abs, rel, name, &entry, &matchers, in_git))
             .collect::<Result<_>>()?;
         let tree = Tree { nodes: nodes.into_iter().flatten().collect() };
-        tree::write(self.writer, &tree)
+        let id = tree::write(self.writer, &tree)?;
+        if self.journal.record {
+            let mut summary = DirSummary::new(id);
+            for node in &tree.nodes {
+                match &node.kind {
+                    NodeKind::File { size, .. } => {
+                        summary.files += 1;
+                        summary.bytes += size;
+                    }
+                    NodeKind::Dir { .. } => summary.subdirs += 1,
+                    NodeKind::Symlink { .. } => summary.symlinks += 1,
+                }
+            }
+            self.journal.summaries.lock().unwrap_or_else(|p| p.into_inner()).push((rel.to_vec(), summary));
+        }
+        Ok(id)
+    }
+
+    /// True when an ignore file of directory `rel` is new, gone, or changed since the last
+    /// capture, so the rules for everything below it may have changed.
+    fn ignore_rules_changed(&self, rel: &[u8], names: &[(Vec<u8>, std::fs::DirEntry)]) -> bool {
+        IGNORE_FILES.iter().any(|file| {
+            let path = join(rel, file.as_bytes());
+            match names.iter().find(|(n, _)| n == file.as_bytes()) {
+                Some((_, entry)) => match entry.metadata() {
+                    Ok(meta) => self.old_cache.lookup_entry(&path, &Stamp::of(&meta)).is_none(),
+                    Err(_) => true,
+                },
+                None => self.old_cache.contains(&path),
+            }
+        })
+    }
+
+    /// The tree of directory `rel` taken whole from the last capture, when the journal says
+    /// nothing in it changed; its counts, left-out entries and summaries are carried over.
+    fn reuse(&self, rel: &[u8]) -> Result<Option<ObjectId>> {
+        let Some(plan) = &self.journal.plan else { return Ok(None) };
+        let reused = {
+            let forced = self.journal.forced.lock().unwrap_or_else(|p| p.into_inner());
+            plan.reuse(self.journal.old, rel, &forced)
+        };
+        let Some(r) = reused else { return Ok(None) };
+        let c = &self.counters;
+        c.files.fetch_add(r.files, Ordering::Relaxed);
+        c.symlinks.fetch_add(r.symlinks, Ordering::Relaxed);
+        c.dirs.fetch_add(r.dirs, Ordering::Relaxed);
+        c.bytes.fetch_add(r.bytes, Ordering::Relaxed);
+        for (path, is_dir) in &r.ignored {
+            self.note_ignored(path, *is_dir);
+        }
+        for (path, rule) in &r.secrets {
+            self.note_secret(path, rule);
+        }
+        self.journal.summaries.lock().unwrap_or_else(|p| p.into_inner()).extend(r.summaries);
+        self.journal.reused.lock().unwrap_or_else(|p| p.into_inner()).insert(rel.to_vec());
+        Ok(Some(r.tree))
     }
 
     fn matcher(&self, dir: &Path) -> Result<Option<Gitignore>> {
@@ -356,7 +569,12 @@ impl Walk<'_> {
             self.ignored(&rel, ft.is_dir());
             return Ok(None);
         }
-        let kind = if ft.is_dir() {
+        let kind = if ft.is_dir()
+            && let Some(tree) = self.reuse(&rel)?
+        {
+            self.counters.dirs.fetch_add(1, Ordering::Relaxed);
+            NodeKind::Dir { tree }
+        } else if ft.is_dir() {
             let listing = match std::fs::read_dir(&abs) {
                 Ok(listing) => listing,
                 Err(e) => {
@@ -399,8 +617,20 @@ impl Walk<'_> {
         Ok(Some(node_of(name, kind, &meta)))
     }
 
+    fn left_out(&self, rel: &[u8], why: LeftOut) {
+        if self.journal.record {
+            self.journal.left_out.lock().unwrap_or_else(|p| p.into_inner()).push((rel.to_vec(), why));
+        }
+    }
+
     /// Records `rel` as left out because secret rule `rule` matched.
     fn secret(&self, rel: &[u8], rule: &str) {
+        self.left_out(rel, LeftOut::Secret(rule.to_owned()));
+        self.note_secret(rel, rule);
+    }
+
+    /// Lists `rel` as a secret left out (for a subtree taken whole).
+    fn note_secret(&self, rel: &[u8], rule: &str) {
         self.uncovered.lock().unwrap_or_else(|p| p.into_inner()).insert(rel, false);
         let mut nc = self.not_covered.lock().unwrap_or_else(|p| p.into_inner());
         nc.secrets.push(SecretEntry { path: lossy(rel), rule: rule.to_owned() });
@@ -534,6 +764,7 @@ impl Walk<'_> {
 
     /// Lists a file that kept changing while it was read: it is stored as last read.
     fn changing(&self, rel: &[u8]) {
+        self.left_out(rel, LeftOut::Unsettled);
         let mut nc = self.not_covered.lock().unwrap_or_else(|p| p.into_inner());
         nc.skipped.push(SkippedEntry { path: lossy(rel), reason: "changed_while_read".to_owned() });
     }

@@ -4,6 +4,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 pub(crate) mod capture;
 pub(crate) mod fsops;
+pub(crate) mod journal;
 pub(crate) mod materialize;
 pub(crate) mod restore;
 pub(crate) mod secrets;

@@ -5,11 +5,12 @@
 //! (on the kernel's coarse clock, which stamps file times) is not trusted, because the file may
 //! have changed again within the same clock tick.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::os::unix::fs::MetadataExt;
 
 use serde::{Deserialize, Serialize};
 
+use super::journal::JournalState;
 use crate::error::{Error, Result};
 use crate::id::ObjectId;
 use crate::store::Store;
@@ -53,21 +54,42 @@ pub(crate) struct CacheEntry {
 struct Encoded {
     scan_started_ns: i64,
     entries: Vec<(Vec<u8>, CacheEntry)>,
+    journal: JournalState,
+}
+
+/// The form before directory summaries (`SC1`), still read.
+#[derive(Debug, Default, Deserialize)]
+struct EncodedV1 {
+    scan_started_ns: i64,
+    entries: Vec<(Vec<u8>, CacheEntry)>,
 }
 
 /// The start of a stored cache: this tag, then the BLAKE3 hash of the rest (zstd of postcard).
 /// A cache whose hash fails (a flipped bit in the catalog) is discarded, never trusted: a wrong
 /// stamp or content id in it would reuse content that is not the file's.
-const CHECKED: &[u8; 4] = b"SC1\0";
+const CHECKED: &[u8; 4] = b"SC2\0";
+const CHECKED_V1: &[u8; 4] = b"SC1\0";
 
 /// Decodes a stored cache, or `None` when it is damaged or of an older, unchecked form.
 fn decode(blob: &[u8]) -> Option<Encoded> {
-    let rest = blob.strip_prefix(CHECKED.as_slice())?;
+    let (v1, rest) = match blob.strip_prefix(CHECKED.as_slice()) {
+        Some(rest) => (false, rest),
+        None => (true, blob.strip_prefix(CHECKED_V1.as_slice())?),
+    };
     let (hash, packed) = rest.split_at_checked(32)?;
     if ObjectId::of(packed).0.as_slice() != hash {
         return None;
     }
-    zstd::decode_all(packed).ok().and_then(|raw| postcard::from_bytes(&raw).ok())
+    let raw = zstd::decode_all(packed).ok()?;
+    if v1 {
+        let old: EncodedV1 = postcard::from_bytes(&raw).ok()?;
+        return Some(Encoded {
+            scan_started_ns: old.scan_started_ns,
+            entries: old.entries,
+            ..Encoded::default()
+        });
+    }
+    postcard::from_bytes(&raw).ok()
 }
 
 /// A loaded stat cache.
@@ -75,6 +97,8 @@ fn decode(blob: &[u8]) -> Option<Encoded> {
 pub(crate) struct StatCache {
     scan_started_ns: i64,
     entries: HashMap<Vec<u8>, CacheEntry>,
+    /// Where the capture stood in the watcher's journal, and its directory summaries.
+    pub(crate) journal: JournalState,
 }
 
 /// The kernel's coarse real-time clock, which stamps file times, in nanoseconds.
@@ -92,7 +116,11 @@ impl StatCache {
         let decoded = decode(&blob);
         // A cache that does not decode is only a lost speed-up: the next save reads everything.
         Ok(decoded
-            .map(|e| Self { scan_started_ns: e.scan_started_ns, entries: e.entries.into_iter().collect() })
+            .map(|e| Self {
+                scan_started_ns: e.scan_started_ns,
+                entries: e.entries.into_iter().collect(),
+                journal: e.journal,
+            })
             .unwrap_or_default())
     }
 
@@ -110,6 +138,30 @@ impl StatCache {
         (entry.stamp == *stamp && !racy).then_some(entry)
     }
 
+    /// True when a file of `links` ((device, inode) → link count and paths seen) was cached
+    /// under a path below one of `reused`, other than the paths seen: a new link joins a file
+    /// that a subtree taken unseen holds, and a write through it made no event there.
+    pub(crate) fn links_into(
+        &self,
+        reused: &HashSet<Vec<u8>>,
+        links: &HashMap<(u64, u64), (u64, Vec<Vec<u8>>)>,
+    ) -> bool {
+        if reused.is_empty() || links.is_empty() {
+            return false;
+        }
+        let inside = |path: &[u8]| reused.iter().any(|r| super::journal::at_or_below(path, r));
+        self.entries.iter().any(|(path, e)| {
+            links
+                .get(&(e.stamp.dev, e.stamp.ino))
+                .is_some_and(|(_, seen)| !seen.contains(path) && inside(path))
+        })
+    }
+
+    /// True when the cache has an entry for `path`, whatever its stamp.
+    pub(crate) fn contains(&self, path: &[u8]) -> bool {
+        self.entries.contains_key(path)
+    }
+
     /// Number of entries.
     pub(crate) fn len(&self) -> usize {
         self.entries.len()
@@ -125,10 +177,21 @@ impl StatCache {
         store: &Store,
         target: &str,
         scan_started_ns: i64,
+        entries: Vec<(Vec<u8>, CacheEntry)>,
+    ) -> Result<()> {
+        Self::store_with_journal(store, target, scan_started_ns, entries, JournalState::default())
+    }
+
+    /// Writes a new cache for `target`, with the capture's place in the watcher's journal.
+    pub(crate) fn store_with_journal(
+        store: &Store,
+        target: &str,
+        scan_started_ns: i64,
         mut entries: Vec<(Vec<u8>, CacheEntry)>,
+        journal: JournalState,
     ) -> Result<()> {
         entries.sort_by(|a, b| a.0.cmp(&b.0));
-        let raw = postcard::to_allocvec(&Encoded { scan_started_ns, entries })
+        let raw = postcard::to_allocvec(&Encoded { scan_started_ns, entries, journal })
             .map_err(|e| Error::corrupt(format!("could not encode the stat cache: {e}")))?;
         let packed = zstd::bulk::compress(&raw, 1)
             .map_err(|e| Error::corrupt(format!("could not compress the stat cache: {e}")))?;
@@ -136,9 +199,28 @@ impl StatCache {
         store.catalog.put_stat_cache(target, &blob)
     }
 
+    /// The cached entries below any of `dirs` (subtrees taken whole from the last capture),
+    /// to carry into the new cache: one pass over the cache, whatever the number of subtrees.
+    pub(crate) fn entries_below_any(&self, dirs: &HashSet<Vec<u8>>) -> Vec<(Vec<u8>, CacheEntry)> {
+        if dirs.is_empty() {
+            return Vec::new();
+        }
+        let inside = |path: &[u8]| {
+            let mut p = path;
+            while let Some(i) = p.iter().rposition(|&b| b == b'/') {
+                p = &p[..i];
+                if dirs.contains(p) {
+                    return true;
+                }
+            }
+            dirs.contains(&b""[..])
+        };
+        self.entries.iter().filter(|(path, _)| inside(path)).map(|(p, e)| (p.clone(), e.clone())).collect()
+    }
+
     /// A cache made by a scan that started at `scan_started_ns` (not stored yet).
     pub(crate) fn from_scan(scan_started_ns: i64, entries: Vec<(Vec<u8>, CacheEntry)>) -> Self {
-        Self { scan_started_ns, entries: entries.into_iter().collect() }
+        Self { scan_started_ns, entries: entries.into_iter().collect(), journal: JournalState::default() }
     }
 
     /// The entries the racy-git rule trusts, to carry over into a cache rewritten after a

@@ -1,0 +1,128 @@
+//! A save that trusts the watcher's journal captures exactly what a full walk does: thousands of
+//! random file-system operations in batches on a real tree watched by a real watcher; after each
+//! batch the tree is saved into a store with the watcher and into one without, and the two
+//! snapshots hold the same tree, counts and left-out entries.
+
+#[path = "../../cairn-watch/tests/churn/mod.rs"]
+mod churn;
+
+use cairn_lib::Store;
+use cairn_lib::ops::restore::RestoreOptions;
+use cairn_lib::ops::save::SaveOptions;
+use cairn_lib::ops::watch::{WatchOptions, WatchStart};
+use churn::{Rng, operate};
+
+fn save(store: &Store, tree: &std::path::Path) -> cairn_lib::Snapshot {
+    let options = SaveOptions { target: tree.display().to_string(), ..SaveOptions::default() };
+    store.save(&options).unwrap().snapshot
+}
+
+/// The paths whose kind, mode or bytes differ between two snapshots, restored side by side.
+fn differences(
+    a: &Store,
+    sa: &cairn_lib::Snapshot,
+    b: &Store,
+    sb: &cairn_lib::Snapshot,
+    root: &std::path::Path,
+) -> String {
+    let put = |store: &Store, snap: &cairn_lib::Snapshot, to: std::path::PathBuf| {
+        let options = RestoreOptions {
+            reference: snap.id.to_string(),
+            to: Some(to.clone()),
+            preserve_mtime: true,
+            ..RestoreOptions::default()
+        };
+        store.restore(&options).unwrap();
+        let mut entries = std::collections::BTreeMap::new();
+        for path in churn::all(&to, false).into_iter().chain(churn::all(&to, true)) {
+            let meta = path.symlink_metadata().unwrap();
+            let content = if meta.is_file() { std::fs::read(&path).unwrap() } else { Vec::new() };
+            use std::os::unix::fs::MetadataExt;
+            let mtime = if meta.is_dir() { 0 } else { meta.mtime_nsec() + meta.mtime() * 1_000_000_000 };
+            entries.insert(
+                path.strip_prefix(&to).unwrap().to_owned(),
+                (meta.mode(), content, mtime, meta.nlink()),
+            );
+        }
+        entries
+    };
+    let (ea, eb) = (put(a, sa, root.join("restored-a")), put(b, sb, root.join("restored-b")));
+    let mut out = String::new();
+    for path in ea.keys().chain(eb.keys()).collect::<std::collections::BTreeSet<_>>() {
+        if ea.get(path) != eb.get(path) {
+            out.push_str(&format!(
+                "  {}: journal {:?} / walk {:?}\n",
+                path.display(),
+                ea.get(path).map(|e| (e.0, e.2, e.3)),
+                eb.get(path).map(|e| (e.0, e.2, e.3))
+            ));
+        }
+    }
+    out
+}
+
+#[test]
+fn after_every_batch_a_journal_save_equals_a_full_walk() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().canonicalize().unwrap();
+    let tree = root.join("tree");
+    let outside = root.join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    for d in ["a/b/c", "d/e", "f", "ignored-here"] {
+        std::fs::create_dir_all(tree.join(d)).unwrap();
+        std::fs::write(tree.join(d).join("file"), d).unwrap();
+    }
+    // Wide enough that a batch leaves most of the tree alone, for the journal to vouch for.
+    for i in 0..120 {
+        let dir = tree.join(format!("wide/w{}/x{i}", i % 12));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("f"), format!("{i}")).unwrap();
+    }
+    std::fs::write(tree.join(".gitignore"), "ignored-here/\n*.log\n").unwrap();
+    std::fs::write(tree.join("a/.env"), "TOKEN=secret\n").unwrap();
+    let watched = Store::open(&root.join("watched-store")).unwrap();
+    let walked = Store::open(&root.join("walked-store")).unwrap();
+    let WatchStart::Started { watcher, .. } =
+        watched.watch_start(&WatchOptions { dirs: vec![tree.clone()] }).unwrap()
+    else {
+        panic!("a watcher was already running")
+    };
+    std::thread::spawn(move || watcher.run());
+
+    let (mut ops, mut used) = (0u64, 0);
+    save(&watched, &tree);
+    for (seed, batch) in
+        [0x0bad_5eed_u64, 0x1234_5678].into_iter().flat_map(|s| (0..40u64).map(move |b| (s, b)))
+    {
+        let mut rng = Rng(seed ^ (batch + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15));
+        for _ in 0..(1 + rng.below(12)) {
+            operate(&mut rng, &tree, &outside, &mut ops);
+        }
+        if rng.below(5) == 0 {
+            // Ignore rules that change say something about every directory below them.
+            let rules = if rng.below(2) == 0 { "ignored-here/\n" } else { "*.log\nn1*/\n" };
+            std::fs::write(tree.join(".gitignore"), rules).unwrap();
+        }
+        let journal = save(&watched, &tree);
+        let full = save(&walked, &tree);
+        let report = journal.stats.change_journal.clone().expect("the watcher answered");
+        used += usize::from(report.used);
+        let what = format!("seed {seed:#x}, batch {batch} ({report:?})");
+        if journal.root != full.root {
+            panic!(
+                "{what}: the trees differ:\n{}\n{:?}\n{:?}",
+                differences(&watched, &journal, &walked, &full, &root),
+                journal.stats,
+                full.stats
+            );
+        }
+        let counts = |s: &cairn_lib::Snapshot| (s.stats.files, s.stats.dirs, s.stats.symlinks, s.stats.bytes);
+        assert_eq!(counts(&journal), counts(&full), "{what}: the counts differ");
+        let left_out = |s: &cairn_lib::Snapshot| serde_json::to_value(&s.not_covered).unwrap();
+        assert_eq!(left_out(&journal), left_out(&full), "{what}: what was left out differs");
+        assert!(full.stats.change_journal.is_none(), "no watcher runs for the other store");
+    }
+    assert!(ops > 400, "only {ops} operations");
+    assert!(used > 60, "the journal was used in only {used} of 80 saves");
+    watched.watch_stop().unwrap();
+}

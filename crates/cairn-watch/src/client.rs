@@ -1,0 +1,43 @@
+//! Asking a running watcher. No watcher is not an error: the caller walks the tree, as it
+//! would without one.
+
+use std::io::{BufReader, BufWriter};
+use std::os::unix::net::UnixStream;
+use std::path::Path;
+use std::time::Duration;
+
+use crate::error::{Error, Result};
+use crate::protocol::{self, Changes, Request, Response, Token};
+
+/// How long a save waits for an answer before it walks instead.
+const ANSWER_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Sends one request to the watcher on `socket`; `None` when no watcher answers there.
+pub fn request(socket: &Path, request: &Request) -> Result<Option<Response>> {
+    let stream = match UnixStream::connect(socket) {
+        Ok(s) => s,
+        Err(e)
+            if matches!(e.kind(), std::io::ErrorKind::NotFound | std::io::ErrorKind::ConnectionRefused) =>
+        {
+            return Ok(None);
+        }
+        Err(e) => return Err(Error::Socket(e)),
+    };
+    stream.set_read_timeout(Some(ANSWER_TIMEOUT)).map_err(Error::Socket)?;
+    stream.set_write_timeout(Some(ANSWER_TIMEOUT)).map_err(Error::Socket)?;
+    let mut writer = BufWriter::new(stream.try_clone().map_err(Error::Socket)?);
+    protocol::send(&mut writer, request)?;
+    drop(writer);
+    let response = protocol::receive::<Response>(&mut BufReader::new(stream))?;
+    response.map(Some).ok_or_else(|| Error::Protocol("the watcher closed the connection".into()))
+}
+
+/// What changed below `root` since `since`; `None` when no watcher runs for the store.
+pub fn changes(socket: &Path, root: &Path, since: Option<Token>) -> Result<Option<Changes>> {
+    match request(socket, &Request::Changes { root: root.to_owned(), since })? {
+        None => Ok(None),
+        Some(Response::Changes(c)) => Ok(Some(c)),
+        Some(Response::Refused { message }) => Err(Error::Refused(message)),
+        Some(other) => Err(Error::Protocol(format!("unexpected answer {other:?}"))),
+    }
+}

@@ -1,0 +1,161 @@
+//! The watcher process: the inotify watches of its trees, a thread that reads their events as
+//! they come, and a Unix socket that answers saves. Both sides take the same lock, and an answer
+//! first reads every queued event, so it covers every change made before the question.
+
+use std::io::{BufReader, BufWriter};
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use rustix::event::{PollFd, PollFlags, poll};
+
+use crate::error::{Error, Result};
+use crate::journal::MAX_DIRTY;
+use crate::protocol::{self, Answer, Changes, Request, Response, Status, Token};
+use crate::watcher::{Watcher, read_limit};
+
+/// How a watcher runs.
+#[derive(Debug, Clone)]
+pub struct ServeOptions {
+    /// The socket to answer on (in the store, so only the store's owner reaches it).
+    pub socket: PathBuf,
+    /// The trees to watch from the start (absolute, without symlinks).
+    pub roots: Vec<PathBuf>,
+    /// How many changed directories a tree's journal holds before it gives up until the next
+    /// save (default [`MAX_DIRTY`]).
+    pub max_dirty: usize,
+}
+
+impl ServeOptions {
+    /// A watcher answering on `socket` for `roots`.
+    pub fn new(socket: PathBuf, roots: Vec<PathBuf>) -> Self {
+        Self { socket, roots, max_dirty: MAX_DIRTY }
+    }
+}
+
+/// A watcher that is set up and answering; [`Server::run`] serves until asked to stop.
+pub struct Server {
+    state: Arc<Shared>,
+    listener: UnixListener,
+    socket: PathBuf,
+}
+
+struct Shared {
+    watcher: Mutex<Watcher>,
+    epoch: uuid::Uuid,
+}
+
+impl Server {
+    /// Binds the socket (refusing when another watcher answers on it) and watches the trees.
+    pub fn start(options: ServeOptions) -> Result<Self> {
+        if let Ok(Some(Response::Status(status))) = crate::client::request(&options.socket, &Request::Status)
+        {
+            return Err(Error::Running { pid: status.pid });
+        }
+        // Nobody answers: a socket left by a watcher that was killed.
+        let _ = std::fs::remove_file(&options.socket);
+        let listener = UnixListener::bind(&options.socket).map_err(Error::Socket)?;
+        std::fs::set_permissions(&options.socket, std::fs::Permissions::from_mode(0o600))
+            .map_err(Error::Socket)?;
+        let mut watcher = Watcher::new(options.max_dirty)?;
+        for root in &options.roots {
+            watcher.watch(root)?;
+        }
+        let state = Arc::new(Shared { watcher: Mutex::new(watcher), epoch: uuid::Uuid::now_v7() });
+        Ok(Self { state, listener, socket: options.socket })
+    }
+
+    /// Each watched tree's figures, before [`Server::run`] answers anyone.
+    pub fn roots(&self) -> Vec<crate::protocol::RootStatus> {
+        self.state.watcher.lock().unwrap_or_else(|p| p.into_inner()).status()
+    }
+
+    /// Reads events and answers requests until a [`Request::Stop`]; removes the socket then.
+    pub fn run(self) -> Result<()> {
+        let events = self.state.watcher.lock().unwrap_or_else(|p| p.into_inner()).event_fd()?;
+        let reader = self.state.clone();
+        // Detached: it blocks in poll until an event comes, and ends with the process.
+        std::thread::spawn(move || {
+            loop {
+                let mut fds = [PollFd::new(&events, PollFlags::IN)];
+                match poll(&mut fds, None) {
+                    Ok(_) => reader.watcher.lock().unwrap_or_else(|p| p.into_inner()).drain(),
+                    Err(rustix::io::Errno::INTR) => {}
+                    Err(_) => return,
+                }
+            }
+        });
+        for stream in self.listener.incoming() {
+            let Ok(stream) = stream else { continue };
+            if serve_connection(&self.state, stream, &self.socket) {
+                break;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Answers one connection's requests; true when one of them was [`Request::Stop`], whose
+/// answer goes out once the socket is gone, so nobody reaches a watcher that has stopped.
+fn serve_connection(state: &Shared, stream: UnixStream, socket: &Path) -> bool {
+    // A client that stops talking must not hold the watcher up for long.
+    let _ = stream.set_read_timeout(Some(Duration::from_secs(10)));
+    let _ = stream.set_write_timeout(Some(Duration::from_secs(10)));
+    let Ok(write_half) = stream.try_clone() else { return false };
+    let (mut reader, mut writer) = (BufReader::new(stream), BufWriter::new(write_half));
+    while let Ok(Some(request)) = protocol::receive::<Request>(&mut reader) {
+        let stop = matches!(request, Request::Stop);
+        if stop {
+            let _ = std::fs::remove_file(socket);
+        }
+        let response = answer(state, request);
+        if protocol::send(&mut writer, &response).is_err() || stop {
+            return stop;
+        }
+    }
+    false
+}
+
+fn answer(state: &Shared, request: Request) -> Response {
+    let mut watcher = state.watcher.lock().unwrap_or_else(|p| p.into_inner());
+    match request {
+        Request::Changes { root, since } => {
+            watcher.drain();
+            let restarted = since.is_some_and(|t| t.epoch != state.epoch);
+            let since = since.filter(|t| t.epoch == state.epoch).map(|t| t.seq);
+            match watcher.changes(&root, since) {
+                Some((seq, mut answer)) => {
+                    if let (true, Answer::Walk { reason }) = (restarted, &mut answer) {
+                        *reason = "the watcher was restarted since the last save".to_owned();
+                    }
+                    Response::Changes(Changes { token: Token { epoch: state.epoch, seq }, answer })
+                }
+                None => {
+                    Response::Refused { message: format!("the watcher does not watch {}", root.display()) }
+                }
+            }
+        }
+        Request::Watch { root } => match watcher.watch(&root) {
+            Ok(dirs) => Response::Watching { dirs },
+            Err(e) => Response::Refused { message: e.to_string() },
+        },
+        Request::Status => {
+            watcher.drain();
+            Response::Status(Status {
+                pid: std::process::id(),
+                epoch: state.epoch,
+                roots: watcher.status(),
+                max_user_watches: read_limit("max_user_watches"),
+                max_queued_events: read_limit("max_queued_events"),
+            })
+        }
+        Request::Stop => Response::Stopped,
+    }
+}
+
+/// The socket of the watcher serving the store at `store`.
+pub fn socket_path(store: &Path) -> PathBuf {
+    store.join("watch.sock")
+}
