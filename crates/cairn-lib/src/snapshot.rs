@@ -56,7 +56,7 @@ pub struct SnapshotStats {
     pub stored_bytes: u64,
     /// Wall time of the capture, in milliseconds.
     pub duration_ms: u64,
-    /// How the capture found what changed, when a watcher runs for the store (`cairn watch`).
+    /// How the capture found what changed, when a watcher runs for the store.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub change_journal: Option<JournalReport>,
 }
