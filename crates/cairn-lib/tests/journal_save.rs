@@ -1,20 +1,22 @@
 //! A save that trusts the watcher's journal captures exactly what a full walk does: thousands of
 //! random file-system operations in batches on a real tree watched by a real watcher; after each
 //! batch the tree is saved into a store with the watcher and into one without, and the two
-//! snapshots hold the same tree, counts and left-out entries.
+//! snapshots hold the same tree, counts and left-out entries. Every ninth batch ends with an
+//! in-place restore of an earlier snapshot.
 
 #[path = "../../cairn-watch/tests/churn/mod.rs"]
 mod churn;
 
 use cairn_lib::Store;
+use cairn_lib::ops::resolve::CallContext;
 use cairn_lib::ops::restore::RestoreOptions;
 use cairn_lib::ops::save::SaveOptions;
 use cairn_lib::ops::watch::{WatchOptions, WatchStart};
-use churn::{Rng, operate};
+use churn::{Rng, new_batch, operate};
 
 fn save(store: &Store, tree: &std::path::Path) -> cairn_lib::Snapshot {
     let options = SaveOptions { target: tree.display().to_string(), ..SaveOptions::default() };
-    store.save(&options).unwrap().snapshot
+    store.save(&options, &CallContext::default()).unwrap().snapshot
 }
 
 /// The paths whose kind, mode or bytes differ between two snapshots, restored side by side.
@@ -27,12 +29,12 @@ fn differences(
 ) -> String {
     let put = |store: &Store, snap: &cairn_lib::Snapshot, to: std::path::PathBuf| {
         let options = RestoreOptions {
-            reference: snap.id.to_string(),
+            reference: Some(snap.id.to_string()),
             to: Some(to.clone()),
             preserve_mtime: true,
             ..RestoreOptions::default()
         };
-        store.restore(&options).unwrap();
+        store.restore(&options, &CallContext::default()).unwrap();
         let mut entries = std::collections::BTreeMap::new();
         for path in churn::all(&to, false).into_iter().chain(churn::all(&to, true)) {
             let meta = path.symlink_metadata().unwrap();
@@ -89,12 +91,13 @@ fn after_every_batch_a_journal_save_equals_a_full_walk() {
     };
     std::thread::spawn(move || watcher.run());
 
-    let (mut ops, mut used) = (0u64, 0);
-    save(&watched, &tree);
+    let (mut ops, mut used, mut restores) = (0u64, 0, 0);
+    let mut earlier = vec![save(&watched, &tree).id.to_string()];
     for (seed, batch) in
         [0x0bad_5eed_u64, 0x1234_5678].into_iter().flat_map(|s| (0..40u64).map(move |b| (s, b)))
     {
         let mut rng = Rng(seed ^ (batch + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15));
+        new_batch();
         for _ in 0..(1 + rng.below(12)) {
             operate(&mut rng, &tree, &outside, &mut ops);
         }
@@ -103,7 +106,19 @@ fn after_every_batch_a_journal_save_equals_a_full_walk() {
             let rules = if rng.below(2) == 0 { "ignored-here/\n" } else { "*.log\nn1*/\n" };
             std::fs::write(tree.join(".gitignore"), rules).unwrap();
         }
+        if batch % 9 == 8 {
+            // An in-place restore writes many files; the save after it trusts what it left alone.
+            let earlier = earlier.get(rng.below(earlier.len())).cloned().unwrap();
+            let options = RestoreOptions { reference: Some(earlier), ..RestoreOptions::default() };
+            // Refused when the rules now leave out a directory the snapshot has: nothing written.
+            if let Err(e) = watched.restore(&options, &CallContext::default()) {
+                assert_eq!(e.kind(), cairn_lib::ErrorKind::Conflict, "{e:?}");
+            } else {
+                restores += 1;
+            }
+        }
         let journal = save(&watched, &tree);
+        earlier.push(journal.id.to_string());
         let full = save(&walked, &tree);
         let report = journal.stats.change_journal.clone().expect("the watcher answered");
         used += usize::from(report.used);
@@ -123,6 +138,7 @@ fn after_every_batch_a_journal_save_equals_a_full_walk() {
         assert!(full.stats.change_journal.is_none(), "no watcher runs for the other store");
     }
     assert!(ops > 400, "only {ops} operations");
+    assert!(restores > 3, "only {restores} restores");
     assert!(used > 60, "the journal was used in only {used} of 80 saves");
     watched.watch_stop().unwrap();
 }

@@ -12,7 +12,7 @@ mod churn;
 use cairn_watch::client;
 use cairn_watch::protocol::{Answer, DirtyDir, Token};
 use cairn_watch::server::{ServeOptions, Server};
-use churn::{Rng, operate};
+use churn::{Rng, new_batch, operate};
 
 /// What a save compares per entry: kind, size, times, mode, inode; none for a file with several
 /// links, whose metadata a write through another link changes with no event here (saves look at
@@ -92,6 +92,7 @@ fn after_every_batch_the_answer_covers_every_changed_directory() {
         [0x5eed_cafe_u64, 0xdeca_de01, 0xfeed_1234].into_iter().flat_map(|s| (0..50u64).map(move |b| (s, b)))
     {
         let mut rng = Rng(seed ^ (batch + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15));
+        new_batch();
         let before = state(&root);
         for _ in 0..(1 + rng.below(60)) {
             operate(&mut rng, &root, &outside, &mut ops);

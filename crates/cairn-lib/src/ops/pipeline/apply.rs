@@ -53,17 +53,20 @@ impl Store {
         let bytes = m.bytes_written.load(std::sync::atomic::Ordering::Relaxed);
         let written = m.written.into_inner().unwrap_or_else(|p| p.into_inner());
         let changed: Vec<Vec<u8>> = plan.changes.iter().map(|c| c.path.clone()).collect();
-        let base = match live_cache {
+        let mut base = match live_cache {
             Some(cache) => cache,
             None => StatCache::load(self, key)?,
         };
+        // The journal's place is from before the writes, whose events mark every directory they
+        // touched: the next save looks at those and trusts the rest.
+        let journal = std::mem::take(&mut base.journal);
         let mut entries = base.into_trusted_entries();
         entries.retain(|p, _| {
             !changed.iter().any(|c| p == c || (p.starts_with(c) && p.get(c.len()) == Some(&b'/')))
         });
         let settled = settle_clock(&written);
         entries.extend(written);
-        StatCache::store(self, key, settled, entries.into_iter().collect())?;
+        StatCache::store_with_journal(self, key, settled, entries.into_iter().collect(), journal)?;
         Ok((plan.entries(), files, bytes))
     }
 

@@ -81,12 +81,11 @@ impl Store {
             root: Some(captured.root),
         };
         self.commit_snapshot(&snapshot, options.force).inspect_err(|_| writer.abandon())?;
-        let cache = (!captured.cache_unchanged)
-            .then_some(FreshCache {
-                scan_started_ns: captured.scan_started_ns,
-                entries: captured.cache,
-                journal: captured.journal,
-            });
+        let cache = (!captured.cache_unchanged).then_some(FreshCache {
+            scan_started_ns: captured.scan_started_ns,
+            entries: captured.cache,
+            journal: captured.journal,
+        });
         Ok(DirCapture { snapshot, cache, uncovered: captured.uncovered })
     }
 

@@ -128,7 +128,7 @@ struct Counters {
 }
 
 /// A file's link count and the paths in the tree that name it.
-type LinkGroup = (u64, Vec<RelPath>);
+pub(crate) type LinkGroup = (u64, Vec<RelPath>);
 
 /// Why an entry of a walked directory was left out, for its directory's summary.
 enum LeftOut {
@@ -153,6 +153,8 @@ struct JournalWalk<'a> {
     forced: Mutex<Vec<RelPath>>,
     /// Roots of the subtrees taken whole.
     reused: Mutex<HashSet<RelPath>>,
+    /// Directories listed by this walk.
+    walked: Mutex<HashSet<RelPath>>,
 }
 
 struct Walk<'a> {
@@ -212,12 +214,12 @@ pub(crate) fn capture_observed(
     }
     let journal = JournalStart { token, plan, report };
     match walk_tree(writer, root, &meta, old_cache, filter, progress, scan_started_ns, journal)? {
-        Walked::Done(captured) => Ok(captured),
+        Walked::Done(captured) => Ok(*captured),
         Walked::LinkedIntoReused => {
             let report = walk_because("a file of an unchanged directory has a new hard link");
             let journal = JournalStart { token, plan: None, report };
             match walk_tree(writer, root, &meta, old_cache, filter, progress, scan_started_ns, journal)? {
-                Walked::Done(captured) => Ok(captured),
+                Walked::Done(captured) => Ok(*captured),
                 Walked::LinkedIntoReused => unreachable!("a walk without a plan reuses nothing"),
             }
         }
@@ -233,7 +235,7 @@ struct JournalStart {
 
 /// How a walk ended.
 enum Walked {
-    Done(Captured),
+    Done(Box<Captured>),
     /// A file it saw has a link in a subtree it took unseen: walk again, all of it.
     LinkedIntoReused,
 }
@@ -269,6 +271,7 @@ fn walk_tree(
             left_out: Mutex::default(),
             forced: Mutex::default(),
             reused: Mutex::default(),
+            walked: Mutex::default(),
         },
     };
     let tree = match walk.reuse(b"")? {
@@ -283,6 +286,16 @@ fn walk_tree(
     let reused = walk.journal.reused.into_inner().unwrap_or_else(|p| p.into_inner());
     if old_cache.links_into(&reused, &links) {
         return Ok(Walked::LinkedIntoReused);
+    }
+    if let Some(plan) = &walk.journal.plan
+        && !reused.is_empty()
+    {
+        let walked = walk.journal.walked.into_inner().unwrap_or_else(|p| p.into_inner());
+        let unseen =
+            plan.unwalked_links(root, &walked).into_iter().map(|ino| (ino, (2, Vec::new()))).collect();
+        if old_cache.links_into(&reused, &unseen) {
+            return Ok(Walked::LinkedIntoReused);
+        }
     }
     let groups: Vec<LinkGroup> = links.into_values().collect();
     let mut linked_outside: Vec<RelPath> = groups
@@ -321,7 +334,7 @@ fn walk_tree(
         Some(JournalReport { used: true, .. }) => old_cache.journal.saves_since_walk + 1,
         _ => 0,
     };
-    Ok(Walked::Done(Captured {
+    Ok(Walked::Done(Box::new(Captured {
         root: root_id,
         stats: SnapshotStats {
             files: c.files.load(Ordering::Relaxed),
@@ -341,7 +354,7 @@ fn walk_tree(
         uncovered: walk.uncovered.into_inner().unwrap_or_else(|p| p.into_inner()),
         linked_outside,
         journal: JournalState { token, filter: filter_key, dirs: summaries, saves_since_walk },
-    }))
+    })))
 }
 
 /// The directory summaries of a capture: what each walked directory recorded, with the entries
@@ -459,6 +472,7 @@ impl Walk<'_> {
                 }
             }
             self.journal.summaries.lock().unwrap_or_else(|p| p.into_inner()).push((rel.to_vec(), summary));
+            self.journal.walked.lock().unwrap_or_else(|p| p.into_inner()).insert(rel.to_vec());
         }
         Ok(id)
     }

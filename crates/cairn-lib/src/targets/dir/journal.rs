@@ -12,7 +12,7 @@ use std::collections::{BTreeMap, HashSet};
 use std::ops::Bound;
 use std::path::Path;
 
-use cairn_watch::{Answer, Token};
+use cairn_watch::{Answer, DirtyDir, Token};
 use serde::{Deserialize, Serialize};
 
 use crate::id::ObjectId;
@@ -57,6 +57,8 @@ pub(crate) const WALK_EVERY: u32 = 100;
 
 /// The directories a capture must look at, from a watcher's answer.
 pub(crate) struct Plan {
+    /// The directories the answer named.
+    named: Vec<DirtyDir>,
     /// The directories named and each of their ancestors.
     listed: HashSet<RelPath>,
     /// Directories whose whole subtree is new to the journal.
@@ -124,7 +126,7 @@ pub(crate) fn ask(
         }
     }
     let report = Some(JournalReport { used: true, dirs_listed: dirs.len() as u64, reason: None });
-    (token, Some(Plan { listed, fresh }), report)
+    (token, Some(Plan { named: dirs, listed, fresh }), report)
 }
 
 impl DirSummary {
@@ -144,6 +146,34 @@ impl DirSummary {
 }
 
 impl Plan {
+    /// The (device, inode) of every file with several links in a named directory that the
+    /// capture did not walk (`walked`): ignored, skipped, or inside such a directory. A link
+    /// made there to a file of an unchanged directory, and written through, makes no event in
+    /// the file's own directory, so the capture checks the file's other paths.
+    pub(crate) fn unwalked_links(&self, root: &Path, walked: &HashSet<RelPath>) -> HashSet<(u64, u64)> {
+        use std::os::unix::ffi::OsStrExt;
+        use std::os::unix::fs::MetadataExt;
+        let mut found = HashSet::new();
+        let mut stack: Vec<(std::path::PathBuf, bool)> = self
+            .named
+            .iter()
+            .filter(|d| !walked.contains(&d.path))
+            .map(|d| (root.join(std::ffi::OsStr::from_bytes(&d.path)), d.subtree))
+            .collect();
+        while let Some((dir, deep)) = stack.pop() {
+            let Ok(entries) = std::fs::read_dir(&dir) else { continue };
+            for entry in entries.flatten() {
+                let Ok(meta) = entry.metadata() else { continue };
+                if meta.is_file() && meta.nlink() > 1 {
+                    found.insert((meta.dev(), meta.ino()));
+                } else if meta.is_dir() && deep {
+                    stack.push((entry.path(), true));
+                }
+            }
+        }
+        found
+    }
+
     /// The subtree at `rel` as the last capture left it, when nothing in it may have changed.
     pub(crate) fn reuse(&self, old: &JournalState, rel: &[u8], forced: &[RelPath]) -> Option<Reused> {
         if self.listed.contains(rel)
@@ -220,6 +250,7 @@ mod tests {
 
     fn plan(listed: &[&[u8]], fresh: &[&[u8]]) -> Plan {
         Plan {
+            named: Vec::new(),
             listed: listed.iter().map(|p| p.to_vec()).collect(),
             fresh: fresh.iter().map(|p| p.to_vec()).collect(),
         }

@@ -144,7 +144,7 @@ impl StatCache {
     pub(crate) fn links_into(
         &self,
         reused: &HashSet<Vec<u8>>,
-        links: &HashMap<(u64, u64), (u64, Vec<Vec<u8>>)>,
+        links: &HashMap<(u64, u64), super::capture::LinkGroup>,
     ) -> bool {
         if reused.is_empty() || links.is_empty() {
             return false;
@@ -221,6 +221,12 @@ impl StatCache {
     /// A cache made by a scan that started at `scan_started_ns` (not stored yet).
     pub(crate) fn from_scan(scan_started_ns: i64, entries: Vec<(Vec<u8>, CacheEntry)>) -> Self {
         Self { scan_started_ns, entries: entries.into_iter().collect(), journal: JournalState::default() }
+    }
+
+    /// The same cache, with the journal state of the capture that made it.
+    pub(crate) fn with_journal(mut self, journal: JournalState) -> Self {
+        self.journal = journal;
+        self
     }
 
     /// The entries the racy-git rule trusts, to carry over into a cache rewritten after a
