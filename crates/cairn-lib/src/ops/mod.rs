@@ -11,6 +11,7 @@ pub mod document;
 pub mod gc;
 pub mod interrupted;
 pub mod list;
+pub mod moment;
 mod pi_settings;
 pub mod remove;
 pub mod repair;

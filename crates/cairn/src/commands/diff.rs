@@ -31,6 +31,18 @@ pub struct DiffArgs {
 }
 
 pub fn run(global: &GlobalArgs, args: DiffArgs, printer: &Printer) -> CommandResult {
+    if args.target.is_none()
+        && super::moment::diff_if_moments(
+            global,
+            &args.from,
+            args.to.as_deref(),
+            args.session.as_deref(),
+            args.patch,
+            printer,
+        )?
+    {
+        return Ok(());
+    }
     let store = open_store(global)?;
     let (patch, stat) = (args.patch, args.stat);
     let result = store.diff(&DiffOptions {

@@ -15,6 +15,7 @@ mod import;
 mod list;
 mod man;
 mod mcp;
+mod moment;
 mod remove;
 mod repair;
 mod restore;
@@ -108,6 +109,9 @@ pub enum Command {
     Hooks(hooks::HooksCommand),
     /// Run by an agent's hooks: read its event on stdin and checkpoint (always exits 0).
     Hook(hooks::HookArgs),
+    /// Moments: several targets saved, restored, compared and removed together.
+    #[command(subcommand)]
+    Moment(moment::MomentCommand),
 }
 
 /// Runs the parsed command.
@@ -136,6 +140,7 @@ pub fn run(cli: Cli, printer: &Printer) -> CommandResult {
         Command::Man(args) => man::run(global, args, printer),
         Command::Hooks(cmd) => hooks::run(global, cmd, printer),
         Command::Hook(args) => hooks::run_hook(global, args),
+        Command::Moment(cmd) => moment::run(global, cmd, printer),
     }
 }
 

@@ -39,9 +39,19 @@ pub struct RestoreArgs {
     /// Roll back a restore that was killed half way (the tree as found is saved first).
     #[arg(long = "abort", conflicts_with_all = ["reference", "dry_run", "to"])]
     abort_interrupted: bool,
+    /// A moment: put back only these part kinds (dir, transcript, compose).
+    #[arg(long, value_delimiter = ',', value_name = "KIND[,KIND]", conflicts_with_all = ["to", "dry_run"])]
+    only: Vec<String>,
 }
 
 pub fn run(global: &GlobalArgs, args: RestoreArgs, printer: &Printer) -> CommandResult {
+    if let Some(reference) = &args.reference
+        && args.to.is_none()
+        && !args.dry_run
+        && super::moment::restore_if_moment(global, reference, args.session.as_deref(), &args.only, printer)?
+    {
+        return Ok(());
+    }
     let store = open_store(global)?;
     let options = RestoreOptions {
         reference: args.reference.unwrap_or_default(),

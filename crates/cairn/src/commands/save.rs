@@ -16,6 +16,10 @@ pub struct SaveArgs {
     /// What to capture: a directory (the default is the current one).
     #[arg(default_value = ".")]
     target: String,
+    /// More targets: with several, they are saved together as one moment
+    /// (`transcript:auto` is the newest agent session of the current directory).
+    #[arg(value_name = "MORE")]
+    more_targets: Vec<String>,
     /// A name to refer to the snapshot by (unique per session and target).
     #[arg(long, short)]
     name: Option<String>,
@@ -37,6 +41,9 @@ pub struct SaveArgs {
 }
 
 pub fn run(global: &GlobalArgs, args: SaveArgs, printer: &Printer) -> CommandResult {
+    if !args.more_targets.is_empty() {
+        return super::moment::save_many(global, moment_options(args), printer);
+    }
     let store = open_store(global)?;
     let options = SaveOptions {
         target: args.target,
@@ -52,6 +59,19 @@ pub fn run(global: &GlobalArgs, args: SaveArgs, printer: &Printer) -> CommandRes
         printer.with_counts("saving", Some(&progress), || store.save_with_progress(&options, &progress))?;
     printer.result(&result, human);
     Ok(())
+}
+
+/// Several targets: one moment.
+fn moment_options(args: SaveArgs) -> cairn_lib::ops::moment::MomentSaveOptions {
+    cairn_lib::ops::moment::MomentSaveOptions {
+        targets: std::iter::once(args.target).chain(args.more_targets).collect(),
+        name: args.name,
+        description: args.description,
+        no_ignore: args.no_ignore,
+        include_secrets: args.include_secrets,
+        session: args.session,
+        places: Default::default(),
+    }
 }
 
 fn human(r: &SaveResult) -> String {

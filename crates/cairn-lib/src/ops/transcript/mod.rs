@@ -103,7 +103,7 @@ impl AgentPlaces {
         self.pi_dir.parent().map(std::path::Path::to_path_buf).unwrap_or_else(|| self.pi_dir.clone())
     }
 
-    fn dirs(&self) -> AgentDirs {
+    pub(crate) fn dirs(&self) -> AgentDirs {
         AgentDirs { pi_sessions: self.pi_dir.clone(), claude_projects: self.claude_dir.clone() }
     }
 }
