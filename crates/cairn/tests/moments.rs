@@ -6,7 +6,7 @@ mod common;
 use std::path::{Path, PathBuf};
 
 use common::TestEnv;
-use serde_json::json;
+use serde_json::{Value, json};
 
 const SESSION: &str = "7a1d2c3b-4e5f-4a6b-8c7d-9e0f1a2b3c4d";
 
@@ -40,6 +40,21 @@ fn append(path: &Path, text: &str) {
         .unwrap()
         .write_all(text.as_bytes())
         .unwrap();
+}
+
+/// Each entry's kind, mode and content: what a rewind puts back (a file it rewrites gets the
+/// time of the rewind, as any restore gives it).
+fn contents(root: &Path) -> Vec<(PathBuf, String)> {
+    common::describe(root)
+        .into_iter()
+        .map(|(path, entry)| {
+            let what = match entry {
+                common::Entry::File { mode, content_hash, .. } => format!("file {mode:o} {content_hash}"),
+                other => format!("{other:?}"),
+            };
+            (path, what)
+        })
+        .collect()
 }
 
 fn settle() {
@@ -104,4 +119,99 @@ fn a_moment_whose_part_fails_leaves_nothing_behind() {
         &["moment", "list"],
     ]);
     insta::assert_snapshot!("moment_part_fails", out);
+}
+
+/// The turns' order of events, as Claude Code sends them (`UserPromptSubmit` before the
+/// agent acts, `PostToolUse` after each tool, `Stop` at the end of the answer).
+fn hook(env: &TestEnv, event: Value) {
+    let out = env.cairn(&["hook", "claude-code"]).write_stdin(event.to_string()).output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert!(out.stdout.is_empty(), "{}", String::from_utf8_lossy(&out.stdout));
+    assert!(out.stderr.is_empty(), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+fn event(env: &TestEnv, name: &str, extra: Value) -> Value {
+    let mut value = json!({"session_id": SESSION, "transcript_path": claude_file(env).display().to_string(),
+        "cwd": env.work().display().to_string(), "permission_mode": "default", "hook_event_name": name});
+    for (k, v) in extra.as_object().unwrap() {
+        value[k] = v.clone();
+    }
+    value
+}
+
+#[test]
+fn hooks_checkpoint_each_turn_and_rewind_puts_back_files_and_conversation_before_the_prompt() {
+    let env = TestEnv::new();
+    let session = claude_file(&env);
+    env.write("src/main.rs", "fn main() {}\n");
+    env.write("build/out.o", "old object\n");
+    settle();
+
+    // Turn 1: the prompt is written to the transcript, then the hook runs.
+    append(&session, &claude_line(&env, "user", 1, "Write a README"));
+    hook(&env, event(&env, "UserPromptSubmit", json!({"prompt": "Write a README"})));
+    env.write("README.md", "# demo\n");
+    hook(
+        &env,
+        event(&env, "PostToolUse", json!({"tool_name": "Write", "tool_input": {"file_path": "README.md"}})),
+    );
+    // A read changes nothing: no checkpoint.
+    hook(
+        &env,
+        event(&env, "PostToolUse", json!({"tool_name": "Read", "tool_input": {"file_path": "README.md"}})),
+    );
+    append(&session, &claude_line(&env, "assistant", 2, "Wrote README.md."));
+    hook(&env, event(&env, "Stop", json!({"stop_hook_active": false})));
+    let at_turn_2 = contents(&env.work());
+
+    // Turn 2: a Bash tool deletes and creates files.
+    append(&session, &claude_line(&env, "user", 3, "Clean the build\nand add a Makefile"));
+    hook(&env, event(&env, "UserPromptSubmit", json!({"prompt": "Clean the build\nand add a Makefile"})));
+    std::fs::remove_dir_all(env.work().join("build")).unwrap();
+    env.write("Makefile", "all:\n\tcargo build\n");
+    settle();
+    hook(
+        &env,
+        event(
+            &env,
+            "PostToolUse",
+            json!({"tool_name": "Bash", "tool_input": {"command": "rm -rf build && touch Makefile"}}),
+        ),
+    );
+    // The same tool again with nothing new: no checkpoint.
+    hook(&env, event(&env, "PostToolUse", json!({"tool_name": "Bash", "tool_input": {"command": "ls"}})));
+    append(&session, &claude_line(&env, "assistant", 4, "Cleaned."));
+    hook(&env, event(&env, "Stop", json!({"stop_hook_active": false})));
+
+    // Turn 3.
+    append(&session, &claude_line(&env, "user", 5, "Delete main.rs"));
+    hook(&env, event(&env, "UserPromptSubmit", json!({"prompt": "Delete main.rs"})));
+    std::fs::remove_file(env.work().join("src/main.rs")).unwrap();
+    hook(
+        &env,
+        event(&env, "PostToolUse", json!({"tool_name": "Bash", "tool_input": {"command": "rm src/main.rs"}})),
+    );
+
+    let out = env.transcript(&[&["moment", "list"], &["rewind"], &["rewind", "2"]]);
+    insta::assert_snapshot!("rewind_turn_2", out);
+
+    // The files are exactly as they were when prompt 2 was submitted.
+    assert_eq!(contents(&env.work()), at_turn_2);
+    // A new session whose active path ends just before prompt 2.
+    let dir = session.parent().unwrap();
+    let mut files: Vec<PathBuf> =
+        std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).filter(|p| *p != session).collect();
+    assert_eq!(files.len(), 1, "{files:?}");
+    let forked = cairn_transcript::Transcript::read(&files.pop().unwrap()).unwrap().active_path();
+    let texts: Vec<String> = forked.entries.iter().map(|e| e.text.clone()).collect();
+    assert_eq!(texts.len(), 2, "{texts:?}");
+    assert!(texts[0].contains("Write a README") && texts[1].contains("Wrote README.md."), "{texts:?}");
+    assert_eq!(forked.leaf_id(), Some("00000000-0000-4000-8000-000000000002"));
+
+    let log = std::fs::read_to_string(env.store().join("logs/hooks.log")).unwrap();
+    let outcomes: Vec<String> = log
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap()["outcome"].as_str().unwrap().to_owned())
+        .collect();
+    insta::assert_snapshot!("rewind_hook_log", env.normalize(&outcomes.join("\n")));
 }

@@ -19,6 +19,7 @@ mod moment;
 mod remove;
 mod repair;
 mod restore;
+mod rewind;
 mod save;
 mod session;
 mod show;
@@ -112,6 +113,8 @@ pub enum Command {
     /// Moments: several targets saved, restored, compared and removed together.
     #[command(subcommand)]
     Moment(moment::MomentCommand),
+    /// Go back to an agent turn of the current directory: its files and its conversation.
+    Rewind(rewind::RewindArgs),
 }
 
 /// Runs the parsed command.
@@ -141,6 +144,7 @@ pub fn run(cli: Cli, printer: &Printer) -> CommandResult {
         Command::Hooks(cmd) => hooks::run(global, cmd, printer),
         Command::Hook(args) => hooks::run_hook(global, args),
         Command::Moment(cmd) => moment::run(global, cmd, printer),
+        Command::Rewind(args) => rewind::run(global, args, printer),
     }
 }
 

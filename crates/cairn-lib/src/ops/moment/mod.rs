@@ -11,6 +11,7 @@ mod diff;
 mod list;
 mod remove;
 mod restore;
+mod rewind;
 mod save;
 
 use serde::{Deserialize, Serialize};
@@ -19,6 +20,7 @@ pub use diff::{MomentDiffOptions, MomentDiffPart, MomentDiffResult};
 pub use list::{MomentList, MomentListOptions, MomentShowOptions, MomentView};
 pub use remove::{MomentRemoveOptions, MomentRemoveResult};
 pub use restore::{MomentRestoreOptions, MomentRestoreResult, RestoredPart};
+pub use rewind::{RewindList, RewindListOptions, RewindOptions, RewindTurn};
 pub use save::{MomentSaveOptions, MomentSaveResult};
 
 pub(crate) use conversation::load_conversation;
