@@ -7,8 +7,8 @@ use cairn_lib::ops::agent::Capability;
 use cairn_lib::ops::diff::{DiffOptions, DiffResult};
 use cairn_lib::ops::list::{ListOptions, ShowOptions, SnapshotList};
 use cairn_lib::ops::remove::{RemoveOptions, RemoveResult};
-use cairn_lib::ops::restore::{RestoreOptions, RestoreResult};
-use cairn_lib::ops::save::{SaveOptions, SaveResult};
+use cairn_lib::ops::restore::RestoreOptions;
+use cairn_lib::ops::save::SaveOptions;
 use serde::Deserialize;
 
 use crate::error::{ServeError, ToolError};
@@ -33,6 +33,9 @@ pub struct SaveArgs {
     pub no_ignore: bool,
     /// The session to save into, for this call only (name or id).
     pub session: Option<String>,
+    /// More targets to capture together with `target` as one moment (one id over one snapshot per target); "transcript:auto" is the newest Pi or Claude Code session of the server's directory.
+    #[serde(default)]
+    pub targets: Vec<String>,
 }
 
 /// Arguments of `snapshot_list`.
@@ -92,6 +95,9 @@ pub struct RestoreArgs {
     pub preserve_mtime: bool,
     /// The session to look in, for this call only (name or id).
     pub session: Option<String>,
+    /// When `ref` names a moment: put back only its parts of these kinds ("dir", "transcript", "compose"); every part when omitted.
+    #[serde(default)]
+    pub only: Vec<String>,
 }
 
 /// Arguments of `snapshot_remove`: either `refs` or the retention fields, not both.
@@ -135,9 +141,13 @@ pub fn tools() -> Result<Vec<ToolSpec>, ServeError> {
     ])
 }
 
-fn save(state: &ServerState, a: SaveArgs) -> Result<SaveResult, ToolError> {
+fn save(state: &ServerState, a: SaveArgs) -> Result<super::moments::SaveOutcome, ToolError> {
     state.permit(Capability::Save)?;
-    state.store.save(&SaveOptions {
+    if !a.targets.is_empty() {
+        let targets = std::iter::once(a.target).chain(a.targets).collect();
+        return super::moments::save(state, targets, a.name, a.description, a.no_ignore, a.session);
+    }
+    let saved = state.store.save(&SaveOptions {
         target: a.target,
         name: a.name,
         description: a.description,
@@ -146,7 +156,8 @@ fn save(state: &ServerState, a: SaveArgs) -> Result<SaveResult, ToolError> {
         session: state.choice(a.session),
         // An agent cannot opt into copying credentials; the user's `secrets.include` can.
         include_secrets: false,
-    })
+    })?;
+    Ok(super::moments::SaveOutcome { snapshot: Some(saved), moment: None })
 }
 
 fn list(state: &ServerState, a: ListArgs) -> Result<SnapshotList, ToolError> {
@@ -173,11 +184,17 @@ fn diff(state: &ServerState, a: DiffArgs) -> Result<DiffResult, ToolError> {
     })
 }
 
-fn restore(state: &ServerState, a: RestoreArgs) -> Result<RestoreResult, ToolError> {
+fn restore(state: &ServerState, a: RestoreArgs) -> Result<super::moments::RestoreOutcome, ToolError> {
     if !a.dry_run {
         state.permit(Capability::Restore)?;
     }
-    state.store.restore(&RestoreOptions {
+    if !a.dry_run
+        && a.to.is_none()
+        && let Some(done) = super::moments::restore(state, &a.reference, a.only.clone(), a.session.clone())?
+    {
+        return Ok(done);
+    }
+    let restored = state.store.restore(&RestoreOptions {
         reference: a.reference,
         target: a.target,
         to: a.to,
@@ -185,7 +202,8 @@ fn restore(state: &ServerState, a: RestoreArgs) -> Result<RestoreResult, ToolErr
         preserve_mtime: a.preserve_mtime,
         session: state.choice(a.session),
         ..RestoreOptions::default()
-    })
+    })?;
+    Ok(super::moments::RestoreOutcome { snapshot: Some(restored), moment: None })
 }
 
 fn remove(state: &ServerState, a: RemoveArgs) -> Result<RemoveResult, ToolError> {
