@@ -139,12 +139,16 @@ pub fn transcript_places() -> CommandResult<AgentPlaces> {
     let cwd = std::env::current_dir()
         .map_err(|e| crate::error::usage(format!("cannot read the current directory: {e}")))?;
     let env = |key: &str| std::env::var_os(key).filter(|v| !v.is_empty()).map(PathBuf::from);
-    AgentPlaces::resolve(
+    let mut places = AgentPlaces::resolve(
         env("HOME").as_deref(),
         env("PI_CODING_AGENT_DIR").as_deref(),
         env("CLAUDE_CONFIG_DIR").as_deref(),
         cwd.to_string_lossy().into_owned(),
-    )
+    )?;
+    if let Some(dir) = env("GEMINI_CLI_HOME") {
+        places.gemini_dir = Some(dir.join(".gemini"));
+    }
+    Ok(places)
 }
 
 /// One line naming a moment: id, name, label.

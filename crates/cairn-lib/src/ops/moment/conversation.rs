@@ -61,12 +61,13 @@ pub(crate) fn cut_before_prompt(path: &mut ActivePath, prompt: &str) {
     }
 }
 
-/// The text of a user message line, in Claude Code's or Pi's shape; `None` for other lines
-/// (assistant messages, tool results, metadata).
+/// The text of a user message line, in Claude Code's, Pi's or Gemini CLI's shape; `None` for
+/// other lines (assistant messages, tool results, metadata).
 fn user_text(line: &str) -> Option<String> {
     let value: Value = serde_json::from_str(line).ok()?;
     let message = match value.get("type")?.as_str()? {
-        "user" => value.get("message")?,
+        // Claude Code nests the message; Gemini CLI keeps `content` on the record itself.
+        "user" => value.get("message").unwrap_or(&value),
         "message" if value.pointer("/message/role")?.as_str()? == "user" => value.get("message")?,
         _ => return None,
     };
@@ -75,11 +76,31 @@ fn user_text(line: &str) -> Option<String> {
         Value::Array(parts) => {
             let texts: Vec<&str> = parts
                 .iter()
-                .filter(|p| p.get("type").and_then(Value::as_str) == Some("text"))
+                .filter(|p| p.get("type").is_none_or(|t| t == "text"))
                 .filter_map(|p| p.get("text").and_then(Value::as_str))
                 .collect();
             (!texts.is_empty()).then(|| texts.join("\n"))
         }
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::user_text;
+
+    #[test]
+    fn user_messages_are_read_in_each_agents_shape_and_tool_results_are_not() {
+        let claude = r#"{"type":"user","message":{"role":"user","content":"Fix it\nplease"}}"#;
+        let pi =
+            r#"{"type":"message","message":{"role":"user","content":[{"type":"text","text":"Fix it"}]}}"#;
+        let gemini = r#"{"id":"1","type":"user","content":[{"text":"Fix it"}]}"#;
+        let result =
+            r#"{"type":"user","message":{"role":"user","content":[{"type":"tool_result","content":"ok"}]}}"#;
+        for line in [claude, pi, gemini] {
+            assert_eq!(user_text(line).as_deref().and_then(|t| t.lines().next()), Some("Fix it"), "{line}");
+        }
+        assert_eq!(user_text(result), None);
+        assert_eq!(user_text(r#"{"type":"assistant","message":{"content":"Fix it"}}"#), None);
     }
 }
