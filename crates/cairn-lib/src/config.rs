@@ -67,6 +67,18 @@ const KEYS: &[(&str, Kind, &str, &str)] = &[
         "7d",
         "safety snapshots older than this are removed after each restore",
     ),
+    (
+        "hooks.keep_turns",
+        Kind::Count,
+        "200",
+        "after each agent checkpoint, the newest this many turns of the workspace keep their checkpoints; an older one goes only if hooks.keep_within would remove it too",
+    ),
+    (
+        "hooks.keep_within",
+        Kind::Duration,
+        "30d",
+        "after each agent checkpoint, checkpoints younger than this are kept; an older one goes only if hooks.keep_turns would remove it too",
+    ),
     ("gc.grace", Kind::Duration, "1h", "gc leaves unreferenced data younger than this alone"),
     (
         "secrets.include",

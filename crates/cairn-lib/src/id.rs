@@ -104,3 +104,8 @@ impl SessionId {
     /// The fixed id of the `baseline` session, which always exists.
     pub const BASELINE: SessionId = SessionId(uuid::Uuid::from_u128(1));
 }
+uuid_id!(
+    /// The id of a moment (one snapshot per target, taken together): a UUIDv7.
+    MomentId,
+    "moment"
+);

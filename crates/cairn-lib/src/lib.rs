@@ -48,7 +48,7 @@ mod tree;
 pub use config::{Config, Setting};
 pub use duration::{BARE_NUMBER, parse_duration};
 pub use error::{ECHO_LIMIT, Error, ErrorKind, Hint, NeutralWords, Operation, Result, Words, echo};
-pub use id::{ObjectId, SessionId, SnapshotId};
+pub use id::{MomentId, ObjectId, SessionId, SnapshotId};
 pub use name::{NAME_RULE, validate_name};
 pub use session::{Session, SessionOrigin};
 pub use snapshot::{JournalReport, NotCovered, SecretEntry, SkippedEntry, Snapshot, SnapshotStats};

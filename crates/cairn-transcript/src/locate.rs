@@ -21,13 +21,17 @@ use crate::model::Format;
 /// Length past which Claude Code shortens a project directory name.
 const CLAUDE_NAME_LIMIT: usize = 200;
 
-/// The directories the two agents keep their sessions in.
+/// The directories the agents keep their sessions in.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AgentDirs {
     /// Pi's sessions directory (by default `~/.pi/agent/sessions`).
     pub pi_sessions: PathBuf,
     /// Claude Code's projects directory (by default `~/.claude/projects`).
     pub claude_projects: PathBuf,
+    /// Gemini CLI's user directory (by default `~/.gemini`), which holds each project's
+    /// `tmp/<project>/chats/`; `None` leaves Gemini CLI's sessions out.
+    #[serde(default)]
+    pub gemini: Option<PathBuf>,
 }
 
 impl AgentDirs {
@@ -36,6 +40,7 @@ impl AgentDirs {
         AgentDirs {
             pi_sessions: home.join(".pi").join("agent").join("sessions"),
             claude_projects: home.join(".claude").join("projects"),
+            gemini: Some(home.join(".gemini")),
         }
     }
 
@@ -83,7 +88,7 @@ pub struct SessionFile {
     modified_at: Option<SystemTime>,
 }
 
-/// Every `.jsonl` file of both agents for `cwd`, newest first.
+/// Every `.jsonl` session file of the agents for `cwd`, newest first.
 ///
 /// A missing agent directory simply contributes nothing. Subdirectories (Claude Code keeps
 /// subagent transcripts in them) are not searched.
@@ -95,6 +100,9 @@ pub fn list_sessions(dirs: &AgentDirs, cwd: &str) -> Result<Vec<SessionFile>> {
         collect(&claude, Format::Claude, &mut found)?;
     } else if let Some(long) = long_claude_dir(&dirs.claude_projects, cwd)? {
         collect(&long, Format::Claude, &mut found)?;
+    }
+    if let Some(gemini) = &dirs.gemini {
+        collect(&crate::gemini_write::gemini_chats_dir(gemini, cwd), Format::Gemini, &mut found)?;
     }
     // Newest first; equal times fall back to the path so the order is stable.
     found.sort_by(|a, b| b.modified_at.cmp(&a.modified_at).then_with(|| a.path.cmp(&b.path)));

@@ -115,8 +115,11 @@ pub fn load_session(path: &ActivePath, dirs: &AgentDirs, options: &LoadOptions) 
                 attached,
             })
         }
-        // Gemini CLI's sessions live under its own directory, which `dirs` does not name.
-        Format::Gemini => Err(TranscriptError::GeminiDirNeeded),
+        // Gemini CLI's sessions live under its own directory, which `dirs` may not name.
+        Format::Gemini => match &dirs.gemini {
+            Some(gemini) => crate::gemini_write::load_gemini_session(path, gemini, &options.cwd),
+            None => Err(TranscriptError::GeminiDirNeeded),
+        },
     }
 }
 

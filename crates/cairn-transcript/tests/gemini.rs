@@ -135,7 +135,8 @@ fn export_writes_a_session_and_load_session_asks_for_geminis_directory() {
     let saved = Transcript::read(&fixture("gemini_legacy.json")).unwrap().active_path();
     let written = export_session(&saved, &out.path().join("s.jsonl"), false).unwrap();
     assert_eq!(Transcript::read(&written.path).unwrap().format(), Format::Gemini);
-    let dirs = AgentDirs::from_home(out.path());
+    let mut dirs = AgentDirs::from_home(out.path());
+    dirs.gemini = None;
     let options = LoadOptions {
         cwd: "/x".into(),
         parent_session: None,
@@ -144,6 +145,17 @@ fn export_writes_a_session_and_load_session_asks_for_geminis_directory() {
         note: None,
     };
     assert!(matches!(load_session(&saved, &dirs, &options), Err(TranscriptError::GeminiDirNeeded)));
+
+    // With Gemini CLI's directory named, the session is written where `gemini --resume` looks,
+    // and the newest session of the project is that one.
+    let dirs = AgentDirs::from_home(out.path());
+    let written = load_session(&saved, &dirs, &options).unwrap();
+    assert!(written.path.starts_with(out.path().join(".gemini/tmp")), "{}", written.path.display());
+    let texts =
+        |p: &cairn_transcript::ActivePath| p.entries.iter().map(|e| e.text.clone()).collect::<Vec<_>>();
+    assert_eq!(texts(&Transcript::read(&written.path).unwrap().active_path()), texts(&saved));
+    let newest = cairn_transcript::newest_session(&dirs, "/x").unwrap().unwrap();
+    assert_eq!((newest.path, newest.format), (written.path, Format::Gemini));
 }
 
 #[test]

@@ -6,8 +6,10 @@
 //! (and any agent directory the user moved) in [`AgentPlaces`]. The settings files are edited
 //! in place, so everything cairn does not own keeps its bytes (see [`settings`]).
 
+mod checkpoint;
 mod entries;
 mod install;
+mod keep;
 mod log;
 mod payload;
 mod places;
@@ -15,6 +17,7 @@ mod settings;
 
 use serde::{Deserialize, Serialize};
 
+pub use checkpoint::CheckpointOutcome;
 pub use install::{
     HooksChange, HooksInstallOptions, HooksPlace, HooksStatus, HooksStatusOptions, HooksUninstallOptions,
     install, status, uninstall,

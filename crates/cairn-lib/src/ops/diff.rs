@@ -88,6 +88,18 @@ pub enum ChangeKind {
 
 word_schema!(ChangeKind);
 
+impl ChangeKind {
+    /// The word JSON output uses: `added`, `removed`, `modified`, `type_changed`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ChangeKind::Added => "added",
+            ChangeKind::Removed => "removed",
+            ChangeKind::Modified => "modified",
+            ChangeKind::TypeChanged => "type_changed",
+        }
+    }
+}
+
 /// One changed entry.
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct DiffEntry {

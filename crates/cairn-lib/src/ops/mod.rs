@@ -12,6 +12,7 @@ pub mod gc;
 pub mod interrupted;
 pub mod list;
 mod options;
+pub mod moment;
 mod pi_settings;
 mod pipeline;
 pub mod remove;

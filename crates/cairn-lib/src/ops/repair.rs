@@ -117,6 +117,7 @@ impl Store {
         }
         if set_aside.is_some() {
             result.snapshots_recovered = self.add_records()?;
+            self.add_moment_records()?;
         }
         self.catalog.drop_all_stat_caches()?;
         self.catalog.clear_all_damaged()?;

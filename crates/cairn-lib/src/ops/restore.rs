@@ -14,7 +14,7 @@ use super::interrupted::{Recovered, Resolve};
 use super::pipeline::apply::{read_dry_root, settle_clock};
 use super::resolve::CallContext;
 use super::save::{DirCapture, Progress, SaveOptions};
-use crate::error::{Error, Hint, IoContext, Operation, Result};
+use crate::error::{Error, Hint, IoContext, Operation, Result, echo};
 use crate::snapshot::Snapshot;
 use crate::store::Store;
 use crate::store::writer::BlobWriter;
@@ -68,6 +68,16 @@ pub struct RestoreOptions {
     #[schemars(description = "The session to look in, for this call only (name or id).")]
     #[cfg_attr(feature = "clap", arg(long))]
     pub session: Option<String>,
+    /// A moment: put back only these part kinds (dir, transcript, compose).
+    #[schemars(
+        description = "When `ref` names a moment: put back only its parts of these kinds (\"dir\", \"transcript\", \"compose\"); every part when omitted."
+    )]
+    #[serde(default)]
+    #[cfg_attr(
+        feature = "clap",
+        arg(long, value_delimiter = ',', value_name = "KIND[,KIND]", conflicts_with_all = ["to", "dry_run"])
+    )]
+    pub only: Vec<String>,
     /// Finish a restore that was killed half way (the tree as found is saved first).
     // Of `target`, or of the only one there is, instead of restoring `reference`.
     #[serde(skip)]
@@ -139,6 +149,13 @@ impl Store {
         let target_key =
             options.target.as_deref().map(crate::targets::Target::parse).transpose()?.map(|t| t.key());
         let reference = options.reference.as_deref().unwrap_or_default();
+        if !options.only.is_empty() {
+            return Err(Error::invalid_value(
+                "only",
+                &options.only.join(","),
+                format!("it picks parts of a moment, and {:?} names a snapshot", echo(reference)),
+            ));
+        }
         let snapshot = self.resolve_snapshot(&session, reference, target_key.as_deref())?;
         restorable(&snapshot)?;
         let root_id =

@@ -29,6 +29,14 @@ pub struct SaveOptions {
     )]
     #[cfg_attr(feature = "clap", arg(default_value = "."))]
     pub target: String,
+    /// More targets: with several, they are saved together as one moment
+    /// (`transcript:auto` is the newest agent session of the current directory).
+    #[schemars(
+        description = "More targets to capture together with `target` as one moment (one id over one snapshot per target); \"transcript:auto\" is the newest Pi or Claude Code session of the server's directory."
+    )]
+    #[serde(default)]
+    #[cfg_attr(feature = "clap", arg(value_name = "MORE"))]
+    pub targets: Vec<String>,
     /// A name to refer to the snapshot by (unique per session and target).
     #[schemars(
         description = "A short name to refer to the snapshot by; letters, digits, '.', '_' and '-'. Unique per session and target."
@@ -88,6 +96,9 @@ impl Store {
         context: &CallContext,
         progress: &Progress,
     ) -> Result<SaveResult> {
+        if !options.targets.is_empty() {
+            return Err(Error::invalid("several targets are saved together as a moment, not as one snapshot"));
+        }
         let target = Target::parse(&options.target)?;
         if let Target::Transcript(file) = &target {
             return self.save_transcript_target(file, options, context);

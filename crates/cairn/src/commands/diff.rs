@@ -17,6 +17,18 @@ pub struct DiffArgs {
 }
 
 pub fn run(global: &GlobalArgs, args: DiffArgs, printer: &Printer) -> CommandResult {
+    if args.options.target.is_none()
+        && super::moment::diff_if_moments(
+            global,
+            &args.options.from,
+            args.options.to.as_deref(),
+            args.options.session.as_deref(),
+            args.options.patch,
+            printer,
+        )?
+    {
+        return Ok(());
+    }
     let store = open_store(global)?;
     let (patch, stat) = (args.options.patch, args.options.stat);
     let result = store.diff(&args.options, &call_context())?;

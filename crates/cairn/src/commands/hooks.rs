@@ -98,18 +98,22 @@ fn handle_event(global: &GlobalArgs, agent: &str) -> CommandResult {
     outcome.map(drop)
 }
 
-/// Where the moment is saved for a classified event: on a submitted prompt, a moment of the
-/// project directory and the session's transcript; after a file-changing tool, the workspace;
-/// nothing when nothing changed. Until moments exist this only names what it would save; the
-/// returned text is the log line's outcome.
-fn save_moment_for_event(_global: &GlobalArgs, invocation: &HookInvocation) -> CommandResult<String> {
+/// Saves what the event calls for (the library decides: a moment on a submitted prompt, the
+/// workspace after a file-changing tool, nothing when nothing changed); the returned text is
+/// the log line's outcome.
+fn save_moment_for_event(global: &GlobalArgs, invocation: &HookInvocation) -> CommandResult<String> {
     use cairn_lib::agents::HookEvent;
-    Ok(match &invocation.event {
-        HookEvent::PromptSubmitted { .. } => "prompt submitted; moments are not saved yet".to_owned(),
-        HookEvent::FileToolFinished { tool } => format!("{tool} finished; moments are not saved yet"),
-        HookEvent::TurnEnded => "turn ended; nothing to save".to_owned(),
-        HookEvent::Other { .. } => "ignored".to_owned(),
-    })
+    if let HookEvent::TurnEnded | HookEvent::Other { .. } = invocation.event {
+        // Nothing to save: do not even open the store.
+        return Ok(if invocation.event == HookEvent::TurnEnded {
+            "turn ended; nothing to save"
+        } else {
+            "ignored"
+        }
+        .to_owned());
+    }
+    let store = crate::context::open_store(global)?;
+    Ok(store.hook_checkpoint(invocation, &crate::context::call_context())?.said)
 }
 
 /// The agents' directories as the agents themselves find them.

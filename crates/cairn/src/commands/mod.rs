@@ -15,9 +15,11 @@ mod import;
 mod list;
 mod man;
 mod mcp;
+mod moment;
 mod remove;
 mod repair;
 mod restore;
+mod rewind;
 mod save;
 mod session;
 mod show;
@@ -111,6 +113,11 @@ pub enum Command {
     Hook(hooks::HookArgs),
     /// Record which directories change, so saves look only at those (runs until stopped).
     Watch(watch::WatchArgs),
+    /// Moments: several targets saved, restored, compared and removed together.
+    #[command(subcommand)]
+    Moment(moment::MomentCommand),
+    /// Go back to an agent turn of the current directory: its files and its conversation.
+    Rewind(rewind::RewindArgs),
 }
 
 /// Runs the parsed command.
@@ -140,6 +147,8 @@ pub fn run(cli: Cli, printer: &Printer) -> CommandResult {
         Command::Hooks(cmd) => hooks::run(global, cmd, printer),
         Command::Hook(args) => hooks::run_hook(global, args),
         Command::Watch(args) => watch::run(global, args, printer),
+        Command::Moment(cmd) => moment::run(global, cmd, printer),
+        Command::Rewind(args) => rewind::run(global, args, printer),
     }
 }
 

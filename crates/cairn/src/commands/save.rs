@@ -18,6 +18,9 @@ pub struct SaveArgs {
 }
 
 pub fn run(global: &GlobalArgs, args: SaveArgs, printer: &Printer) -> CommandResult {
+    if !args.options.targets.is_empty() {
+        return super::moment::save_many(global, moment_options(args), printer);
+    }
     let store = open_store(global)?;
     let progress = Progress::default();
     let result = printer.with_counts("saving", Some(&progress), || {
@@ -25,6 +28,20 @@ pub fn run(global: &GlobalArgs, args: SaveArgs, printer: &Printer) -> CommandRes
     })?;
     printer.result(&result, human);
     Ok(())
+}
+
+/// Several targets: one moment.
+fn moment_options(args: SaveArgs) -> cairn_lib::ops::moment::MomentSaveOptions {
+    let o = args.options;
+    cairn_lib::ops::moment::MomentSaveOptions {
+        targets: std::iter::once(o.target).chain(o.targets).collect(),
+        name: o.name,
+        description: o.description,
+        no_ignore: o.no_ignore,
+        include_secrets: o.include_secrets,
+        session: o.session,
+        places: Default::default(),
+    }
 }
 
 fn human(r: &SaveResult) -> String {

@@ -169,7 +169,8 @@ fn places(args: &PlaceArgs) -> CommandResult<AgentPlaces> {
     let env = |key: &str| std::env::var_os(key).filter(|v| !v.is_empty()).map(PathBuf::from);
     let mut places = match (&args.pi_dir, &args.claude_dir) {
         (Some(pi_dir), Some(claude_dir)) => {
-            AgentPlaces { pi_dir: pi_dir.clone(), claude_dir: claude_dir.clone(), cwd }
+            let gemini_dir = env("HOME").map(|home| home.join(".gemini"));
+            AgentPlaces { pi_dir: pi_dir.clone(), claude_dir: claude_dir.clone(), cwd, gemini_dir }
         }
         _ => AgentPlaces::resolve(
             env("HOME").as_deref(),
@@ -178,6 +179,9 @@ fn places(args: &PlaceArgs) -> CommandResult<AgentPlaces> {
             cwd,
         )?,
     };
+    if let Some(dir) = env("GEMINI_CLI_HOME") {
+        places.gemini_dir = Some(dir.join(".gemini"));
+    }
     if let Some(dir) = &args.pi_dir {
         places.pi_dir = dir.clone();
     }

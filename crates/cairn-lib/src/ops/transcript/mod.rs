@@ -55,17 +55,27 @@ pub struct AgentPlaces {
     /// The working directory: it picks the newest session to save and the directory a loaded
     /// session is written to.
     pub cwd: String,
+    /// Gemini CLI's user directory (by default `~/.gemini`); `None` leaves Gemini CLI's
+    /// sessions out.
+    #[serde(default)]
+    pub gemini_dir: Option<PathBuf>,
 }
 
 impl AgentPlaces {
     /// The agents' default directories under `home`, for working directory `cwd`.
     pub fn from_home(home: &std::path::Path, cwd: impl Into<String>) -> Self {
         let dirs = AgentDirs::from_home(home);
-        Self { pi_dir: dirs.pi_sessions, claude_dir: dirs.claude_projects, cwd: cwd.into() }
+        Self {
+            pi_dir: dirs.pi_sessions,
+            claude_dir: dirs.claude_projects,
+            cwd: cwd.into(),
+            gemini_dir: dirs.gemini,
+        }
     }
 
     /// Resolves the agents' directories the way the agents themselves do, from values the
-    /// front end read: Pi's agent directory (`PI_CODING_AGENT_DIR`, holding `sessions/`) and
+    /// front end read (Gemini CLI's is `~/.gemini` when a home is known; a front that read
+    /// `GEMINI_CLI_HOME` sets [`AgentPlaces::gemini_dir`] itself): Pi's agent directory (`PI_CODING_AGENT_DIR`, holding `sessions/`) and
     /// Claude Code's config directory (`CLAUDE_CONFIG_DIR`, holding `projects/`) when set,
     /// otherwise their defaults under `home`. Fails when neither an override nor a home
     /// directory says where one of them is.
@@ -89,7 +99,8 @@ impl AgentPlaces {
             (None, Some(home)) => AgentDirs::from_home(home).claude_projects,
             (None, None) => return Err(missing("Claude Code", "claude_dir")),
         };
-        Ok(Self { pi_dir, claude_dir, cwd: cwd.into() })
+        let gemini_dir = home.map(|home| home.join(".gemini"));
+        Ok(Self { pi_dir, claude_dir, cwd: cwd.into(), gemini_dir })
     }
 
     /// The session file a save without a file would take now: the newest session of either
@@ -105,8 +116,12 @@ impl AgentPlaces {
         self.pi_dir.parent().map(std::path::Path::to_path_buf).unwrap_or_else(|| self.pi_dir.clone())
     }
 
-    fn dirs(&self) -> AgentDirs {
-        AgentDirs { pi_sessions: self.pi_dir.clone(), claude_projects: self.claude_dir.clone() }
+    pub(crate) fn dirs(&self) -> AgentDirs {
+        AgentDirs {
+            pi_sessions: self.pi_dir.clone(),
+            claude_projects: self.claude_dir.clone(),
+            gemini: self.gemini_dir.clone(),
+        }
     }
 }
 

@@ -8,6 +8,7 @@
 //! catalog makes lookups fast, it is not the only copy.
 
 mod blobs;
+mod moments;
 mod repair;
 mod sessions;
 mod snapshots;
@@ -128,6 +129,7 @@ impl Catalog {
         // cut could take back a snapshot that `save` reported, and gc would then drop its data.
         conn.pragma_update(None, "synchronous", "FULL")?;
         conn.execute_batch(SCHEMA)?;
+        moments::migrate(&conn)?;
         sessions::ensure_baseline(&conn)?;
         Ok(Self { path: path.to_path_buf(), conn: Mutex::new(conn), readers: Mutex::new(Vec::new()) })
     }

@@ -1,6 +1,7 @@
 //! cairn's own tool set (the default profile): snapshots and sessions of any target, and the
 //! `cairn://snapshots` resources.
 
+mod moments;
 mod sessions;
 mod snapshots;
 

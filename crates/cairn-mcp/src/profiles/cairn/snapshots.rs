@@ -5,8 +5,8 @@ use cairn_lib::ops::agent::Capability;
 use cairn_lib::ops::diff::{DiffOptions, DiffResult};
 use cairn_lib::ops::list::{ListOptions, ShowOptions, SnapshotList};
 use cairn_lib::ops::remove::{RemoveOptions, RemoveResult};
-use cairn_lib::ops::restore::{RestoreOptions, RestoreResult};
-use cairn_lib::ops::save::{SaveOptions, SaveResult};
+use cairn_lib::ops::restore::RestoreOptions;
+use cairn_lib::ops::save::SaveOptions;
 
 use crate::error::{ServeError, ToolError};
 use crate::registry::{Hints, ToolSpec};
@@ -52,9 +52,14 @@ pub fn tools() -> Result<Vec<ToolSpec>, ServeError> {
     ])
 }
 
-fn save(state: &ServerState, a: SaveArgs) -> Result<SaveResult, ToolError> {
+fn save(state: &ServerState, a: SaveArgs) -> Result<super::moments::SaveOutcome, ToolError> {
     state.permit(Capability::Save)?;
-    state.store.save(&a, &state.context())
+    if !a.targets.is_empty() {
+        let targets = std::iter::once(a.target).chain(a.targets).collect();
+        return super::moments::save(state, targets, a.name, a.description, a.no_ignore, a.session);
+    }
+    let saved = state.store.save(&a, &state.context())?;
+    Ok(super::moments::SaveOutcome { snapshot: Some(saved), moment: None })
 }
 
 fn list(state: &ServerState, a: ListArgs) -> Result<SnapshotList, ToolError> {
@@ -69,11 +74,19 @@ fn diff(state: &ServerState, a: DiffArgs) -> Result<DiffResult, ToolError> {
     state.store.diff(&a, &state.context())
 }
 
-fn restore(state: &ServerState, a: RestoreArgs) -> Result<RestoreResult, ToolError> {
+fn restore(state: &ServerState, a: RestoreArgs) -> Result<super::moments::RestoreOutcome, ToolError> {
     if !a.dry_run {
         state.permit(Capability::Restore)?;
     }
-    state.store.restore(&a, &state.context())
+    if !a.dry_run
+        && a.to.is_none()
+        && let Some(reference) = a.reference.as_deref()
+        && let Some(done) = super::moments::restore(state, reference, a.only.clone(), a.session.clone())?
+    {
+        return Ok(done);
+    }
+    let restored = state.store.restore(&a, &state.context())?;
+    Ok(super::moments::RestoreOutcome { snapshot: Some(restored), moment: None })
 }
 
 fn remove(state: &ServerState, a: RemoveArgs) -> Result<RemoveResult, ToolError> {

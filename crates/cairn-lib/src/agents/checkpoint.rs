@@ -1,0 +1,116 @@
+//! What a hook event saves: the agent checkpoints.
+//!
+//! - A submitted prompt (`UserPromptSubmit`, `BeforeAgent`): a moment of the workspace and the
+//!   session's transcript, labelled with the turn's number and the prompt's first line. The
+//!   turn number counts the prompt moments of the agent session.
+//! - A file-changing tool finished (`Write`, `Edit`, `Bash`, `write_file`, …): a moment of the
+//!   workspace alone, so shell side effects are caught too.
+//! - A workspace that did not change gets no new snapshot: a prompt moment reuses the last one,
+//!   a tool checkpoint records nothing.
+//!
+//! After each checkpoint the auto keep policy runs (see [`Store::apply_hooks_keep_policy`]).
+
+use serde::Serialize;
+
+use super::{HookEvent, HookInvocation};
+use crate::error::{Error, Result};
+use crate::ops::moment::{AgentTurn, Moment, PartPlan, TakeOptions};
+use crate::ops::resolve::CallContext;
+use crate::session::Session;
+use crate::store::Store;
+use crate::targets::Target;
+
+/// What a hook run did.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct CheckpointOutcome {
+    /// The moment saved, if any.
+    pub moment: Option<Moment>,
+    /// Automatic moments the keep policy removed afterwards.
+    pub removed: usize,
+    /// What happened, in a few words (the hook log's outcome).
+    pub said: String,
+}
+
+impl Store {
+    /// Saves what `invocation` calls for (see the module documentation).
+    pub fn hook_checkpoint(
+        &self,
+        invocation: &HookInvocation,
+        context: &CallContext,
+    ) -> Result<CheckpointOutcome> {
+        let nothing = |said: &str| Ok(CheckpointOutcome { moment: None, removed: 0, said: said.to_owned() });
+        let (prompt, trigger) = match &invocation.event {
+            HookEvent::PromptSubmitted { prompt } => (Some(prompt.as_str()), "prompt".to_owned()),
+            HookEvent::FileToolFinished { tool } => (None, tool.clone()),
+            HookEvent::TurnEnded => return nothing("turn ended; nothing to save"),
+            HookEvent::Other { .. } => return nothing("ignored"),
+        };
+        let cwd = invocation
+            .cwd
+            .as_ref()
+            .ok_or_else(|| Error::invalid("the hook event names no working directory; nothing was saved"))?;
+        let workspace = Target::parse(&cwd.display().to_string())?.key();
+        let session = self.resolve_session(&context.choice(None))?;
+        let turns = self.agent_turns(&session, invocation.agent.as_str(), &invocation.session_id)?;
+        let number = turns + u64::from(prompt.is_some());
+        let first_line = prompt.map(|p| p.lines().next().unwrap_or_default().trim().to_owned());
+        let mut plans = vec![PartPlan { target: workspace.clone(), reuse_unchanged: true }];
+        if prompt.is_some()
+            && let Some(file) = invocation.transcript_path.as_ref().filter(|f| f.is_file())
+        {
+            plans.push(PartPlan { target: format!("transcript:{}", file.display()), reuse_unchanged: false });
+        }
+        let description = match &first_line {
+            Some(line) => format!("turn {number}: {line}"),
+            None => format!("turn {number}: after {trigger}"),
+        };
+        let take = TakeOptions {
+            description: Some(description),
+            auto: true,
+            turn: Some(AgentTurn {
+                agent: invocation.agent.as_str().to_owned(),
+                agent_session: invocation.session_id.clone(),
+                workspace: workspace.clone(),
+                number,
+                trigger,
+                prompt: first_line,
+            }),
+            // A tool checkpoint of a workspace that did not change records nothing.
+            skip_if_unchanged: prompt.is_none(),
+            ..TakeOptions::default()
+        };
+        match self.take_moment(&session, &plans, &take)? {
+            Some(saved) => self.after_checkpoint(&session, &workspace, saved.moment),
+            None => nothing("nothing changed; nothing saved"),
+        }
+    }
+
+    fn after_checkpoint(
+        &self,
+        session: &Session,
+        workspace: &str,
+        moment: Moment,
+    ) -> Result<CheckpointOutcome> {
+        let removed = self.apply_hooks_keep_policy(session, workspace, moment.id)?;
+        let kinds: Vec<&str> = moment.parts.iter().map(|p| p.kind.as_str()).collect();
+        // Never the prompt's text: the hook log is for diagnosing hooks, not a transcript.
+        let turn = moment.turn.as_ref().map_or(0, |t| t.number);
+        let mut said = format!("saved moment {} (turn {turn}: {})", moment.id, kinds.join(" + "));
+        if removed > 0 {
+            said.push_str(&format!("; the keep policy removed {removed} older checkpoints"));
+        }
+        Ok(CheckpointOutcome { moment: Some(moment), removed, said })
+    }
+
+    /// The number of prompt moments of one agent session.
+    fn agent_turns(&self, session: &Session, agent: &str, agent_session: &str) -> Result<u64> {
+        Ok(self
+            .moments_of(session)?
+            .iter()
+            .filter_map(|m| m.turn.as_ref())
+            .filter(|t| t.agent == agent && t.agent_session == agent_session && t.trigger == "prompt")
+            .map(|t| t.number)
+            .max()
+            .unwrap_or(0))
+    }
+}

@@ -1,0 +1,266 @@
+//! `cairn moment save|list|show|diff|restore|remove`: moments, one snapshot per target taken
+//! together. `cairn save A B …`, `cairn restore MOMENT` and `cairn diff MOMENT MOMENT` come
+//! here too (see [`save_many`], [`restore_if_moment`], [`diff_if_moments`]).
+
+use std::path::PathBuf;
+
+use cairn_lib::Store;
+use cairn_lib::ops::moment::{
+    Moment, MomentDiffOptions, MomentDiffResult, MomentList, MomentListOptions, MomentRemoveOptions,
+    MomentRemoveResult, MomentRestoreOptions, MomentRestoreResult, MomentSaveOptions, MomentSaveResult,
+    MomentShowOptions, MomentView,
+};
+use cairn_lib::ops::transcript::AgentPlaces;
+use clap::Subcommand;
+
+use crate::commands::GlobalArgs;
+use crate::context::{call_context, open_store};
+use crate::error::CommandResult;
+use crate::format;
+use crate::printer::Printer;
+
+/// The moment subcommands.
+#[derive(Debug, Subcommand)]
+pub enum MomentCommand {
+    /// Save several targets together as one moment (`transcript:auto` is the newest agent
+    /// session of the current directory).
+    Save(MomentSaveOptions),
+    /// List the moments of a session, oldest first.
+    #[command(alias = "ls")]
+    List(MomentListOptions),
+    /// Show one moment and its parts.
+    Show(MomentShowOptions),
+    /// Compare two moments, every layer.
+    Diff(MomentDiffOptions),
+    /// Put every part of a moment back (or the kinds given with --only), all or nothing.
+    Restore(MomentRestoreOptions),
+    /// Remove moments and their parts' snapshots.
+    #[command(alias = "rm")]
+    Remove(MomentRemoveOptions),
+}
+
+/// Runs a moment command.
+pub fn run(global: &GlobalArgs, cmd: MomentCommand, printer: &Printer) -> CommandResult {
+    let store = open_store(global)?;
+    let context = call_context();
+    match cmd {
+        MomentCommand::Save(options) => save_with(&store, options, printer)?,
+        MomentCommand::List(options) => printer.result(&store.moment_list(&options, &context)?, human_list),
+        MomentCommand::Show(options) => printer.result(&store.moment_show(&options, &context)?, human_show),
+        MomentCommand::Diff(options) => {
+            let patch = options.patch;
+            printer.result(&store.moment_diff(&options, &context)?, |r| human_diff(r, patch));
+        }
+        MomentCommand::Restore(mut options) => {
+            options.places = transcript_places()?;
+            printer.result(&store.moment_restore(&options, &context)?, human_restore);
+        }
+        MomentCommand::Remove(options) => {
+            printer.result(&store.moment_remove(&options, &context)?, human_remove)
+        }
+    }
+    Ok(())
+}
+
+/// `cairn save A B …`: several targets make one moment.
+pub fn save_many(global: &GlobalArgs, options: MomentSaveOptions, printer: &Printer) -> CommandResult {
+    save_with(&open_store(global)?, options, printer)
+}
+
+fn save_with(store: &Store, mut options: MomentSaveOptions, printer: &Printer) -> CommandResult {
+    if options.targets.iter().any(|t| t == "transcript:auto") {
+        options.places = transcript_places()?;
+    }
+    let result = printer.with_progress("saving", || store.moment_save(&options, &call_context()))?;
+    printer.result(&result, human_save);
+    Ok(())
+}
+
+/// `cairn restore REF`: when `reference` names a moment (by name or id), restores it and
+/// returns true; false leaves the reference to the snapshot restore.
+pub fn restore_if_moment(
+    global: &GlobalArgs,
+    reference: &str,
+    session: Option<&str>,
+    only: &[String],
+    printer: &Printer,
+) -> CommandResult<bool> {
+    let store = open_store(global)?;
+    let context = call_context();
+    let found =
+        store.find_moment(&store.resolve_session(&context.choice(session.map(str::to_owned)))?, reference)?;
+    if found.is_none() {
+        if !only.is_empty() {
+            return Err(crate::error::usage(format!(
+                "--only picks parts of a moment, and {reference:?} names no moment"
+            )));
+        }
+        return Ok(false);
+    }
+    let options = MomentRestoreOptions {
+        reference: reference.to_owned(),
+        only: only.to_vec(),
+        session: session.map(str::to_owned),
+        places: transcript_places()?,
+        cut_before_prompt: None,
+    };
+    printer.result(&store.moment_restore(&options, &context)?, human_restore);
+    Ok(true)
+}
+
+/// `cairn diff A B`: when both name moments, compares them layer by layer and returns true.
+pub fn diff_if_moments(
+    global: &GlobalArgs,
+    from: &str,
+    to: Option<&str>,
+    session: Option<&str>,
+    patch: bool,
+    printer: &Printer,
+) -> CommandResult<bool> {
+    let Some(to) = to else { return Ok(false) };
+    let store = open_store(global)?;
+    let context = call_context();
+    let resolved = store.resolve_session(&context.choice(session.map(str::to_owned)))?;
+    if store.find_moment(&resolved, from)?.is_none() || store.find_moment(&resolved, to)?.is_none() {
+        return Ok(false);
+    }
+    let options = MomentDiffOptions {
+        from: from.to_owned(),
+        to: to.to_owned(),
+        patch,
+        session: session.map(str::to_owned),
+    };
+    printer.result(&store.moment_diff(&options, &context)?, |r| human_diff(r, patch));
+    Ok(true)
+}
+
+/// The agents' session directories and the current directory, as the agents find them.
+pub fn transcript_places() -> CommandResult<AgentPlaces> {
+    let cwd = std::env::current_dir()
+        .map_err(|e| crate::error::usage(format!("cannot read the current directory: {e}")))?;
+    let env = |key: &str| std::env::var_os(key).filter(|v| !v.is_empty()).map(PathBuf::from);
+    let mut places = AgentPlaces::resolve(
+        env("HOME").as_deref(),
+        env("PI_CODING_AGENT_DIR").as_deref(),
+        env("CLAUDE_CONFIG_DIR").as_deref(),
+        cwd.to_string_lossy().into_owned(),
+    )?;
+    if let Some(dir) = env("GEMINI_CLI_HOME") {
+        places.gemini_dir = Some(dir.join(".gemini"));
+    }
+    Ok(places)
+}
+
+/// One line naming a moment: id, name, label.
+pub fn moment_line(m: &Moment) -> String {
+    let mut out = m.id.to_string();
+    if let Some(name) = &m.name {
+        out.push_str(&format!(" ({name})"));
+    }
+    if let Some(d) = &m.description {
+        out.push_str(&format!(": {d}"));
+    }
+    out
+}
+
+fn parts_lines(m: &Moment) -> String {
+    m.parts
+        .iter()
+        .map(|p| format!("  {:<10} {}  {}\n", p.kind, p.snapshot, format::path(&p.target)))
+        .collect()
+}
+
+fn human_save(r: &MomentSaveResult) -> String {
+    let mut out = format!("saved moment {} with {} parts\n", moment_line(&r.moment), r.moment.parts.len());
+    out.push_str(&parts_lines(&r.moment));
+    for s in &r.snapshots {
+        out.push_str(&format::not_covered(&s.not_covered));
+    }
+    for removed in &r.removed_by_policy {
+        out.push_str(&format!("removed by the keep policy: {}\n", format::label(removed)));
+    }
+    out
+}
+
+fn human_list(r: &MomentList) -> String {
+    if r.moments.is_empty() {
+        return "no moments\n".to_owned();
+    }
+    let rows: Vec<Vec<String>> = r
+        .moments
+        .iter()
+        .map(|m| {
+            let kinds: Vec<&str> = m.parts.iter().map(|p| p.kind.as_str()).collect();
+            vec![
+                m.id.to_string(),
+                format::created(&m.created_at),
+                m.name.clone().unwrap_or_default(),
+                kinds.join("+"),
+                if m.auto { "auto" } else { "" }.to_owned(),
+                m.description.clone().unwrap_or_default(),
+            ]
+        })
+        .collect();
+    format::table(&["ID", "CREATED", "NAME", "PARTS", "BY", "DESCRIPTION"], &rows)
+}
+
+fn human_show(r: &MomentView) -> String {
+    let mut out =
+        format!("moment {}\ncreated {}\n", moment_line(&r.moment), format::created(&r.moment.created_at));
+    for s in &r.snapshots {
+        out.push_str(&format!("  {:<10} {}  {}\n", s.kind, s.id, format::path(&s.target)));
+        out.push_str(&format!("  {}", format::capture_stats(s, false)));
+    }
+    out
+}
+
+fn human_diff(r: &MomentDiffResult, patch: bool) -> String {
+    let mut out = format!("from moment {}\n  to moment {}\n", moment_line(&r.from), moment_line(&r.to));
+    for p in &r.parts {
+        out.push_str(&format!("{} {}: {}\n", p.kind, format::path(&p.target), p.change));
+        let Some(d) = &p.diff else { continue };
+        if let Some(t) = &d.transcript {
+            out.push_str(&format!("  {} entries added, {} dropped\n", t.added.len(), t.removed.len()));
+            continue;
+        }
+        for e in &d.entries {
+            out.push_str(&format!("  {:<8} {}\n", e.change.as_str(), format::path(&e.path)));
+            if patch && let Some(text) = &e.patch {
+                out.push_str(text);
+            }
+        }
+    }
+    out
+}
+
+fn human_restore(r: &MomentRestoreResult) -> String {
+    let mut out = format!("restored moment {}\n", moment_line(&r.moment));
+    for p in &r.parts {
+        match p.kind.as_str() {
+            "transcript" => {
+                let file = p.file.as_ref().map(|f| f.display().to_string()).unwrap_or_default();
+                out.push_str(&format!("  conversation: new session {file}\n"));
+                if let Some(cmd) = &p.resume_command {
+                    out.push_str(&format!("  resume it with: {cmd}\n"));
+                }
+            }
+            kind => {
+                let safety = p
+                    .safety_snapshot
+                    .as_deref()
+                    .map(|s| format!(" (safety snapshot {s})"))
+                    .unwrap_or_default();
+                out.push_str(&format!("  {kind} {}{safety}\n", format::path(&p.target)));
+            }
+        }
+    }
+    out
+}
+
+fn human_remove(r: &MomentRemoveResult) -> String {
+    let verb = if r.dry_run { "would remove" } else { "removed" };
+    if r.removed.is_empty() {
+        return "no moment to remove\n".to_owned();
+    }
+    r.removed.iter().map(|m| format!("{verb} moment {}\n", moment_line(m))).collect()
+}
