@@ -164,6 +164,65 @@ fn shared_gc(backend: Arc<dyn Backend>, work: &Path) {
     assert!(b.check(true).unwrap().problems.is_empty());
 }
 
+/// Two machines saving at once: both see every commit, and a race on one name has one winner
+/// and one clear refusal.
+fn racing(backend: Arc<dyn Backend>, work: &Path) {
+    let open = |name: &str| {
+        Store::open_shared(backend.clone(), &work.join(name), OpenMode::CreateIfMissing).unwrap()
+    };
+    let (a, b) = (open("cache-a"), open("cache-b"));
+    let trees: Vec<PathBuf> = ["one", "two"].iter().map(|t| work.join(t)).collect();
+    for tree in &trees {
+        write_tree(tree);
+    }
+    let save = |store: &Store, tree: &Path, name: Option<&str>| {
+        store.save(&SaveOptions {
+            target: tree.display().to_string(),
+            name: name.map(str::to_owned),
+            ..Default::default()
+        })
+    };
+    let results = std::thread::scope(|s| {
+        let one = s.spawn(|| save(&a, &trees[0], None).map(|r| r.snapshot.id));
+        let two = s.spawn(|| save(&b, &trees[1], None).map(|r| r.snapshot.id));
+        [one.join().unwrap().unwrap(), two.join().unwrap().unwrap()]
+    });
+    // One name for one target, claimed by both at once.
+    let named = std::thread::scope(|s| {
+        let one = s.spawn(|| save(&a, &trees[0], Some("release")));
+        let two = s.spawn(|| save(&b, &trees[0], Some("release")));
+        [one.join().unwrap(), two.join().unwrap()]
+    });
+    let winners = named.iter().filter(|r| r.is_ok()).count();
+    assert_eq!(
+        winners,
+        1,
+        "{:?}",
+        named.iter().map(|r| r.as_ref().err().map(|e| e.message())).collect::<Vec<_>>()
+    );
+    let refusal = named.iter().find_map(|r| r.as_ref().err()).unwrap();
+    assert_eq!(refusal.kind(), crate::error::ErrorKind::Conflict, "{}", refusal.message());
+    assert!(refusal.message().contains("\"release\""), "{}", refusal.message());
+    drop((a, b));
+    for cache in ["cache-a", "cache-b"] {
+        let store = open(cache);
+        let ids: Vec<_> =
+            store.list(&ListOptions::default()).unwrap().snapshots.iter().map(|s| s.id).collect();
+        assert_eq!(ids.len(), 3, "{cache}: {ids:?}");
+        assert!(results.iter().all(|id| ids.contains(id)), "{cache}");
+        assert_eq!(
+            store
+                .list(&ListOptions::default())
+                .unwrap()
+                .snapshots
+                .iter()
+                .filter(|s| s.name.is_some())
+                .count(),
+            1
+        );
+    }
+}
+
 impl Store {
     /// Takes a snapshot out of baseline, and drops the stat caches (as removing a target's
     /// last snapshot does), so that its data is no longer referenced.
@@ -224,6 +283,12 @@ mod local {
     use super::*;
 
     #[test]
+    fn racing() {
+        let dir = tempfile::tempdir().unwrap();
+        super::racing(Arc::new(local_backend(&dir.path().join("bucket"))), dir.path());
+    }
+
+    #[test]
     fn shared_gc() {
         let dir = tempfile::tempdir().unwrap();
         super::shared_gc(Arc::new(local_backend(&dir.path().join("bucket"))), dir.path());
@@ -258,6 +323,12 @@ mod memory {
     use super::*;
 
     #[test]
+    fn racing() {
+        let dir = tempfile::tempdir().unwrap();
+        super::racing(Arc::new(MemoryBackend::default()), dir.path());
+    }
+
+    #[test]
     fn shared_gc() {
         let dir = tempfile::tempdir().unwrap();
         super::shared_gc(Arc::new(MemoryBackend::default()), dir.path());
@@ -290,6 +361,13 @@ mod memory {
 mod s3 {
     use super::*;
     use crate::s3_test_server::Moto;
+
+    #[test]
+    fn racing() {
+        let moto = Moto::start();
+        let dir = tempfile::tempdir().unwrap();
+        super::racing(Arc::new(moto.backend("racing", "fleet")), dir.path());
+    }
 
     #[test]
     fn shared_gc() {
