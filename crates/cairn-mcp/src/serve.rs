@@ -36,8 +36,8 @@ pub enum Transport {
 /// Everything `cairn mcp` resolved from its flags and environment.
 #[derive(Debug, Clone)]
 pub struct ServeOptions {
-    /// The store directory.
-    pub store: PathBuf,
+    /// The store: a directory, or a remote store with its local catalog cache.
+    pub store: cairn_lib::StoreAddress,
     /// Stdio or HTTP.
     pub transport: Transport,
     /// The profile's name (`cairn` by default).
@@ -72,7 +72,7 @@ impl CairnServer {
                 }
             }
         }
-        let store = Store::open(&options.store)?;
+        let store = Store::open_address(&options.store, cairn_lib::OpenMode::CreateIfMissing)?;
         // An invalid agent.* value refuses every gated call; say so now, not only on the first
         // refusal, so the user reading the server's log learns the fix.
         for warning in store.agent_warnings()? {

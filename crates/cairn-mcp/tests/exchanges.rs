@@ -120,7 +120,7 @@ async fn default_profile_with_a_pinned_session() {
 async fn codecalc(allow: &[&str]) -> Harness {
     let allow: Vec<String> = allow.iter().map(|s| s.to_string()).collect();
     Harness::start_with(|o| {
-        let root = o.store.parent().unwrap().join("workspaces");
+        let root = o.store.local_dir().parent().unwrap().join("workspaces");
         std::fs::create_dir_all(root.join("s1/.codecalc-run")).unwrap();
         std::fs::write(root.join("s1/data.csv"), "a,b\n1,2\n").unwrap();
         std::fs::write(root.join("s1/.codecalc-run/pid"), "42").unwrap();

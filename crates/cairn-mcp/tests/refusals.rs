@@ -73,7 +73,7 @@ async fn a_ten_megabyte_ref_gets_a_short_reply() {
 #[tokio::test]
 async fn codecalc_replies_never_show_cairns_session_name() {
     let h = Harness::start_with(|o| {
-        let root = o.store.parent().unwrap().join("workspaces");
+        let root = o.store.local_dir().parent().unwrap().join("workspaces");
         std::fs::create_dir_all(root.join("s1")).unwrap();
         std::fs::write(root.join("s1/data.csv"), "a,b\n").unwrap();
         o.profile = "codecalc".into();

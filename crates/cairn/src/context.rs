@@ -1,10 +1,11 @@
-//! Settings resolved once per command: the store path and the session choice, from flags and
-//! the environment (`CAIRN_STORE`, `XDG_DATA_HOME`, `HOME`, `CAIRN_SESSION`).
+//! Settings resolved once per command: the store and the session choice, from flags and the
+//! environment (`CAIRN_STORE`, `XDG_DATA_HOME`, `XDG_CACHE_HOME`, `HOME`, `AWS_*`,
+//! `CAIRN_SESSION`).
 
 use std::path::PathBuf;
 
-use cairn_lib::Store;
 use cairn_lib::ops::resolve::SessionChoice;
+use cairn_lib::{S3Settings, Store, StoreAddress};
 
 use crate::commands::GlobalArgs;
 use crate::error::CommandResult;
@@ -28,9 +29,33 @@ pub fn store_path(global: &GlobalArgs) -> CommandResult<PathBuf> {
     }
 }
 
-/// Opens the store.
+/// Where the store is: a directory, or `s3://BUCKET/PREFIX` (from `--store` or
+/// `CAIRN_STORE`) with the AWS settings of the environment and a catalog cache below
+/// `$XDG_CACHE_HOME/cairn`, else `~/.cache/cairn`.
+pub fn store_address(global: &GlobalArgs) -> CommandResult<StoreAddress> {
+    let path = store_path(global)?;
+    let Some(parsed) = path.to_str().and_then(S3Settings::parse) else {
+        return Ok(StoreAddress::Dir(path));
+    };
+    let mut settings = parsed?;
+    settings.options = crate::aws::settings_from_env();
+    let env = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty()).map(PathBuf::from);
+    let cache_home = match (env("XDG_CACHE_HOME"), env("HOME")) {
+        (Some(cache), _) => cache.join("cairn"),
+        (None, Some(home)) => home.join(".cache/cairn"),
+        (None, None) => {
+            return Err(crate::error::usage(
+                "cannot find a cache folder for the remote store's catalog: set XDG_CACHE_HOME or HOME",
+            ));
+        }
+    };
+    Ok(StoreAddress::S3 { settings, cache_home })
+}
+
+/// Opens the store; a command that only reads refuses a store that does not exist (see
+/// [`GlobalArgs::open_mode`]) rather than leave an empty one behind.
 pub fn open_store(global: &GlobalArgs) -> CommandResult<Store> {
-    let mut store = Store::open(&store_path(global)?)?;
+    let mut store = Store::open_address(&store_address(global)?, global.open_mode)?;
     store.set_notifier(crate::printer::Printer::notice);
     Ok(store)
 }

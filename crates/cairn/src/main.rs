@@ -1,6 +1,7 @@
 //! The `cairn` command: parses arguments, opens the store, runs one command, prints its result.
 //! All logic lives in `cairn-lib`; this crate only resolves settings and formats output.
 
+mod aws;
 mod commands;
 mod context;
 mod error;

@@ -76,6 +76,9 @@ fn references_resolve_by_id_prefix_name_and_latest() {
 #[test]
 fn list_is_newest_first_wrapped_and_refuses_other_sorts() {
     let env = TestEnv::new();
+    // A reader refuses a store that does not exist; once it exists, an empty list is `[]`.
+    assert!(env.fails(&["list"], 1).contains("there is no store at"));
+    env.ok(&["session", "list"]);
     let empty = env.json(&["list"]);
     assert_eq!(empty, serde_json::json!({ "snapshots": [] }));
     write(&env.work(), "a.txt", "a\n");

@@ -86,6 +86,10 @@ impl Store {
         let started = Instant::now();
         let _lock = self.lock_store_exclusive("a gc")?;
         let live = self.live_objects()?;
+        if self.is_shared() {
+            let result = self.gc_shared(&live)?;
+            return Ok(GcResult { duration_ms: started.elapsed().as_millis() as u64, ..result });
+        }
         let grace = self.config().duration("gc.grace").unwrap_or_default().as_secs() as i64;
         let now = jiff::Timestamp::now().as_second();
         let mut result = GcResult::default();

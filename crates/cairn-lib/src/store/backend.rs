@@ -1,9 +1,7 @@
 //! Where objects live: a narrow contract (put-if-absent, get, get a range, list, delete) so that a
 //! remote backend (S3-compatible) can arrive without touching the engine.
 
-#[cfg(test)]
-use std::collections::BTreeMap;
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::io::Write;
 use std::os::unix::fs::{DirBuilderExt, FileExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
@@ -28,6 +26,42 @@ pub trait Backend: Send + Sync {
     fn delete(&self, key: &str) -> Result<()>;
     /// The size of an object, or `None` when there is none under `key`.
     fn size(&self, key: &str) -> Result<Option<u64>>;
+
+    /// Lists the keys that start with `prefix` with their sizes, sorted (one listing on a
+    /// remote backend, where asking each object's size costs a request).
+    fn list_sizes(&self, prefix: &str) -> Result<Vec<(String, u64)>> {
+        let mut out = Vec::new();
+        for key in self.list(prefix)? {
+            if let Some(size) = self.size(&key)? {
+                out.push((key, size));
+            }
+        }
+        Ok(out)
+    }
+
+    /// Reads a small mutable object (a name, a pointer) with its version tag.
+    fn get_versioned(&self, key: &str) -> Result<Option<Versioned>>;
+
+    /// Writes a small mutable object if it is still at version `expected`, or, with `None`, if
+    /// there is none yet: a compare-and-swap. Returns false, writing nothing, when another
+    /// writer got there first.
+    fn put_versioned(&self, key: &str, data: &[u8], expected: Option<&str>) -> Result<bool>;
+
+    /// Where the objects are, for messages.
+    fn describe(&self) -> String;
+}
+
+/// A mutable object's bytes and the tag of this version of it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Versioned {
+    /// The bytes.
+    pub data: Vec<u8>,
+    /// An opaque version tag: an ETag remotely, a content hash locally.
+    pub tag: String,
+}
+
+fn content_tag(data: &[u8]) -> String {
+    blake3::hash(data).to_hex().to_string()
 }
 
 /// Objects as files below a directory, published by temp file + fsync + rename + directory
@@ -183,6 +217,34 @@ impl Backend for LocalBackend {
         Ok(out)
     }
 
+    fn get_versioned(&self, key: &str) -> Result<Option<Versioned>> {
+        let path = self.path(key);
+        match std::fs::read(&path) {
+            Ok(data) => Ok(Some(Versioned { tag: content_tag(&data), data })),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(Error::io("read", &path, e)),
+        }
+    }
+
+    fn put_versioned(&self, key: &str, data: &[u8], expected: Option<&str>) -> Result<bool> {
+        // The compare and the swap happen under one lock that every process on this machine
+        // takes: files have no conditional write of their own.
+        let _guard = super::lock::lock_waiting(&self.tmp, "versioned")?;
+        let current = self.get_versioned(key)?;
+        if current.as_ref().map(|v| v.tag.as_str()) != expected {
+            return Ok(false);
+        }
+        let dest = self.path(key);
+        let parent = dest.parent().ok_or_else(|| Error::invalid(format!("bad object key {key:?}")))?;
+        create_dir_durably(parent)?;
+        replace_file(&self.tmp, data, &dest, "write")?;
+        Ok(true)
+    }
+
+    fn describe(&self) -> String {
+        self.root.display().to_string()
+    }
+
     fn delete(&self, key: &str) -> Result<()> {
         self.open_files.lock().unwrap_or_else(|p| p.into_inner()).remove(key);
         let path = self.path(key);
@@ -210,14 +272,13 @@ fn walk_files(dir: &Path) -> Result<Vec<PathBuf>> {
     Ok(out)
 }
 
-/// A strict in-memory backend for tests: it refuses a second put of a key with other bytes.
-#[cfg(test)]
+/// A strict in-memory backend (tests, throwaway stores): it refuses a second put of a key with
+/// other bytes, which content-addressed objects never need.
 #[derive(Default)]
 pub struct MemoryBackend {
     objects: Mutex<BTreeMap<String, Vec<u8>>>,
 }
 
-#[cfg(test)]
 impl Backend for MemoryBackend {
     fn put_if_absent(&self, key: &str, data: &[u8]) -> Result<bool> {
         let mut objects = self.objects.lock().unwrap_or_else(|p| p.into_inner());
@@ -259,35 +320,23 @@ impl Backend for MemoryBackend {
     fn size(&self, key: &str) -> Result<Option<u64>> {
         Ok(self.objects.lock().unwrap_or_else(|p| p.into_inner()).get(key).map(|b| b.len() as u64))
     }
-}
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn contract(backend: &dyn Backend) {
-        assert!(backend.put_if_absent("packs/ab/x.pack", b"hello world").unwrap());
-        assert!(!backend.put_if_absent("packs/ab/x.pack", b"hello world").unwrap());
-        assert_eq!(backend.get("packs/ab/x.pack").unwrap(), b"hello world");
-        assert_eq!(backend.get_range("packs/ab/x.pack", 6, 5).unwrap(), b"world");
-        backend.put_if_absent("snapshots/1.json", b"{}").unwrap();
-        assert_eq!(backend.list("packs/").unwrap(), vec!["packs/ab/x.pack".to_owned()]);
-        backend.delete("packs/ab/x.pack").unwrap();
-        backend.delete("packs/ab/x.pack").unwrap();
-        assert!(backend.get("packs/ab/x.pack").is_err());
-        assert!(backend.list("packs/").unwrap().is_empty());
+    fn get_versioned(&self, key: &str) -> Result<Option<Versioned>> {
+        let objects = self.objects.lock().unwrap_or_else(|p| p.into_inner());
+        Ok(objects.get(key).map(|data| Versioned { tag: content_tag(data), data: data.clone() }))
     }
 
-    #[test]
-    fn memory_backend_keeps_the_contract() {
-        contract(&MemoryBackend::default());
+    fn put_versioned(&self, key: &str, data: &[u8], expected: Option<&str>) -> Result<bool> {
+        let mut objects = self.objects.lock().unwrap_or_else(|p| p.into_inner());
+        let current = objects.get(key).map(|d| content_tag(d));
+        if current.as_deref() != expected {
+            return Ok(false);
+        }
+        objects.insert(key.to_owned(), data.to_vec());
+        Ok(true)
     }
 
-    #[test]
-    fn local_backend_keeps_the_contract() {
-        let dir = tempfile::tempdir().unwrap();
-        let tmp = dir.path().join("tmp");
-        std::fs::create_dir(&tmp).unwrap();
-        contract(&LocalBackend::new(dir.path().join("objects"), tmp));
+    fn describe(&self) -> String {
+        "an in-memory store".to_owned()
     }
 }

@@ -104,3 +104,13 @@ pub(crate) fn lock_store(dir: &Path, exclusive: bool, command: &str) -> Result<L
     }
     Ok(LockGuard { _file: file })
 }
+
+/// Takes the exclusive lock named `name` in `dir`, waiting for it: for the short critical
+/// sections (a compare-and-swap of one file) that every holder leaves at once.
+pub(crate) fn lock_waiting(dir: &Path, name: &str) -> Result<LockGuard> {
+    let path = dir.join(format!("{name}.lock"));
+    let file = open_lock_file(&path)?;
+    rustix::fs::flock(&file, FlockOperation::LockExclusive)
+        .map_err(|e| Error::io("take the lock", &path, e.into()))?;
+    Ok(LockGuard { _file: file })
+}

@@ -1,20 +1,32 @@
 //! The store: object backend + catalog + settings, opened once per command.
+//!
+//! A store is a local directory (catalog, settings, locks, restore journal) and a [`Backend`]
+//! holding the objects: by default the directory's own `objects/`, or any other backend given
+//! to [`Store::open_with`].
 
-pub(crate) mod backend;
+pub(crate) mod address;
+pub mod backend;
 pub(crate) mod catalog;
 pub(crate) mod chunker;
+#[cfg(test)]
+mod contract;
 pub(crate) mod fault;
 pub(crate) mod layout;
 pub(crate) mod lock;
+mod names;
 pub(crate) mod pack;
+pub(crate) mod remote;
+mod remote_gc;
+pub mod s3;
 pub(crate) mod writer;
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use crate::config::Config;
 use crate::error::{Error, IoContext, Result};
 use crate::id::{ObjectId, SessionId};
-use backend::{Backend, LocalBackend};
+pub use backend::{Backend, LocalBackend, MemoryBackend};
 use catalog::Catalog;
 use layout::{Created, Layout};
 pub use lock::LockGuard;
@@ -25,13 +37,17 @@ type Notify = dyn Fn(&str) + Send + Sync;
 /// An open cairn store.
 pub struct Store {
     layout: Layout,
-    backend: Box<dyn Backend>,
+    backend: Arc<dyn Backend>,
     pub(crate) catalog: Catalog,
     config: Config,
     /// Whether this open created the store, so that a refusal can take it away again.
     created: Created,
     /// Where one-line notices go (a front end shows them at once), if anywhere.
     notifier: Option<Box<Notify>>,
+    /// Whether other machines write to the same objects (the catalog is a cache of them).
+    shared: bool,
+    /// Packs a shared store's gc condemned: no save dedups against them (read by the sync).
+    condemned: std::sync::Mutex<std::collections::HashSet<String>>,
 }
 
 impl std::fmt::Debug for Store {
@@ -40,17 +56,51 @@ impl std::fmt::Debug for Store {
     }
 }
 
+/// Whether opening a store may create it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum OpenMode {
+    /// Create the store when there is none (commands that write).
+    #[default]
+    CreateIfMissing,
+    /// Refuse when there is no store (commands that only read: they have nothing to show).
+    Existing,
+}
+
 impl Store {
     /// Opens the store at `root`, creating it (0700) when it does not exist, checking its format
     /// version, and cleaning up what an interrupted command left half-written.
     pub fn open(root: &Path) -> Result<Self> {
-        let root = absolute(root)?;
-        let layout = Layout { root };
+        Self::open_in(root, OpenMode::CreateIfMissing)
+    }
+
+    /// [`Store::open`], refusing in one line when `mode` is [`OpenMode::Existing`] and there is
+    /// no store at `root`, so that a command that only reads leaves nothing behind.
+    pub fn open_in(root: &Path, mode: OpenMode) -> Result<Self> {
+        let layout = Layout { root: absolute(root)? };
+        let backend = Arc::new(LocalBackend::new(layout.objects(), layout.tmp()));
+        Self::open_with(backend, &layout.root, mode)
+    }
+
+    /// Opens the store whose objects `backend` holds, keeping its catalog, settings, locks and
+    /// restore journal in the directory `root`.
+    pub fn open_with(backend: Arc<dyn Backend>, root: &Path, mode: OpenMode) -> Result<Self> {
+        let layout = Layout { root: absolute(root)? };
+        if mode == OpenMode::Existing && !layout.format_file().exists() {
+            return Err(Error::not_found(format!("there is no store at {}", layout.root.display())));
+        }
         let created = layout.init_or_check()?;
         let catalog = Catalog::open(&layout.catalog())?;
         let config = Config::load(&layout.config())?;
-        let backend = Box::new(LocalBackend::new(layout.objects(), layout.tmp()));
-        let store = Self { layout, backend, catalog, config, created, notifier: None };
+        let store = Self {
+            layout,
+            backend,
+            catalog,
+            config,
+            created,
+            notifier: None,
+            shared: false,
+            condemned: Default::default(),
+        };
         store.recover()?;
         Ok(store)
     }
@@ -122,6 +172,9 @@ impl Store {
 
     /// The session pointed to by `<store>/current_session`, if any.
     pub(crate) fn current_session_pointer(&self) -> Result<Option<String>> {
+        if self.shared {
+            return self.shared_pointer();
+        }
         let path = self.layout.current_session();
         match std::fs::read_to_string(&path) {
             Ok(t) if !t.trim().is_empty() => Ok(Some(t.trim().to_owned())),
@@ -133,6 +186,9 @@ impl Store {
 
     /// Points `<store>/current_session` at `id`, or clears it.
     pub(crate) fn set_current_session_pointer(&self, id: Option<SessionId>) -> Result<()> {
+        if self.shared {
+            return self.set_shared_pointer(id);
+        }
         let path = self.layout.current_session();
         match id {
             Some(id) => backend::replace_file(&self.layout.tmp(), id.to_string().as_bytes(), &path, "write"),
@@ -188,13 +244,7 @@ impl Store {
             return Ok(());
         };
         let layout = &self.layout;
-        let objects_empty = std::fs::read_dir(layout.objects())
-            .at("list", &layout.objects())?
-            .flatten()
-            .all(|e| e.path() == layout.packs() || e.path() == layout.records())
-            && is_empty_dir(&layout.packs())?
-            && is_empty_dir(&layout.records())?;
-        let unused = objects_empty
+        let unused = self.backend.list("")?.is_empty()
             && self.catalog.is_empty()?
             && is_empty_dir(&layout.journal())?
             && !layout.config().exists()

@@ -161,6 +161,32 @@ pub(crate) fn read_header(key: &str, pack: &[u8]) -> Result<Vec<PackEntry>> {
     postcard::from_bytes(&pack[start..len_at]).map_err(|_| bad())
 }
 
+/// Reads the header of pack `key` (`size` bytes) with two range reads, the trailer and then
+/// the header, so indexing a remote pack does not download its data. The header must hash to
+/// the pack's name.
+pub(crate) fn read_header_ranged(
+    backend: &dyn super::backend::Backend,
+    key: &str,
+    size: u64,
+) -> Result<Vec<PackEntry>> {
+    let bad = || Error::corrupt(format!("pack {key} has no valid header")).hint(check());
+    if size < 12 {
+        return Err(bad());
+    }
+    let trailer = backend.get_range(key, size - 12, 12)?;
+    if &trailer[4..] != MAGIC {
+        return Err(bad());
+    }
+    let header_len = u32::from_le_bytes(trailer[..4].try_into().map_err(|_| bad())?) as u64;
+    let start = (size - 12).checked_sub(header_len).ok_or_else(bad)?;
+    let header = backend.get_range(key, start, header_len)?;
+    let name = key.rsplit('/').next().unwrap_or(key).trim_end_matches(".pack");
+    if ObjectId::of(&header).to_hex() != name {
+        return Err(bad());
+    }
+    postcard::from_bytes(&header).map_err(|_| bad())
+}
+
 /// Reads and verifies the header of a whole pack: the magic number, a header length that fits
 /// (a truncated pack fails here), a header that decodes, the pack's name (the hash of its
 /// header) and blob places that lie inside the pack.

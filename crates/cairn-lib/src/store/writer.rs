@@ -36,6 +36,12 @@ struct Suspect {
 
 impl Suspect {
     fn find(store: &Store) -> Result<Self> {
+        if store.is_shared() {
+            // The open's sync listed every pack and indexed it at its listed size, so asking
+            // each pack's size again would cost a request per pack for nothing; what a shared
+            // store cannot vouch for is what gc condemned.
+            return Ok(Self { packs: store.condemned_packs(), blobs: store.catalog.damaged_blobs()? });
+        }
         let mut packs = HashSet::new();
         for (key, size, _) in store.catalog.ready_packs()? {
             if store.backend().size(&key)? != Some(size) {
@@ -184,7 +190,14 @@ impl<'s> BlobWriter<'s> {
         (self.new_bytes.load(Ordering::Relaxed), self.stored_bytes.load(Ordering::Relaxed))
     }
 
-    fn publish(&self, builder: PackBuilder) -> Result<()> {
+    fn publish(&self, mut builder: PackBuilder) -> Result<()> {
+        if self.store.is_shared() {
+            // A pack is named by its header, so blobs stored anew exactly as a condemned pack
+            // held them would name that very pack, and the write would find it there; gc could
+            // then delete it under the save. A few random bytes make every pack's name its own.
+            let salt = uuid::Uuid::now_v7().into_bytes();
+            builder.push(pack::encode(ObjectId::of(&salt), BlobKind::Data, &salt)?);
+        }
         let (key, bytes, entries) = builder.finish()?;
         // Pending first: if we die after the rename, the next open indexes the pack.
         self.store.catalog.begin_pack(&key)?;

@@ -25,7 +25,7 @@ pub struct Harness {
 /// Options for a server on a fresh store under `dir`.
 pub fn options(dir: &tempfile::TempDir) -> ServeOptions {
     ServeOptions {
-        store: dir.path().join("store"),
+        store: dir.path().join("store").into(),
         transport: Transport::Stdio,
         profile: "cairn".into(),
         pinned_session: None,

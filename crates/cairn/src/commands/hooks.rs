@@ -18,7 +18,7 @@ use cairn_lib::agents::{
 use clap::{Args, Subcommand};
 
 use crate::commands::GlobalArgs;
-use crate::context::store_path;
+use crate::context::store_address;
 use crate::error::CommandResult;
 use crate::printer::Printer;
 
@@ -94,7 +94,7 @@ fn handle_event(global: &GlobalArgs, agent: &str) -> CommandResult {
         Err(e) => crate::error::render(e),
     };
     let line = HookLogLine::new(&invocation, &said);
-    agents::append_hook_log(&store_path(global)?.join("logs").join("hooks.log"), &line)?;
+    agents::append_hook_log(&store_address(global)?.local_dir().join("logs").join("hooks.log"), &line)?;
     outcome.map(drop)
 }
 

@@ -7,7 +7,7 @@ use cairn_lib::ops::agent::Capability;
 use clap::Args;
 
 use crate::commands::GlobalArgs;
-use crate::context::store_path;
+use crate::context::store_address;
 use crate::error::{CommandError, CommandResult};
 use crate::printer::Printer;
 
@@ -57,7 +57,7 @@ fn allow_help() -> String {
 /// Runs the server until its client leaves (stdio) or the process is interrupted (HTTP).
 pub fn run(global: &GlobalArgs, args: McpArgs, _printer: &Printer) -> CommandResult {
     let options = cairn_mcp::ServeOptions {
-        store: store_path(global)?,
+        store: store_address(global)?,
         transport: match args.http {
             Some(addr) => {
                 cairn_mcp::Transport::Http { addr, token: args.token, allowed_hosts: args.allowed_hosts }

@@ -46,12 +46,35 @@ pub struct Cli {
 /// Flags every command takes.
 #[derive(Debug, Args)]
 pub struct GlobalArgs {
-    /// The store (default: $CAIRN_STORE, else $XDG_DATA_HOME/cairn, else ~/.local/share/cairn).
+    /// The store: a directory, or s3://BUCKET/PREFIX (default: $CAIRN_STORE, else
+    /// $XDG_DATA_HOME/cairn, else ~/.local/share/cairn).
     #[arg(long, global = true, value_name = "PATH")]
     pub store: Option<PathBuf>,
     /// Print the result as JSON.
     #[arg(long, global = true)]
     pub json: bool,
+    /// Whether the command may create the store: commands that only read refuse a store that
+    /// does not exist. Set from the command, not a flag.
+    #[arg(skip)]
+    pub open_mode: cairn_lib::OpenMode,
+}
+
+impl Command {
+    /// Commands that only read the store, or change what it already holds: on a store that
+    /// does not exist they have nothing to do, and say so rather than create one.
+    fn needs_existing_store(&self) -> bool {
+        matches!(
+            self,
+            Command::List(_)
+                | Command::Show(_)
+                | Command::Restore(_)
+                | Command::Diff(_)
+                | Command::Remove(_)
+                | Command::Export(_)
+                | Command::Gc(_)
+                | Command::Check(_)
+        )
+    }
 }
 
 /// The commands.
@@ -122,8 +145,12 @@ pub enum Command {
 
 /// Runs the parsed command.
 pub fn run(cli: Cli, printer: &Printer) -> CommandResult {
-    let global = &cli.global;
-    match cli.command {
+    let Cli { mut global, command } = cli;
+    if command.needs_existing_store() {
+        global.open_mode = cairn_lib::OpenMode::Existing;
+    }
+    let global = &global;
+    match command {
         Command::Save(args) => save::run(global, args, printer),
         Command::List(args) => list::run(global, args, printer),
         Command::Show(args) => show::run(global, args, printer),

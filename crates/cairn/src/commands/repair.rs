@@ -5,7 +5,7 @@ use cairn_lib::ops::repair::RepairResult;
 use clap::Args;
 
 use crate::commands::GlobalArgs;
-use crate::context::store_path;
+use crate::context::store_address;
 use crate::error::CommandResult;
 use crate::printer::Printer;
 
@@ -14,7 +14,12 @@ use crate::printer::Printer;
 pub struct RepairArgs {}
 
 pub fn run(global: &GlobalArgs, _args: RepairArgs, printer: &Printer) -> CommandResult {
-    let (store, aside) = Store::open_to_repair(&store_path(global)?)?;
+    // A remote store's catalog is a cache, rebuilt from the bucket as it opens; the repair
+    // then checks and re-indexes every pack there.
+    let (store, aside) = match store_address(global)? {
+        cairn_lib::StoreAddress::Dir(dir) => Store::open_to_repair(&dir)?,
+        remote => (Store::open_address(&remote, cairn_lib::OpenMode::Existing)?, None),
+    };
     let result = printer.with_progress("repairing", || store.repair(aside.as_deref()))?;
     printer.result(&result, human);
     Ok(())

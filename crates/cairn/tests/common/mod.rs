@@ -20,6 +20,8 @@ pub struct TestEnv {
     root: PathBuf,
     vars: Vec<(OsString, OsString)>,
     normalizer: Normalizer,
+    /// What `--store` names, when not the directory [`TestEnv::store`] (a remote store).
+    store_arg: Option<OsString>,
 }
 
 /// What one run of the binary printed, and how it ended.
@@ -45,7 +47,7 @@ impl TestEnv {
         let path = std::env::var_os("PATH").unwrap_or_default();
         let vars = vec![("PATH".into(), path), ("NO_COLOR".into(), "1".into())];
         let normalizer = Normalizer::new(&root);
-        Self { _dir: dir, root, vars, normalizer }
+        Self { _dir: dir, root, vars, normalizer, store_arg: None }
     }
 
     /// Sets `key` for every command this environment runs (the environment is otherwise
@@ -54,6 +56,12 @@ impl TestEnv {
         let key = key.into();
         self.vars.retain(|(k, _)| *k != key);
         self.vars.push((key, value.into()));
+        self
+    }
+
+    /// Passes `store` (an `s3://…` address) as `--store` instead of [`TestEnv::store`].
+    pub fn with_store(mut self, store: impl Into<OsString>) -> Self {
+        self.store_arg = Some(store.into());
         self
     }
 
@@ -90,7 +98,8 @@ impl TestEnv {
     /// The same command as [`TestEnv::cairn`], as a std process with its output inherited.
     pub fn command(&self, args: &[&str]) -> std::process::Command {
         let mut cmd = self.without_store_flag(&[]);
-        cmd.arg("--store").arg(self.store()).args(args);
+        let store = self.store_arg.clone().unwrap_or_else(|| self.store().into_os_string());
+        cmd.arg("--store").arg(store).args(args);
         cmd
     }
 

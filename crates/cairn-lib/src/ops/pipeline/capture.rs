@@ -97,6 +97,7 @@ impl Store {
         record["root"] = serde_json::json!(snapshot.root.map(|r| r.to_hex()));
         let bytes = serde_json::to_vec(&record)
             .map_err(|e| Error::corrupt(format!("could not encode the snapshot record: {e}")))?;
+        self.claim_name(snapshot, force_name)?;
         self.backend().put_if_absent(&format!("records/{}.json", snapshot.id), &bytes)?;
         self.catalog.insert_snapshot(NewSnapshot { snapshot, force_name })
     }

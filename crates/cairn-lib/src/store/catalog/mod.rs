@@ -9,6 +9,7 @@
 
 mod blobs;
 mod moments;
+pub(crate) mod events;
 mod repair;
 mod sessions;
 mod snapshots;
@@ -87,6 +88,8 @@ pub(crate) struct Catalog {
     /// from several threads at once; WAL lets separate connections read in parallel, where one
     /// shared connection made the threads queue behind its lock.
     readers: Mutex<Vec<Connection>>,
+    /// The objects of a shared store, where changes no record carries are published.
+    shared: Option<std::sync::Arc<dyn crate::store::backend::Backend>>,
 }
 
 /// A reader taken from the pool; it goes back when dropped.
@@ -130,8 +133,14 @@ impl Catalog {
         conn.pragma_update(None, "synchronous", "FULL")?;
         conn.execute_batch(SCHEMA)?;
         moments::migrate(&conn)?;
+        conn.execute_batch(events::SCHEMA)?;
         sessions::ensure_baseline(&conn)?;
-        Ok(Self { path: path.to_path_buf(), conn: Mutex::new(conn), readers: Mutex::new(Vec::new()) })
+        Ok(Self {
+            path: path.to_path_buf(),
+            conn: Mutex::new(conn),
+            readers: Mutex::new(Vec::new()),
+            shared: None,
+        })
     }
 
     /// Locks the connection for one operation.

@@ -65,6 +65,9 @@ impl Catalog {
 
     /// Creates a session; with `from`, copies every membership of that session.
     pub(crate) fn create_session(&self, name: &str, from: Option<SessionId>) -> Result<SessionId> {
+        if self.shared.is_some() {
+            return self.create_session_shared(name, from);
+        }
         let id = SessionId::new();
         let mut conn = self.conn();
         let tx = conn.transaction()?;
@@ -92,6 +95,7 @@ impl Catalog {
     /// Deletes a session and its memberships; drops records no session holds any more.
     /// Returns the logical bytes of the records dropped.
     pub(crate) fn delete_session(&self, id: SessionId) -> Result<u64> {
+        let event = self.publish(&super::events::Event::SessionDeleted { id })?;
         let mut conn = self.conn();
         let tx = conn.transaction()?;
         tx.execute("DELETE FROM memberships WHERE session_id = ?1", [id.to_string()])?;
@@ -103,6 +107,9 @@ impl Catalog {
         )?;
         tx.execute("DELETE FROM snapshots WHERE id NOT IN (SELECT snapshot_id FROM memberships)", [])?;
         tx.execute("DELETE FROM sessions WHERE id = ?1", [id.to_string()])?;
+        if let Some(key) = event {
+            tx.execute("INSERT OR IGNORE INTO synced(key) VALUES (?1)", [key])?;
+        }
         tx.commit()?;
         Ok(freed as u64)
     }

@@ -114,6 +114,8 @@ impl Catalog {
             "INSERT INTO memberships(session_id, snapshot_id, target, name) VALUES (?1, ?2, ?3, ?4)",
             params![s.session.to_string(), s.id.to_string(), s.target, s.name],
         )?;
+        // Applied: a shared store's sync must not add it back once it is removed.
+        tx.execute("INSERT OR IGNORE INTO synced(key) VALUES (?1)", [format!("records/{}.json", s.id)])?;
         tx.commit()?;
         drop(conn);
         crate::store::fault::kill_at(crate::store::fault::FaultPoint::SnapshotCommitted);
@@ -147,6 +149,8 @@ impl Catalog {
     /// Takes snapshot `id` out of `session`; drops the record when no session holds it any more.
     /// Returns whether the record itself was dropped.
     pub(crate) fn remove_membership(&self, session: SessionId, id: SnapshotId) -> Result<bool> {
+        let event = super::events::Event::MembershipRemoved { session, snapshot: id.to_string() };
+        let event = self.publish(&event)?;
         let mut conn = self.conn();
         let tx = conn.transaction()?;
         tx.execute(
@@ -157,6 +161,9 @@ impl Catalog {
             tx.prepare("SELECT 1 FROM memberships WHERE snapshot_id = ?1")?.exists([id.to_string()])?;
         if !still_held {
             tx.execute("DELETE FROM snapshots WHERE id = ?1", [id.to_string()])?;
+        }
+        if let Some(key) = event {
+            tx.execute("INSERT OR IGNORE INTO synced(key) VALUES (?1)", [key])?;
         }
         tx.commit()?;
         Ok(!still_held)
