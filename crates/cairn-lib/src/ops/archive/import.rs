@@ -370,6 +370,7 @@ fn build_tree(writer: &BlobWriter<'_>, items: BTreeMap<Vec<u8>, Item>) -> Result
                 uid: item.uid,
                 gid: item.gid,
                 mtime_ns: item.mtime_ns,
+                extra: Default::default(),
             };
             children.entry(parent.to_vec()).or_default().push(node);
         }
@@ -387,7 +388,15 @@ fn build_tree(writer: &BlobWriter<'_>, items: BTreeMap<Vec<u8>, Item>) -> Result
         let (parent, name) = parent_and_name(&path);
         let (mode, uid, gid, mtime_ns) =
             meta.map(|m| (m.mode, m.uid, m.gid, m.mtime_ns)).unwrap_or((0o755, 0, 0, now));
-        let node = Node { name: name.to_vec(), kind: NodeKind::Dir { tree }, mode, uid, gid, mtime_ns };
+        let node = Node {
+            name: name.to_vec(),
+            kind: NodeKind::Dir { tree },
+            mode,
+            uid,
+            gid,
+            mtime_ns,
+            extra: Default::default(),
+        };
         if path.is_empty() {
             return Ok((Node { name: Vec::new(), ..node }, count));
         }

@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::{Error, Result};
 use crate::id::ObjectId;
 use crate::store::Store;
+use crate::tree::Extra;
 
 /// What a file looked like when its content was last read.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -47,6 +48,10 @@ pub(crate) struct CacheEntry {
     /// The secret rule the file's content matched when it was read, so an unchanged secret
     /// stays left out without being read again (`targets/dir/secrets.rs`).
     pub secret: Option<String>,
+    /// The file's sparse layout and captured extended attributes, as its node holds them.
+    pub extra: Extra,
+    /// The extended attributes it had that snapshots leave out (listed in `not_covered`).
+    pub xattrs_left_out: Vec<String>,
 }
 
 #[derive(Debug, Default, Serialize, Deserialize)]
@@ -58,7 +63,8 @@ struct Encoded {
 /// The start of a stored cache: this tag, then the BLAKE3 hash of the rest (zstd of postcard).
 /// A cache whose hash fails (a flipped bit in the catalog) is discarded, never trusted: a wrong
 /// stamp or content id in it would reuse content that is not the file's.
-const CHECKED: &[u8; 4] = b"SC1\0";
+/// `SC2` added the sparse layout and extended attributes; an `SC1` cache is read as none.
+const CHECKED: &[u8; 4] = b"SC2\0";
 
 /// Decodes a stored cache, or `None` when it is damaged or of an older, unchecked form.
 fn decode(blob: &[u8]) -> Option<Encoded> {
@@ -158,6 +164,16 @@ mod tests {
 
     const SCAN: i64 = 1_700_000_000_000_000_000;
 
+    fn entry_defaults() -> CacheEntry {
+        CacheEntry {
+            stamp: stamp(0, 0),
+            content: Vec::new(),
+            secret: None,
+            extra: Extra::default(),
+            xattrs_left_out: Vec::new(),
+        }
+    }
+
     fn stamp(mtime_ns: i64, ctime_ns: i64) -> Stamp {
         Stamp { dev: 1, ino: 42, size: 10, mtime_ns, ctime_ns, mode: 0o100644 }
     }
@@ -166,7 +182,10 @@ mod tests {
         let content = vec![ObjectId::of(b"content")];
         let cache = StatCache::from_scan(
             SCAN,
-            vec![(b"f".to_vec(), CacheEntry { stamp: entry, content: content.clone(), secret: None })],
+            vec![(
+                b"f".to_vec(),
+                CacheEntry { stamp: entry, content: content.clone(), secret: None, ..entry_defaults() },
+            )],
         );
         (cache, content)
     }
@@ -223,6 +242,7 @@ mod tests {
             stamp: stamp(mtime_ns, SCAN - 5),
             content: content.clone(),
             secret: None,
+            ..entry_defaults()
         };
         let cache = StatCache::from_scan(
             SCAN,
