@@ -50,6 +50,19 @@ pub struct CheckResult {
 /// A pack is rewritten when at least this share of its bytes is dead.
 const REWRITE_DEAD_SHARE: f64 = 0.2;
 
+/// The file a running gc leaves in the locks directory (holding its pid) until it finishes:
+/// what a killed gc leaves behind (a pack it forgot but had not deleted yet, a rewritten pack
+/// not indexed yet) is then blamed on it, not on a save.
+const GC_MARK: &str = "gc.running";
+
+/// Who left what `check` finds half done: a gc that was killed, or else a save.
+fn culprit(interrupted_gc: Option<u32>, pid: Option<u32>) -> String {
+    match interrupted_gc {
+        Some(gc) if pid.is_none_or(|p| p == gc) => format!("an interrupted gc (pid {gc})"),
+        _ => "an interrupted save".to_owned(),
+    }
+}
+
 impl Store {
     /// Everything reachable from snapshot records and stat caches.
     fn live_objects(&self) -> Result<HashSet<ObjectId>> {
@@ -67,6 +80,13 @@ impl Store {
     pub fn gc(&self) -> Result<GcResult> {
         let started = Instant::now();
         let _lock = self.lock_store_exclusive("a gc")?;
+        let mark = self.layout().locks().join(GC_MARK);
+        crate::store::backend::replace_file(
+            &self.layout().tmp(),
+            std::process::id().to_string().as_bytes(),
+            &mark,
+            "write",
+        )?;
         let live = self.live_objects()?;
         let grace = self.config().duration("gc.grace").unwrap_or_default().as_secs() as i64;
         let now = jiff::Timestamp::now().as_second();
@@ -132,7 +152,15 @@ impl Store {
         }
         result.bytes_kept = self.catalog.stored_bytes()?;
         result.duration_ms = started.elapsed().as_millis() as u64;
+        std::fs::remove_file(&mark).map_err(|e| crate::error::Error::io("remove", &mark, e))?;
         Ok(result)
+    }
+
+    /// The pid of a gc that was killed before it finished, if one was.
+    fn interrupted_gc(&self) -> Option<u32> {
+        let text = std::fs::read_to_string(self.layout().locks().join(GC_MARK)).ok()?;
+        let pid = text.trim().parse::<u32>().ok()?;
+        (!crate::store::layout::pid_alive(pid)).then_some(pid)
     }
 
     /// Verifies pack `key` against its own header and the index: the header (magic number,
@@ -195,15 +223,21 @@ impl Store {
         for key in known.difference(&files) {
             result.problems.push(format!("pack {key} is in the catalog but its file is missing"));
         }
+        let gc = self.interrupted_gc();
         for key in files.difference(&known) {
             result.problems.push(format!(
-                "pack file {key} is not in the catalog (left by an interrupted save); garbage collection removes it"
+                "pack file {key} is not in the catalog (left by {}); garbage collection removes it",
+                culprit(gc, None)
             ));
         }
         for (key, pid) in self.catalog.pending_packs()? {
             if !crate::store::layout::pid_alive(pid) {
+                let writer = match culprit(gc, Some(pid)) {
+                    save if save.ends_with("save") => format!("its writer (pid {pid})"),
+                    gc => gc,
+                };
                 result.problems.push(format!(
-                    "pack {key} is still pending though its writer (pid {pid}) is gone; reopen the store to recover it"
+                    "pack {key} is still pending though {writer} is gone; reopen the store to recover it"
                 ));
             }
         }
@@ -335,6 +369,33 @@ mod tests {
         );
         assert_eq!(store.gc().unwrap().packs_removed, 1);
         assert!(store.backend().list("packs/").unwrap().is_empty());
+        assert!(store.check(false).unwrap().problems.is_empty());
+    }
+
+    #[test]
+    fn after_a_killed_gc_check_blames_the_gc_not_an_interrupted_save() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("store")).unwrap();
+        let mut builder = PackBuilder::default();
+        let data = b"forgotten by a gc that was killed before it deleted the file".to_vec();
+        builder.push(
+            crate::store::pack::encode(ObjectId::of(&data), crate::store::pack::BlobKind::Data, &data)
+                .unwrap(),
+        );
+        let (key, bytes, _) = builder.finish().unwrap();
+        store.backend().put_if_absent(&key, &bytes).unwrap();
+        // What a gc killed between forgetting a pack and deleting its file leaves.
+        let mut gc = std::process::Command::new("true").spawn().unwrap();
+        let gc_pid = gc.id();
+        gc.wait().unwrap();
+        std::fs::write(store.layout().locks().join(GC_MARK), gc_pid.to_string()).unwrap();
+        let problems = store.check(false).unwrap().problems;
+        let line = problems.iter().find(|p| p.contains(&key)).expect("the pack is reported");
+        assert!(line.contains(&format!("left by an interrupted gc (pid {gc_pid})")), "{line}");
+        assert!(!line.contains("save"), "{line}");
+        // The next gc finishes the job and clears its mark.
+        assert_eq!(store.gc().unwrap().packs_removed, 1);
+        assert!(!store.layout().locks().join(GC_MARK).exists());
         assert!(store.check(false).unwrap().problems.is_empty());
     }
 }
