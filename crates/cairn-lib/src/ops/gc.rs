@@ -350,18 +350,22 @@ mod tests {
         assert!(!dest.join("dead.bin").exists());
     }
 
+    /// Publishes a pack holding `data` without indexing it; returns its key.
+    fn pack_the_catalog_does_not_know(store: &Store, data: &[u8]) -> String {
+        let mut builder = PackBuilder::default();
+        builder.push(
+            crate::store::pack::encode(ObjectId::of(data), crate::store::pack::BlobKind::Data, data).unwrap(),
+        );
+        let (key, bytes, _) = builder.finish().unwrap();
+        store.backend().put_if_absent(&key, &bytes).unwrap();
+        key
+    }
+
     #[test]
     fn gc_removes_a_pack_file_the_catalog_lost_and_check_reports_it_first() {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(&dir.path().join("store")).unwrap();
-        let mut builder = PackBuilder::default();
-        let data = b"published, then the catalog commit was lost".to_vec();
-        builder.push(
-            crate::store::pack::encode(ObjectId::of(&data), crate::store::pack::BlobKind::Data, &data)
-                .unwrap(),
-        );
-        let (key, bytes, _) = builder.finish().unwrap();
-        store.backend().put_if_absent(&key, &bytes).unwrap();
+        let key = pack_the_catalog_does_not_know(&store, b"published, then the catalog commit was lost");
         let problems = store.check(false).unwrap().problems;
         assert!(
             problems.iter().any(|p| p.contains(&key) && p.contains("not in the catalog")),
@@ -376,14 +380,8 @@ mod tests {
     fn after_a_killed_gc_check_blames_the_gc_not_an_interrupted_save() {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(&dir.path().join("store")).unwrap();
-        let mut builder = PackBuilder::default();
-        let data = b"forgotten by a gc that was killed before it deleted the file".to_vec();
-        builder.push(
-            crate::store::pack::encode(ObjectId::of(&data), crate::store::pack::BlobKind::Data, &data)
-                .unwrap(),
-        );
-        let (key, bytes, _) = builder.finish().unwrap();
-        store.backend().put_if_absent(&key, &bytes).unwrap();
+        let key =
+            pack_the_catalog_does_not_know(&store, b"forgotten by a killed gc before it deleted the file");
         // What a gc killed between forgetting a pack and deleting its file leaves.
         let mut gc = std::process::Command::new("true").spawn().unwrap();
         let gc_pid = gc.id();
