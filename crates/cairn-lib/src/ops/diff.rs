@@ -66,8 +66,7 @@ pub struct DiffEntry {
     pub kind: String,
     /// `added`, `removed`, `modified` or `type_changed`.
     pub change: String,
-    /// What differs: `content`, `mode`, `owner`, `mtime`, `link_target`, `kind`, `xattrs`
-    /// (`user.*` extended attributes), `acl` (POSIX ACLs).
+    /// What differs: `content`, `mode`, `owner`, `mtime`, `link_target`, `kind`, `xattrs`, `acl`.
     pub what: Vec<String>,
     /// Size before (files).
     pub size_before: Option<u64>,
