@@ -10,10 +10,28 @@ mod printer;
 
 use std::process::ExitCode;
 
-use clap::Parser;
+use clap::{CommandFactory, FromArgMatches};
 
 fn main() -> ExitCode {
-    let cli = commands::Cli::parse();
+    let cli = match parse() {
+        Ok(cli) => cli,
+        Err(err) => {
+            if matches!(
+                err.kind(),
+                clap::error::ErrorKind::DisplayHelp
+                    | clap::error::ErrorKind::DisplayVersion
+                    | clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+            ) {
+                err.exit();
+            }
+            let line = error::fit_line(&error::usage_sentence(&err, &command_path()));
+            #[allow(clippy::print_stderr)] // before the printer exists: the only way to say it
+            {
+                eprintln!("error: {line}");
+            }
+            return ExitCode::from(2);
+        }
+    };
     let printer = printer::Printer::new(cli.global.json);
     match commands::run(cli, &printer) {
         Ok(()) => ExitCode::SUCCESS,
@@ -22,4 +40,32 @@ fn main() -> ExitCode {
             ExitCode::from(error::exit_code(&err))
         }
     }
+}
+
+/// Parses the command line. Every value may look like a negative number, so `-1` reaches the
+/// option's own check (and its one-line refusal) instead of being taken for a flag.
+fn parse() -> Result<commands::Cli, clap::Error> {
+    fn negatives(command: clap::Command) -> clap::Command {
+        command
+            .mut_args(
+                |arg| if arg.get_action().takes_values() { arg.allow_negative_numbers(true) } else { arg },
+            )
+            .mut_subcommands(negatives)
+    }
+    let matches = negatives(commands::Cli::command()).try_get_matches()?;
+    commands::Cli::from_arg_matches(&matches)
+}
+
+/// The (sub)command the command line names, as `cairn remove`, for a refusal's pointer to help.
+fn command_path() -> String {
+    let root = commands::Cli::command();
+    let mut current = &root;
+    let mut path = vec![root.get_name().to_owned()];
+    for arg in std::env::args().skip(1) {
+        if let Some(sub) = current.find_subcommand(&arg) {
+            path.push(sub.get_name().to_owned());
+            current = sub;
+        }
+    }
+    path.join(" ")
 }

@@ -109,7 +109,7 @@ pub struct DiffEntry {
     pub kind: String,
     /// `added`, `removed`, `modified` or `type_changed`.
     pub change: ChangeKind,
-    /// What differs: `content`, `mode`, `owner`, `mtime`, `link_target`, `kind`.
+    /// What differs: `content`, `mode`, `owner`, `mtime`, `link_target`, `kind`, `xattrs`, `acl`.
     pub what: Vec<String>,
     /// Size before (files).
     pub size_before: Option<u64>,
@@ -274,7 +274,9 @@ impl Store {
                     ChangeKind::TypeChanged
                 } else {
                     match (&o.kind, &n.kind) {
-                        (NodeKind::File { content: a, .. }, NodeKind::File { content: b, .. }) if a != b => {
+                        (NodeKind::File { content: a, .. }, NodeKind::File { content: b, .. })
+                            if a != b || o.extra.extents != n.extra.extents =>
+                        {
                             what.push("content".into())
                         }
                         (NodeKind::Symlink { target: a }, NodeKind::Symlink { target: b }) if a != b => {
@@ -288,6 +290,7 @@ impl Store {
                     if (o.uid, o.gid) != (n.uid, n.gid) {
                         what.push("owner".into());
                     }
+                    what.extend(xattr_changes(&o.extra.xattrs, &n.extra.xattrs).map(String::from));
                     if o.mtime_ns != n.mtime_ns && !is_dir(new) {
                         what.push("mtime".into());
                     }
@@ -406,8 +409,7 @@ impl Store {
                 break;
             }
         }
-        out.truncate(SNIFF_BYTES);
-        Ok(out)
+        Ok(logical(node, out, SNIFF_BYTES))
     }
 
     fn content(&self, node: &Node, live_root: Option<&Path>, rel: &[u8]) -> Result<Vec<u8>> {
@@ -423,8 +425,36 @@ impl Store {
         for id in content {
             out.extend_from_slice(&self.read_blob(id)?);
         }
-        Ok(out)
+        Ok(logical(node, out, usize::MAX))
     }
+}
+
+/// The first `limit` bytes of a stored file whose content (or its head) is `data`: a sparse
+/// file's holes, which its content leaves out, read as zeros.
+fn logical(node: &Node, mut data: Vec<u8>, limit: usize) -> Vec<u8> {
+    use std::io::Read;
+    if let (Some(extents), NodeKind::File { size, .. }) = (&node.extra.extents, &node.kind) {
+        let mut out = Vec::new();
+        // A head of the data ends before the extents do: what was expanded up to there is kept.
+        let _ = crate::tree::sparse::Expand::new(&data[..], extents, *size)
+            .take(limit as u64)
+            .read_to_end(&mut out);
+        return out;
+    }
+    data.truncate(limit);
+    data
+}
+
+/// Which of `xattrs` (`user.*`) and `acl` (the POSIX ACL attributes) differ between two sorted
+/// attribute lists.
+fn xattr_changes(a: &[(Vec<u8>, Vec<u8>)], b: &[(Vec<u8>, Vec<u8>)]) -> impl Iterator<Item = &'static str> {
+    let is_acl = |name: &[u8]| name.starts_with(b"system.posix_acl_");
+    let part = |list: &[(Vec<u8>, Vec<u8>)], acl: bool| -> Vec<(Vec<u8>, Vec<u8>)> {
+        list.iter().filter(|(n, _)| is_acl(n) == acl).cloned().collect()
+    };
+    let user = part(a, false) != part(b, false);
+    let acl = part(a, true) != part(b, true);
+    [(user, "xattrs"), (acl, "acl")].into_iter().filter(|(on, _)| *on).map(|(_, w)| w)
 }
 
 /// True when `bytes` hold a NUL in their first [`SNIFF_BYTES`], or are not UTF-8. When not `complete`, the

@@ -68,6 +68,19 @@ pub struct CheckResult {
 /// A pack is rewritten when at least this share of its bytes is dead.
 const REWRITE_DEAD_SHARE: f64 = 0.2;
 
+/// The file a running gc leaves in the locks directory (holding its pid) until it finishes:
+/// what a killed gc leaves behind (a pack it forgot but had not deleted yet, a rewritten pack
+/// not indexed yet) is then blamed on it, not on a save.
+const GC_MARK: &str = "gc.running";
+
+/// Who left what `check` finds half done: a gc that was killed, or else a save.
+fn culprit(interrupted_gc: Option<u32>, pid: Option<u32>) -> String {
+    match interrupted_gc {
+        Some(gc) if pid.is_none_or(|p| p == gc) => format!("an interrupted gc (pid {gc})"),
+        _ => "an interrupted save".to_owned(),
+    }
+}
+
 impl Store {
     /// Everything reachable from snapshot records and stat caches.
     fn live_objects(&self) -> Result<HashSet<ObjectId>> {
@@ -85,6 +98,13 @@ impl Store {
     pub fn gc(&self, _options: &GcOptions) -> Result<GcResult> {
         let started = Instant::now();
         let _lock = self.lock_store_exclusive("a gc")?;
+        let mark = self.layout().locks().join(GC_MARK);
+        crate::store::backend::replace_file(
+            &self.layout().tmp(),
+            std::process::id().to_string().as_bytes(),
+            &mark,
+            "write",
+        )?;
         let live = self.live_objects()?;
         if self.is_shared() {
             let result = self.gc_shared(&live)?;
@@ -154,7 +174,15 @@ impl Store {
         }
         result.bytes_kept = self.catalog.stored_bytes()?;
         result.duration_ms = started.elapsed().as_millis() as u64;
+        std::fs::remove_file(&mark).map_err(|e| crate::error::Error::io("remove", &mark, e))?;
         Ok(result)
+    }
+
+    /// The pid of a gc that was killed before it finished, if one was.
+    fn interrupted_gc(&self) -> Option<u32> {
+        let text = std::fs::read_to_string(self.layout().locks().join(GC_MARK)).ok()?;
+        let pid = text.trim().parse::<u32>().ok()?;
+        (!crate::store::layout::pid_alive(pid)).then_some(pid)
     }
 
     /// Verifies pack `key` against its own header and the index: the header (magic number,
@@ -218,15 +246,21 @@ impl Store {
         for key in known.difference(&files) {
             result.problems.push(format!("pack {key} is in the catalog but its file is missing"));
         }
+        let gc = self.interrupted_gc();
         for key in files.difference(&known) {
             result.problems.push(format!(
-                "pack file {key} is not in the catalog (left by an interrupted save); garbage collection removes it"
+                "pack file {key} is not in the catalog (left by {}); garbage collection removes it",
+                culprit(gc, None)
             ));
         }
         for (key, pid) in self.catalog.pending_packs()? {
             if !crate::store::layout::pid_alive(pid) {
+                let writer = match culprit(gc, Some(pid)) {
+                    save if save.ends_with("save") => format!("its writer (pid {pid})"),
+                    gc => gc,
+                };
                 result.problems.push(format!(
-                    "pack {key} is still pending though its writer (pid {pid}) is gone; reopen the store to recover it"
+                    "pack {key} is still pending though {writer} is gone; reopen the store to recover it"
                 ));
             }
         }
@@ -349,18 +383,22 @@ mod tests {
         assert!(!dest.join("dead.bin").exists());
     }
 
+    /// Publishes a pack holding `data` without indexing it; returns its key.
+    fn pack_the_catalog_does_not_know(store: &Store, data: &[u8]) -> String {
+        let mut builder = PackBuilder::default();
+        builder.push(
+            crate::store::pack::encode(ObjectId::of(data), crate::store::pack::BlobKind::Data, data).unwrap(),
+        );
+        let (key, bytes, _) = builder.finish().unwrap();
+        store.backend().put_if_absent(&key, &bytes).unwrap();
+        key
+    }
+
     #[test]
     fn gc_removes_a_pack_file_the_catalog_lost_and_check_reports_it_first() {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(&dir.path().join("store")).unwrap();
-        let mut builder = PackBuilder::default();
-        let data = b"published, then the catalog commit was lost".to_vec();
-        builder.push(
-            crate::store::pack::encode(ObjectId::of(&data), crate::store::pack::BlobKind::Data, &data)
-                .unwrap(),
-        );
-        let (key, bytes, _) = builder.finish().unwrap();
-        store.backend().put_if_absent(&key, &bytes).unwrap();
+        let key = pack_the_catalog_does_not_know(&store, b"published, then the catalog commit was lost");
         let problems = store.check(&CheckOptions::default()).unwrap().problems;
         assert!(
             problems.iter().any(|p| p.contains(&key) && p.contains("not in the catalog")),
@@ -368,6 +406,27 @@ mod tests {
         );
         assert_eq!(store.gc(&GcOptions::default()).unwrap().packs_removed, 1);
         assert!(store.backend().list("packs/").unwrap().is_empty());
+        assert!(store.check(&CheckOptions::default()).unwrap().problems.is_empty());
+    }
+
+    #[test]
+    fn after_a_killed_gc_check_blames_the_gc_not_an_interrupted_save() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("store")).unwrap();
+        let key =
+            pack_the_catalog_does_not_know(&store, b"forgotten by a killed gc before it deleted the file");
+        // What a gc killed between forgetting a pack and deleting its file leaves.
+        let mut gc = std::process::Command::new("true").spawn().unwrap();
+        let gc_pid = gc.id();
+        gc.wait().unwrap();
+        std::fs::write(store.layout().locks().join(GC_MARK), gc_pid.to_string()).unwrap();
+        let problems = store.check(&CheckOptions::default()).unwrap().problems;
+        let line = problems.iter().find(|p| p.contains(&key)).expect("the pack is reported");
+        assert!(line.contains(&format!("left by an interrupted gc (pid {gc_pid})")), "{line}");
+        assert!(!line.contains("save"), "{line}");
+        // The next gc finishes the job and clears its mark.
+        assert_eq!(store.gc(&GcOptions::default()).unwrap().packs_removed, 1);
+        assert!(!store.layout().locks().join(GC_MARK).exists());
         assert!(store.check(&CheckOptions::default()).unwrap().problems.is_empty());
     }
 }

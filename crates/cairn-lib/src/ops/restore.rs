@@ -208,8 +208,10 @@ impl Store {
             result.plan = creation_plan(self, root)?;
             return Ok(result);
         }
-        // Refused before anything is created: a destination inside the store is never made.
+        // Refused before anything is created: a destination inside the store is never made,
+        // even when it is named through a link to the store.
         self.refuse_overlap(&dest)?;
+        self.refuse_overlap(&resolved(&dest))?;
         let existed = dest.exists();
         std::fs::create_dir_all(&dest).at("create", &dest)?;
         let canonical = std::fs::canonicalize(&dest).at("resolve", &dest)?;
@@ -439,4 +441,23 @@ fn restorable(snapshot: &Snapshot) -> Result<()> {
                 .hint(Hint::Run(Operation::Rollback { project: project.to_owned(), snapshot: reference }))
         }
     })
+}
+
+/// `path` with its longest existing ancestor resolved (links followed), the rest as given: what
+/// it will be once created.
+fn resolved(path: &std::path::Path) -> std::path::PathBuf {
+    let mut rest = Vec::new();
+    let mut base = path;
+    loop {
+        if let Ok(real) = std::fs::canonicalize(base) {
+            return rest.iter().rev().fold(real, |p, name| p.join(name));
+        }
+        match (base.parent(), base.file_name()) {
+            (Some(parent), Some(name)) => {
+                rest.push(name.to_owned());
+                base = parent;
+            }
+            _ => return path.to_path_buf(),
+        }
+    }
 }

@@ -100,7 +100,7 @@ impl<'a> TreeDiff<'a> {
         let path = join(prefix, &x.name);
         match (&x.kind, &y.kind) {
             (NodeKind::Dir { tree: t1 }, NodeKind::Dir { tree: t2 }) => {
-                let meta_changed = x.mode != y.mode || x.uid != y.uid || x.gid != y.gid;
+                let meta_changed = x.mode != y.mode || x.uid != y.uid || x.gid != y.gid || x.extra != y.extra;
                 if meta_changed {
                     out.push(Change { path: path.clone(), old: Some(x.clone()), new: Some(y.clone()) });
                 }

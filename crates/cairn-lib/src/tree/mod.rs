@@ -1,7 +1,13 @@
 //! Merkle trees: a directory is the hash of its sorted entries, so an unchanged subtree has the
 //! same id in every snapshot and costs nothing to save, diff or restore.
+//!
+//! A tree is stored as the postcard encoding of its nodes, followed, only when some node has
+//! one, by a section of [`Extra`]s (sparse layout, extended attributes) keyed by node index.
+//! Snapshots made before that section existed simply end after the nodes, so they read as they
+//! always did, and a tree with no extras keeps the bytes (and id) it always had.
 
 pub(crate) mod diff;
+pub(crate) mod sparse;
 
 use serde::{Deserialize, Serialize};
 
@@ -22,6 +28,27 @@ pub(crate) struct Node {
     pub uid: u32,
     pub gid: u32,
     pub mtime_ns: i64,
+    /// Sparse layout and extended attributes, stored in the tree's trailing section.
+    #[serde(skip)]
+    pub extra: Extra,
+}
+
+/// What an entry holds beyond the fields every snapshot has had.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct Extra {
+    /// For a sparse file, its data extents as (offset, length), in order: the file's `content`
+    /// holds their bytes back to back and everything else reads as zeros. `None` for a file
+    /// without holes (its content is its bytes).
+    pub extents: Option<Vec<(u64, u64)>>,
+    /// Extended attributes (`user.*`, and the POSIX ACLs `system.posix_acl_access` /
+    /// `system.posix_acl_default`) as (name, value), sorted by name.
+    pub xattrs: Vec<(Vec<u8>, Vec<u8>)>,
+}
+
+impl Extra {
+    pub(crate) fn is_empty(&self) -> bool {
+        self.extents.is_none() && self.xattrs.is_empty()
+    }
 }
 
 /// What an entry is.
@@ -61,19 +88,69 @@ pub(crate) struct DirRoot {
     pub hardlinks: Vec<Vec<Vec<u8>>>,
 }
 
-pub(crate) fn encode<T: Serialize>(value: &T) -> Result<Vec<u8>> {
-    postcard::to_allocvec(value).map_err(|e| Error::corrupt(format!("could not encode a tree: {e}")))
+/// A stored tree document: a [`Tree`] or a [`DirRoot`], each with its trailing extras.
+pub(crate) trait Document: Sized {
+    fn to_bytes(&self) -> std::result::Result<Vec<u8>, postcard::Error>;
+    fn from_bytes(bytes: &[u8]) -> std::result::Result<Self, postcard::Error>;
 }
 
-pub(crate) fn decode<T: for<'de> Deserialize<'de>>(id: &ObjectId, bytes: &[u8]) -> Result<T> {
-    postcard::from_bytes(bytes).map_err(|e| {
+impl Document for Tree {
+    fn to_bytes(&self) -> std::result::Result<Vec<u8>, postcard::Error> {
+        let mut out = postcard::to_allocvec(self)?;
+        let extras: Vec<(u32, &Extra)> = (0u32..)
+            .zip(&self.nodes)
+            .filter(|(_, n)| !n.extra.is_empty())
+            .map(|(i, n)| (i, &n.extra))
+            .collect();
+        if !extras.is_empty() {
+            out.extend(postcard::to_allocvec(&extras)?);
+        }
+        Ok(out)
+    }
+
+    fn from_bytes(bytes: &[u8]) -> std::result::Result<Self, postcard::Error> {
+        let (mut tree, rest): (Tree, _) = postcard::take_from_bytes(bytes)?;
+        if !rest.is_empty() {
+            for (i, extra) in postcard::from_bytes::<Vec<(u32, Extra)>>(rest)? {
+                let node = tree.nodes.get_mut(i as usize).ok_or(postcard::Error::DeserializeBadEncoding)?;
+                node.extra = extra;
+            }
+        }
+        Ok(tree)
+    }
+}
+
+impl Document for DirRoot {
+    fn to_bytes(&self) -> std::result::Result<Vec<u8>, postcard::Error> {
+        let mut out = postcard::to_allocvec(self)?;
+        if !self.top.extra.is_empty() {
+            out.extend(postcard::to_allocvec(&self.top.extra)?);
+        }
+        Ok(out)
+    }
+
+    fn from_bytes(bytes: &[u8]) -> std::result::Result<Self, postcard::Error> {
+        let (mut root, rest): (DirRoot, _) = postcard::take_from_bytes(bytes)?;
+        if !rest.is_empty() {
+            root.top.extra = postcard::from_bytes(rest)?;
+        }
+        Ok(root)
+    }
+}
+
+pub(crate) fn encode<T: Document>(value: &T) -> Result<Vec<u8>> {
+    value.to_bytes().map_err(|e| Error::corrupt(format!("could not encode a tree: {e}")))
+}
+
+pub(crate) fn decode<T: Document>(id: &ObjectId, bytes: &[u8]) -> Result<T> {
+    T::from_bytes(bytes).map_err(|e| {
         Error::corrupt(format!("object {id} is not a valid tree ({e})"))
             .hint(crate::error::Hint::Run(crate::error::Operation::Check))
     })
 }
 
-/// Stores a tree (or any encodable document) and returns its id.
-pub(crate) fn write<T: Serialize>(writer: &BlobWriter<'_>, value: &T) -> Result<ObjectId> {
+/// Stores a tree document and returns its id.
+pub(crate) fn write<T: Document>(writer: &BlobWriter<'_>, value: &T) -> Result<ObjectId> {
     writer.write(BlobKind::Tree, &encode(value)?)
 }
 
@@ -85,4 +162,46 @@ pub(crate) fn read_tree(store: &Store, id: &ObjectId) -> Result<Tree> {
 /// Reads a directory snapshot's root document.
 pub(crate) fn read_root(store: &Store, id: &ObjectId) -> Result<DirRoot> {
     decode(id, &store.read_blob(id)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn node(name: &[u8], extra: Extra) -> Node {
+        Node {
+            name: name.to_vec(),
+            kind: NodeKind::File { size: 3, content: vec![ObjectId::of(b"abc")] },
+            mode: 0o644,
+            uid: 1,
+            gid: 2,
+            mtime_ns: 3,
+            extra,
+        }
+    }
+
+    #[test]
+    fn a_tree_without_extras_keeps_the_bytes_old_snapshots_have() {
+        let tree = Tree { nodes: vec![node(b"a", Extra::default())] };
+        let plain = postcard::to_allocvec(&tree).unwrap();
+        assert_eq!(encode(&tree).unwrap(), plain);
+        assert_eq!(decode::<Tree>(&ObjectId::of(&plain), &plain).unwrap(), tree);
+    }
+
+    #[test]
+    fn extras_round_trip_and_are_attached_to_their_nodes() {
+        let sparse = Extra { extents: Some(vec![(0, 1), (10, 2)]), xattrs: Vec::new() };
+        let attrs = Extra { extents: None, xattrs: vec![(b"user.a".to_vec(), b"1".to_vec())] };
+        let tree =
+            Tree { nodes: vec![node(b"a", sparse), node(b"b", Extra::default()), node(b"c", attrs.clone())] };
+        let bytes = encode(&tree).unwrap();
+        assert_eq!(decode::<Tree>(&ObjectId::of(&bytes), &bytes).unwrap(), tree);
+        let root = DirRoot { top: node(b"", attrs), hardlinks: Vec::new() };
+        let bytes = encode(&root).unwrap();
+        assert_eq!(decode::<DirRoot>(&ObjectId::of(&bytes), &bytes).unwrap(), root);
+        // An extra for a node the tree does not have is damage, not something to ignore.
+        let mut bad = postcard::to_allocvec(&Tree { nodes: vec![node(b"a", Extra::default())] }).unwrap();
+        bad.extend(postcard::to_allocvec(&vec![(5u32, Extra::default())]).unwrap());
+        assert!(decode::<Tree>(&ObjectId::of(&bad), &bad).is_err());
+    }
 }

@@ -157,7 +157,14 @@ impl<W: Write> Emit<'_, W> {
                     ids: content.iter(),
                     current: std::io::Cursor::new(Vec::new()),
                 };
-                self.out.append(&header, reader.take(*size))
+                // A sparse file's content holds only its data extents: the holes read as zeros.
+                match &node.extra.extents {
+                    Some(extents) => {
+                        let reader = crate::tree::sparse::Expand::new(reader, extents, *size);
+                        self.out.append(&header, reader.take(*size))
+                    }
+                    None => self.out.append(&header, reader.take(*size)),
+                }
             }
         }
     }

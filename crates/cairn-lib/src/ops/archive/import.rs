@@ -37,7 +37,7 @@ pub struct ImportOptions {
     #[cfg_attr(feature = "clap", arg(value_name = "FILE"))]
     pub file: PathBuf,
     /// The directory the snapshot is of: an in-place restore of it writes there. It need not
-    /// exist. The front ends default it to the archive's name without its extensions.
+    /// exist. Empty: the archive's name without its extensions, in the current directory.
     #[cfg_attr(feature = "clap", arg(long, value_name = "DIR"))]
     #[serde(default)]
     pub target: String,
@@ -108,13 +108,33 @@ fn mtime_ns(pax_mtime: Option<&[u8]>, header_secs: u64) -> i64 {
     parsed.unwrap_or_else(|| (header_secs as i64).saturating_mul(1_000_000_000))
 }
 
+impl ImportOptions {
+    /// The directory the snapshot is of: the target given, or by default one named after the
+    /// archive (`proj.tar.gz` → `proj`, in the current directory), so that an in-place restore
+    /// of it extracts the archive as `tar xf` would into that directory.
+    pub fn target_or_default(&self) -> String {
+        if !self.target.is_empty() {
+            return self.target.clone();
+        }
+        let name = self.file.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let lower = name.to_ascii_lowercase();
+        let stem_len = [".tar.gz", ".tar.zst", ".tgz", ".tzst", ".tar"]
+            .iter()
+            .find(|ext| lower.ends_with(*ext) && lower.len() > ext.len())
+            .map(|ext| name.len() - ext.len())
+            .unwrap_or(name.len());
+        name[..stem_len].to_owned()
+    }
+}
+
 impl Store {
-    /// Imports a tar archive as a new directory snapshot of `options.target`.
+    /// Imports a tar archive as a new directory snapshot of `options.target` (see
+    /// [`ImportOptions::target_or_default`]).
     pub fn import(&self, options: &ImportOptions) -> Result<ImportResult> {
         if let Some(name) = &options.name {
             crate::name::validate_name("snapshot", name)?;
         }
-        let key = target_key(&options.target)?;
+        let key = target_key(&options.target_or_default())?;
         let session = self.resolve_session(&options.session)?;
         let max_bytes = options.max_bytes.or(self.config().count("import.max_bytes")).unwrap_or(8 << 30);
         let max_entries =
@@ -370,6 +390,7 @@ fn build_tree(writer: &BlobWriter<'_>, items: BTreeMap<Vec<u8>, Item>) -> Result
                 uid: item.uid,
                 gid: item.gid,
                 mtime_ns: item.mtime_ns,
+                extra: Default::default(),
             };
             children.entry(parent.to_vec()).or_default().push(node);
         }
@@ -387,11 +408,38 @@ fn build_tree(writer: &BlobWriter<'_>, items: BTreeMap<Vec<u8>, Item>) -> Result
         let (parent, name) = parent_and_name(&path);
         let (mode, uid, gid, mtime_ns) =
             meta.map(|m| (m.mode, m.uid, m.gid, m.mtime_ns)).unwrap_or((0o755, 0, 0, now));
-        let node = Node { name: name.to_vec(), kind: NodeKind::Dir { tree }, mode, uid, gid, mtime_ns };
+        let node = Node {
+            name: name.to_vec(),
+            kind: NodeKind::Dir { tree },
+            mode,
+            uid,
+            gid,
+            mtime_ns,
+            extra: Default::default(),
+        };
         if path.is_empty() {
             return Ok((Node { name: Vec::new(), ..node }, count));
         }
         children.entry(parent.to_vec()).or_default().push(node);
     }
     Err(Error::corrupt("an import built no top directory"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_default_target_is_the_archive_name_without_its_extensions() {
+        let of = |file: &str, target: &str| {
+            ImportOptions { file: file.into(), target: target.into(), ..ImportOptions::default() }
+                .target_or_default()
+        };
+        assert_eq!(of("/tmp/proj.tar.gz", ""), "proj");
+        assert_eq!(of("Proj.TGZ", ""), "Proj");
+        assert_eq!(of("a.b.tar.zst", ""), "a.b");
+        assert_eq!(of("plain", ""), "plain");
+        assert_eq!(of(".tar", ""), ".tar");
+        assert_eq!(of("proj.tar", "elsewhere"), "elsewhere");
+    }
 }

@@ -23,14 +23,16 @@ use rayon::prelude::*;
 use super::Progress;
 use super::journal::{self, DirSummary, JournalState, Plan};
 use super::secrets;
+use super::sparse::{ExtentReader, data_extents};
 use super::statcache::{CacheEntry, Stamp, StatCache, coarse_now_ns};
+use super::xattrs;
 use crate::error::{Error, IoContext, Result};
 use crate::id::ObjectId;
 use crate::snapshot::{JournalReport, NotCovered, SecretEntry, SkippedEntry, SnapshotStats};
 use crate::store::chunker::{WHOLE_FILE_LIMIT, for_each_chunk};
 use crate::store::pack::BlobKind;
 use crate::store::writer::BlobWriter;
-use crate::tree::{self, DirRoot, Node, NodeKind, Tree};
+use crate::tree::{self, DirRoot, Extra, Node, NodeKind, Tree};
 
 /// The ignore files honoured in every directory.
 const IGNORE_FILES: [&str; 2] = [".gitignore", ".cairnignore"];
@@ -114,6 +116,18 @@ struct ReadContent {
     secret: Option<&'static str>,
     /// The bytes read.
     bytes: u64,
+    /// The file's size as the read saw it: the bytes read, or for a sparse file, its extents'
+    /// end when every extent read whole.
+    size: u64,
+}
+
+/// A captured file: its node kind, extras, and the metadata that goes with the content read
+/// (a file read again because it changed has newer metadata than the walk saw).
+type CapturedFile = (NodeKind, Extra, std::fs::Metadata);
+
+/// True for the error of a path longer than the system takes (`PATH_MAX`).
+fn too_long(e: &std::io::Error) -> bool {
+    e.raw_os_error() == Some(libc::ENAMETOOLONG)
 }
 
 #[derive(Default)]
@@ -281,6 +295,7 @@ fn walk_tree(
             walk.dir(listing, root, b"", &[], false)?
         }
     };
+    let top_xattrs = walk.dir_xattrs(root, b".");
     walk.counters.dirs.fetch_add(1, Ordering::Relaxed);
     let links = walk.hardlinks.into_inner().unwrap_or_else(|p| p.into_inner());
     let reused = walk.journal.reused.into_inner().unwrap_or_else(|p| p.into_inner());
@@ -314,7 +329,8 @@ fn walk_tree(
         })
         .collect();
     hardlinks.sort();
-    let top = node_of(Vec::new(), NodeKind::Dir { tree }, meta);
+    let mut top = node_of(Vec::new(), NodeKind::Dir { tree }, meta);
+    top.extra.xattrs = top_xattrs;
     let root_id = tree::write(writer, &DirRoot { top, hardlinks: hardlinks.clone() })?;
     let c = &walk.counters;
     let mut cache = walk.cache.into_inner().unwrap_or_else(|p| p.into_inner());
@@ -394,6 +410,7 @@ fn node_of(name: Vec<u8>, kind: NodeKind, meta: &std::fs::Metadata) -> Node {
         uid: meta.uid(),
         gid: meta.gid(),
         mtime_ns: meta.mtime() * 1_000_000_000 + meta.mtime_nsec(),
+        extra: Extra::default(),
     }
 }
 
@@ -574,7 +591,7 @@ impl Walk<'_> {
         // Most entries are files the stat cache vouches for; they never need their full path.
         if ft.is_file() && (in_git || matchers.is_empty()) {
             let file = self.file(dir_abs, rel, &name, &meta, matchers)?;
-            return Ok(file.map(|(kind, meta)| node_of(name, kind, &meta)));
+            return Ok(file.map(|(kind, extra, meta)| Node { extra, ..node_of(name, kind, &meta) }));
         }
         let abs: PathBuf = dir_abs.join(OsStr::from_bytes(&name));
         // `.git` is never ignored, whatever the rules say (`.*` would match it): an agent's
@@ -583,9 +600,11 @@ impl Walk<'_> {
             self.ignored(&rel, ft.is_dir());
             return Ok(None);
         }
+        let mut extra = Extra::default();
         let kind = if ft.is_dir()
             && let Some(tree) = self.reuse(&rel)?
         {
+            extra.xattrs = self.dir_xattrs(&abs, &rel);
             self.counters.dirs.fetch_add(1, Ordering::Relaxed);
             NodeKind::Dir { tree }
         } else if ft.is_dir() {
@@ -595,6 +614,7 @@ impl Walk<'_> {
                     let reason = match e.kind() {
                         std::io::ErrorKind::NotFound => "vanished",
                         std::io::ErrorKind::PermissionDenied => "unreadable",
+                        _ if too_long(&e) => "path_too_long",
                         _ => return Err(Error::io("list", &abs, e)),
                     };
                     self.skip(&rel, reason, true);
@@ -602,17 +622,26 @@ impl Walk<'_> {
                 }
             };
             let child_in_git = in_git || name == b".git";
+            extra.xattrs = self.dir_xattrs(&abs, &rel);
             let tree = self.dir(listing, &abs, &rel, matchers, child_in_git)?;
             self.counters.dirs.fetch_add(1, Ordering::Relaxed);
             NodeKind::Dir { tree }
         } else if ft.is_symlink() {
-            let target = std::fs::read_link(&abs).at("read the link", &abs)?;
+            let target = match std::fs::read_link(&abs) {
+                Ok(target) => target,
+                Err(e) if too_long(&e) => {
+                    self.skip(&rel, "path_too_long", false);
+                    return Ok(None);
+                }
+                Err(e) => return Err(Error::io("read the link", &abs, e)),
+            };
             self.counters.symlinks.fetch_add(1, Ordering::Relaxed);
             NodeKind::Symlink { target: target.as_os_str().as_bytes().to_vec() }
         } else if ft.is_file() {
             match self.file(dir_abs, rel, &name, &meta, matchers)? {
-                Some((kind, read)) => {
+                Some((kind, read_extra, read)) => {
                     meta = read;
+                    extra = read_extra;
                     kind
                 }
                 None => return Ok(None),
@@ -628,7 +657,34 @@ impl Walk<'_> {
             self.skip(&rel, reason, false);
             return Ok(None);
         };
-        Ok(Some(node_of(name, kind, &meta)))
+        Ok(Some(Node { extra, ..node_of(name, kind, &meta) }))
+    }
+
+    /// The captured extended attributes of directory `abs`; those left out are listed.
+    fn dir_xattrs(&self, abs: &Path, rel: &[u8]) -> Vec<(Vec<u8>, Vec<u8>)> {
+        match xattrs::of_path(abs) {
+            Ok((kept, left_out)) => {
+                self.xattrs_left_out(rel, &left_out);
+                kept
+            }
+            Err(_) => {
+                self.xattrs_left_out(rel, &["(unreadable)".to_owned()]);
+                Vec::new()
+            }
+        }
+    }
+
+    /// Lists the extended attributes of `rel` that the snapshot does not hold.
+    fn xattrs_left_out(&self, rel: &[u8], names: &[String]) {
+        if names.is_empty() {
+            return;
+        }
+        // Listed as skipped, which summaries do not carry: the directory is looked at each time.
+        self.left_out(rel, LeftOut::Unsettled);
+        let mut nc = self.not_covered.lock().unwrap_or_else(|p| p.into_inner());
+        for name in names {
+            nc.skipped.push(SkippedEntry { path: lossy(rel), reason: format!("xattr_not_captured: {name}") });
+        }
     }
 
     fn left_out(&self, rel: &[u8], why: LeftOut) {
@@ -655,9 +711,7 @@ impl Walk<'_> {
         self.include_secrets || secrets::opted_in(matchers, &dir_abs.join(OsStr::from_bytes(name)))
     }
 
-    /// Captures the file `name` of directory `dir_abs`; `rel` is its path in the tree. Returns
-    /// its node kind and the metadata that goes with the content read (a file read again
-    /// because it changed has newer metadata than the walk saw).
+    /// Captures the file `name` of directory `dir_abs`; `rel` is its path in the tree.
     fn file(
         &self,
         dir_abs: &Path,
@@ -665,7 +719,7 @@ impl Walk<'_> {
         name: &[u8],
         meta: &std::fs::Metadata,
         matchers: &[Gitignore],
-    ) -> Result<Option<(NodeKind, std::fs::Metadata)>> {
+    ) -> Result<Option<CapturedFile>> {
         if let Some(rule) = secrets::by_name(&rel, name)
             && !self.keeps_secret(matchers, dir_abs, name)
         {
@@ -699,10 +753,16 @@ impl Walk<'_> {
             let group = links.entry((meta.dev(), meta.ino())).or_insert_with(|| (meta.nlink(), Vec::new()));
             group.1.push(rel.clone());
         }
-        let (content, secret) = match cached {
+        let (content, secret, extra, left_out) = match cached {
             Some(entry) => {
                 self.counted(meta.size());
-                (entry.content.clone(), entry.secret.clone())
+                self.xattrs_left_out(&rel, &entry.xattrs_left_out);
+                (
+                    entry.content.clone(),
+                    entry.secret.clone(),
+                    entry.extra.clone(),
+                    entry.xattrs_left_out.clone(),
+                )
             }
             None => {
                 let rel = rel.as_slice();
@@ -719,6 +779,10 @@ impl Walk<'_> {
                         self.skip(rel, "vanished", false);
                         return Ok(None);
                     }
+                    Err(e) if too_long(&e) => {
+                        self.skip(rel, "path_too_long", false);
+                        return Ok(None);
+                    }
                     Err(e) => return Err(Error::io("open", abs, e)),
                 };
                 let keep = || self.keeps_secret(matchers, dir_abs, name);
@@ -729,10 +793,16 @@ impl Walk<'_> {
                 let mut reads = 0;
                 loop {
                     reads += 1;
-                    let read = self.read_content(&mut file, abs, before.size(), (rel, name), keep)?;
+                    let (xattrs, left_out) =
+                        xattrs::of_file(&file).at("read the extended attributes of", abs)?;
+                    let extents = data_extents(&file, &before).at("find the data extents of", abs)?;
+                    let read = match &extents {
+                        Some(extents) => self.read_extents(&file, abs, extents, before.size())?,
+                        None => self.read_content(&mut file, abs, before.size(), (rel, name), keep)?,
+                    };
                     self.counters.read_bytes.fetch_add(read.bytes, Ordering::Relaxed);
                     let after = file.metadata().at("read the metadata of", abs)?;
-                    let steady = Stamp::of(&after) == Stamp::of(&before) && read.bytes == after.size();
+                    let steady = Stamp::of(&after) == Stamp::of(&before) && read.size == after.size();
                     if steady || reads == MAX_READS {
                         let first_read_steady = steady && reads == 1;
                         let secret = read.secret.map(str::to_owned);
@@ -741,7 +811,13 @@ impl Walk<'_> {
                             // left out again without being read.
                             self.secret(rel, read.secret.unwrap_or_default());
                             if first_read_steady {
-                                let entry = CacheEntry { stamp, content: Vec::new(), secret };
+                                let entry = CacheEntry {
+                                    stamp,
+                                    content: Vec::new(),
+                                    secret,
+                                    extra: Extra::default(),
+                                    xattrs_left_out: Vec::new(),
+                                };
                                 self.cache
                                     .lock()
                                     .unwrap_or_else(|p| p.into_inner())
@@ -752,22 +828,28 @@ impl Walk<'_> {
                         if !steady {
                             self.changing(rel);
                         }
-                        self.counted(read.bytes);
+                        self.xattrs_left_out(rel, &left_out);
+                        self.counted(read.size);
+                        let extra = Extra { extents, xattrs };
                         if first_read_steady {
-                            break (content, secret);
+                            break (content, secret, extra, left_out);
                         }
-                        return Ok(Some((NodeKind::File { size: read.bytes, content }, after)));
+                        return Ok(Some((NodeKind::File { size: read.size, content }, extra, after)));
                     }
                     before = after;
                     file.seek(std::io::SeekFrom::Start(0)).at("read", abs)?;
                 }
             }
         };
-        self.cache
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .push((rel, CacheEntry { stamp, content: content.clone(), secret }));
-        Ok(Some((NodeKind::File { size: meta.size(), content }, meta.clone())))
+        let entry = CacheEntry {
+            stamp,
+            content: content.clone(),
+            secret,
+            extra: extra.clone(),
+            xattrs_left_out: left_out,
+        };
+        self.cache.lock().unwrap_or_else(|p| p.into_inner()).push((rel, entry));
+        Ok(Some((NodeKind::File { size: meta.size(), content }, extra, meta.clone())))
     }
 
     /// Counts a captured file in the snapshot's stats.
@@ -803,10 +885,10 @@ impl Walk<'_> {
                 let bytes = data.len() as u64;
                 let secret = secrets::by_content(rel, name, &data);
                 if secret.is_some() && !keep() {
-                    return Ok(ReadContent { content: None, secret, bytes });
+                    return Ok(ReadContent { content: None, secret, bytes, size: bytes });
                 }
                 let content = Some(vec![self.writer.write(BlobKind::Data, &data)?]);
-                return Ok(ReadContent { content, secret, bytes });
+                return Ok(ReadContent { content, secret, bytes, size: bytes });
             }
             // It grew past one blob while it was read: read it again as chunks.
             file.seek(std::io::SeekFrom::Start(0)).at("read", abs)?;
@@ -819,6 +901,33 @@ impl Walk<'_> {
             Ok(())
         })
         .at("read", abs)??;
-        Ok(ReadContent { content: Some(ids), secret: None, bytes: read })
+        Ok(ReadContent { content: Some(ids), secret: None, bytes: read, size: read })
+    }
+
+    /// Reads and stores only the data extents of a sparse file of `size` bytes: its holes are
+    /// neither read nor stored. A file that shrank under the read reports a short size, so the
+    /// caller reads it again.
+    fn read_extents(
+        &self,
+        file: &std::fs::File,
+        abs: &Path,
+        extents: &[(u64, u64)],
+        size: u64,
+    ) -> Result<ReadContent> {
+        let mut ids = Vec::new();
+        let mut read = 0u64;
+        for_each_chunk(ExtentReader::new(file, extents), |chunk| {
+            read += chunk.len() as u64;
+            ids.push(self.writer.write(BlobKind::Data, chunk)?);
+            Ok(())
+        })
+        .at("read", abs)??;
+        let whole = read == extents.iter().map(|(_, len)| len).sum::<u64>();
+        Ok(ReadContent {
+            content: Some(ids),
+            secret: None,
+            bytes: read,
+            size: if whole { size } else { read },
+        })
     }
 }

@@ -13,7 +13,10 @@ use std::path::{Path, PathBuf};
 use rustix::fs::{AtFlags, Mode, OFlags, Timespec, Timestamps};
 
 use super::statcache::Stamp;
+use super::xattrs;
 use crate::error::{Error, IoContext, Result};
+use crate::tree::Extra;
+use crate::tree::sparse::Placer;
 
 /// An open directory and the path it was opened as (for messages).
 pub(crate) struct DirHandle {
@@ -67,10 +70,14 @@ impl DirHandle {
     /// Creates file `name`, which must not exist, writes `chunks` into it, gives it `meta` and
     /// returns its final stat. Metadata is set through the open file, not by name, which spares a
     /// path lookup per call on restores of many small files.
+    ///
+    /// A sparse file (`extra.extents`) gets each chunk written at its extent's offset and is then
+    /// extended to `size`: its holes are never written, so it stays sparse.
     pub(crate) fn create_file(
         &self,
         name: &[u8],
         meta: &Meta,
+        (extra, size): (&Extra, u64),
         mut chunks: impl FnMut(&mut dyn FnMut(&[u8]) -> Result<()>) -> Result<()>,
     ) -> Result<rustix::fs::Stat> {
         let path = self.child_path(name);
@@ -78,13 +85,35 @@ impl DirHandle {
         let fd =
             rustix::fs::openat(&self.fd, os(name), flags, Mode::from_raw_mode(0o600)).at("create", &path)?;
         let mut file = std::fs::File::from(fd);
-        chunks(&mut |data| file.write_all(data).at("write", &path))?;
+        match &extra.extents {
+            None => chunks(&mut |data| file.write_all(data).at("write", &path))?,
+            Some(extents) => {
+                use std::os::unix::fs::FileExt;
+                let mut placer = Placer::default();
+                let overflow =
+                    || Error::corrupt(format!("the stored data of {} overruns its extents", path.display()));
+                chunks(&mut |data| {
+                    placer.place(
+                        extents,
+                        data,
+                        |off, bytes| file.write_all_at(bytes, off).at("write", &path),
+                        overflow,
+                    )
+                })?;
+                file.set_len(size).at("write", &path)?;
+            }
+        }
         // Owner before mode: a change of owner clears the set-id bits.
         if running_as_root() {
             let owner = (rustix::fs::Uid::from_raw(meta.uid), rustix::fs::Gid::from_raw(meta.gid));
             rustix::fs::fchown(&file, Some(owner.0), Some(owner.1)).at("set the owner of", &path)?;
         }
         rustix::fs::fchmod(&file, Mode::from_raw_mode(meta.mode)).at("set the mode of", &path)?;
+        // After the mode: an access ACL carries the group bits the mode had when it was saved.
+        if !extra.xattrs.is_empty() || meta.strip_xattrs {
+            xattrs::apply(&file, &extra.xattrs, meta.strip_xattrs)
+                .at("set the extended attributes of", &path)?;
+        }
         if let Some(mtime) = meta.mtime_ns {
             let ts = timespec(mtime);
             rustix::fs::futimens(&file, &Timestamps { last_access: ts, last_modification: ts })
@@ -135,6 +164,30 @@ impl DirHandle {
                 .at("set the time of", &path)?;
         }
         Ok(())
+    }
+
+    /// Gives entry `name` (a file or directory, never a link) exactly the captured extended
+    /// attributes `want`. Set by name through the directory's descriptor (`/proc/self/fd`), so
+    /// it needs no read permission on the entry and never follows a link in its name.
+    pub(crate) fn set_xattrs(&self, name: &[u8], want: &[(Vec<u8>, Vec<u8>)]) -> Result<()> {
+        use std::os::fd::AsRawFd;
+        let path = self.child_path(name);
+        let by_fd = PathBuf::from(format!("/proc/self/fd/{}", self.fd.as_raw_fd())).join(os(name));
+        let result = (|| -> std::io::Result<()> {
+            for attr in xattr::list(&by_fd)? {
+                if xattrs::captured(attr.as_bytes()) && !want.iter().any(|(n, _)| n == attr.as_bytes()) {
+                    xattr::remove(&by_fd, &attr)?;
+                }
+            }
+            for (attr, value) in want {
+                xattr::set(&by_fd, os(attr), value)?;
+            }
+            Ok(())
+        })();
+        match result {
+            Err(e) if e.raw_os_error() == Some(libc::ENOTSUP) && want.is_empty() => Ok(()),
+            other => other.at("set the extended attributes of", &path),
+        }
     }
 
     /// Removes entry `name`; a directory is removed with everything in it.
@@ -188,6 +241,9 @@ pub(crate) struct Meta {
     pub gid: u32,
     /// `None` keeps the time the write gave it (the current time).
     pub mtime_ns: Option<i64>,
+    /// Remove captured extended attributes the snapshot lacks (ones a new file inherited
+    /// from a default ACL).
+    pub strip_xattrs: bool,
 }
 
 fn timespec(ns: i64) -> Timespec {

@@ -12,7 +12,7 @@ use super::statcache::CacheEntry;
 use crate::error::Result;
 use crate::id::ObjectId;
 use crate::store::Store;
-use crate::tree::{self, Node, NodeKind};
+use crate::tree::{self, Extra, Node, NodeKind};
 
 /// Writes entries and records what it wrote.
 pub(crate) struct Materializer<'a> {
@@ -27,6 +27,9 @@ pub(crate) struct Materializer<'a> {
     pub bytes_written: std::sync::atomic::AtomicU64,
     /// Where a front end watches the files written, if one does.
     progress: Option<&'a Progress>,
+    /// Remove captured extended attributes a new entry has that the snapshot lacks: those it
+    /// inherited from a default ACL above it. A restore into a directory without one skips it.
+    pub strip_inherited: bool,
 }
 
 fn join(prefix: &[u8], name: &[u8]) -> Vec<u8> {
@@ -43,6 +46,7 @@ impl<'a> Materializer<'a> {
             files_written: Default::default(),
             bytes_written: Default::default(),
             progress: None,
+            strip_inherited: true,
         }
     }
 
@@ -58,6 +62,7 @@ impl<'a> Materializer<'a> {
             uid: node.uid,
             gid: node.gid,
             mtime_ns: (self.keep_mtime || force_mtime).then_some(node.mtime_ns),
+            strip_xattrs: self.strip_inherited,
         }
     }
 
@@ -68,6 +73,11 @@ impl<'a> Materializer<'a> {
                 dir.mkdir(&node.name)?;
                 let child = dir.open_dir(&node.name)?;
                 self.fill(&child, rel, tree)?;
+                // Attributes after the entries: a default ACL set first would be inherited by
+                // every entry created below it.
+                if !node.extra.xattrs.is_empty() || self.strip_inherited {
+                    dir.set_xattrs(&node.name, &node.extra.xattrs)?;
+                }
                 // Directory times are the snapshot's whatever the mode: writing into it moved them.
                 dir.set_meta(&node.name, &self.meta(node, true), false)
             }
@@ -76,7 +86,7 @@ impl<'a> Materializer<'a> {
                     return Ok(());
                 }
                 let st = self.write_file(dir, &node.name, content, node)?;
-                self.remember_written(rel, &st, content);
+                self.remember_written(rel, &st, content, &node.extra);
                 Ok(())
             }
             NodeKind::Symlink { target } => {
@@ -100,7 +110,11 @@ impl<'a> Materializer<'a> {
         content: &[ObjectId],
         node: &Node,
     ) -> Result<rustix::fs::Stat> {
-        dir.create_file(name, &self.meta(node, false), |sink| {
+        let size = match &node.kind {
+            NodeKind::File { size, .. } => *size,
+            _ => 0,
+        };
+        dir.create_file(name, &self.meta(node, false), (&node.extra, size), |sink| {
             for id in content {
                 sink(&self.store.read_blob(id)?)?;
             }
@@ -123,24 +137,20 @@ impl<'a> Materializer<'a> {
         }
         result?;
         // Stat after the rename: a rename moves the file's ctime, and the cache must match it.
-        self.record(dir, &node.name, rel, content)
-    }
-
-    fn record(&self, dir: &DirHandle, name: &[u8], rel: &[u8], content: &[ObjectId]) -> Result<()> {
-        let st = dir.stat(name)?;
-        self.remember_written(rel, &st, content);
+        let st = dir.stat(&node.name)?;
+        self.remember_written(rel, &st, content, &node.extra);
         Ok(())
     }
 
     /// Counts a written file and records its stat for the stat cache.
-    fn remember_written(&self, rel: &[u8], st: &rustix::fs::Stat, content: &[ObjectId]) {
+    fn remember_written(&self, rel: &[u8], st: &rustix::fs::Stat, content: &[ObjectId], extra: &Extra) {
         use std::sync::atomic::Ordering;
         self.files_written.fetch_add(1, Ordering::Relaxed);
         self.bytes_written.fetch_add(st.st_size as u64, Ordering::Relaxed);
         if let Some(progress) = self.progress {
             progress.written(st.st_size as u64);
         }
-        self.remember(rel, st, content);
+        self.remember(rel, st, content, extra);
     }
 
     /// Records the current stat of an entry whose content was already right (only its
@@ -150,15 +160,21 @@ impl<'a> Materializer<'a> {
         dir: &DirHandle,
         name: &[u8],
         rel: &[u8],
-        content: &[ObjectId],
+        (content, extra): (&[ObjectId], &Extra),
     ) -> Result<()> {
         let st = dir.stat(name)?;
-        self.remember(rel, &st, content);
+        self.remember(rel, &st, content, extra);
         Ok(())
     }
 
-    fn remember(&self, rel: &[u8], st: &rustix::fs::Stat, content: &[ObjectId]) {
-        let entry = CacheEntry { stamp: stamp_of(st), content: content.to_vec(), secret: None };
+    fn remember(&self, rel: &[u8], st: &rustix::fs::Stat, content: &[ObjectId], extra: &Extra) {
+        let entry = CacheEntry {
+            stamp: stamp_of(st),
+            content: content.to_vec(),
+            secret: None,
+            extra: extra.clone(),
+            xattrs_left_out: Vec::new(),
+        };
         self.written.lock().unwrap_or_else(|p| p.into_inner()).push((rel.to_vec(), entry));
     }
 
@@ -175,15 +191,19 @@ impl<'a> Materializer<'a> {
                 to.remove(name)?;
                 to.hardlink(name, &from, first_name)?;
             }
-            let content = {
+            let first_entry = {
                 let written = self.written.lock().unwrap_or_else(|p| p.into_inner());
-                written.iter().rev().find(|(p, _)| p == first).map(|(_, e)| e.content.clone())
+                written
+                    .iter()
+                    .rev()
+                    .find(|(p, _)| p == first)
+                    .map(|(_, e)| (e.content.clone(), e.extra.clone()))
             };
-            if let Some(content) = content {
+            if let Some((content, extra)) = first_entry {
                 for path in group {
                     let (dir, name) = split(path);
                     let st = root.open_rel(dir)?.stat(name)?;
-                    self.remember(path, &st, &content);
+                    self.remember(path, &st, &content, &extra);
                 }
             }
         }

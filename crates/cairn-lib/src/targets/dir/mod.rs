@@ -8,7 +8,9 @@ pub(crate) mod journal;
 pub(crate) mod materialize;
 pub(crate) mod restore;
 pub(crate) mod secrets;
+pub(crate) mod sparse;
 pub(crate) mod statcache;
+pub(crate) mod xattrs;
 
 /// Live counts of a running save or restore, for a progress display: the capture and the
 /// materializer add to them as they go, and a front end reads them while the work runs

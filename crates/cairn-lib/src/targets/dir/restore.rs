@@ -58,13 +58,15 @@ impl Plan {
         TreeDiff::new(source, false).trees(b"", a, b, &mut changes)?;
         if !with_mtimes {
             changes.retain(|c| match (&c.old, &c.new) {
-                (Some(o), Some(n)) => o.kind != n.kind || (o.mode, o.uid, o.gid) != (n.mode, n.uid, n.gid),
+                (Some(o), Some(n)) => {
+                    o.kind != n.kind || (o.mode, o.uid, o.gid) != (n.mode, n.uid, n.gid) || o.extra != n.extra
+                }
                 _ => true,
             });
         }
         let changes = keep_uncovered(source, changes, uncovered)?;
-        let top_changed =
-            (live.top.mode, live.top.uid, live.top.gid) != (want.top.mode, want.top.uid, want.top.gid);
+        let top_changed = (live.top.mode, live.top.uid, live.top.gid, &live.top.extra)
+            != (want.top.mode, want.top.uid, want.top.gid, &want.top.extra);
         Ok(Self { changes, top_changed, relink: live.hardlinks != want.hardlinks })
     }
 
@@ -108,15 +110,35 @@ impl Plan {
                 }
                 (Some(old), Some(node)) => match (&old.kind, &node.kind) {
                     (NodeKind::Dir { .. }, NodeKind::Dir { .. }) => {
-                        let meta = Meta { mode: node.mode, uid: node.uid, gid: node.gid, mtime_ns: None };
+                        let meta = Meta {
+                            mode: node.mode,
+                            uid: node.uid,
+                            gid: node.gid,
+                            mtime_ns: None,
+                            strip_xattrs: false,
+                        };
                         parent.set_meta(name, &meta, false)?;
+                        if old.extra.xattrs != node.extra.xattrs {
+                            parent.set_xattrs(name, &node.extra.xattrs)?;
+                        }
                     }
-                    (NodeKind::File { content: a, .. }, NodeKind::File { content: b, .. }) if a == b => {
+                    (NodeKind::File { content: a, .. }, NodeKind::File { content: b, .. })
+                        if a == b && old.extra.extents == node.extra.extents =>
+                    {
                         // Same content: only metadata moved; keep the file, set mode and owner.
                         let mtime_ns = m.keep_mtime.then_some(node.mtime_ns);
-                        let meta = Meta { mode: node.mode, uid: node.uid, gid: node.gid, mtime_ns };
+                        let meta = Meta {
+                            mode: node.mode,
+                            uid: node.uid,
+                            gid: node.gid,
+                            mtime_ns,
+                            strip_xattrs: false,
+                        };
                         parent.set_meta(name, &meta, false)?;
-                        m.refresh(&parent, name, &change.path, b)?;
+                        if old.extra.xattrs != node.extra.xattrs {
+                            parent.set_xattrs(name, &node.extra.xattrs)?;
+                        }
+                        m.refresh(&parent, name, &change.path, (b, &node.extra))?;
                     }
                     (_, NodeKind::File { content, .. }) if !matches!(old.kind, NodeKind::Dir { .. }) => {
                         if !m.link_later.contains(&change.path) {
@@ -132,9 +154,16 @@ impl Plan {
             }
         }
         if self.top_changed {
-            let meta = Meta { mode: want.top.mode, uid: want.top.uid, gid: want.top.gid, mtime_ns: None };
+            let meta = Meta {
+                mode: want.top.mode,
+                uid: want.top.uid,
+                gid: want.top.gid,
+                mtime_ns: None,
+                strip_xattrs: false,
+            };
             rustix::fs::fchmod(&root.fd, rustix::fs::Mode::from_raw_mode(meta.mode))
                 .map_err(|e| crate::error::Error::io("set the mode of", &root.path, e.into()))?;
+            set_top_xattrs(root, want, true)?;
         }
         // A rewritten member of a hard-link group is a new inode: link the group again.
         let linked: HashSet<&[u8]> = want.hardlinks.iter().flatten().map(Vec::as_slice).collect();
@@ -256,11 +285,15 @@ pub(crate) fn restore_fresh(
     progress: &Progress,
 ) -> Result<Restored> {
     let handle = DirHandle::open_root(dest)?;
-    let m = Materializer::new(store, true, later_links(root)).observed(progress);
+    let mut m = Materializer::new(store, true, later_links(root)).observed(progress);
+    // Entries inherit ACLs only from a default ACL of the destination (the ones the restore
+    // creates get theirs after their entries): without one there is nothing to strip.
+    m.strip_inherited = matches!(xattr::get(dest, "system.posix_acl_default"), Ok(Some(_)));
     if let NodeKind::Dir { tree } = &root.top.kind {
         m.fill(&handle, b"", tree)?;
     }
     m.link_groups(&handle, &root.hardlinks)?;
+    set_top_xattrs(&handle, root, m.strip_inherited)?;
     let parent = dest.parent().unwrap_or(Path::new("/"));
     let name = dest.file_name().map(|n| n.as_encoded_bytes().to_vec()).unwrap_or_default();
     if !name.is_empty() {
@@ -270,12 +303,23 @@ pub(crate) fn restore_fresh(
             uid: root.top.uid,
             gid: root.top.gid,
             mtime_ns: Some(root.top.mtime_ns),
+            strip_xattrs: false,
         };
         parent.set_meta(&name, &meta, false)?;
     }
     let files = m.files_written.load(std::sync::atomic::Ordering::Relaxed);
     let bytes = m.bytes_written.load(std::sync::atomic::Ordering::Relaxed);
     Ok((files, bytes, m.written.into_inner().unwrap_or_else(|p| p.into_inner())))
+}
+
+/// Gives the restored top directory the snapshot's extended attributes.
+fn set_top_xattrs(root: &DirHandle, want: &DirRoot, strip: bool) -> Result<()> {
+    if want.top.extra.xattrs.is_empty() && !strip {
+        return Ok(());
+    }
+    let dir = std::fs::File::from(root.fd.try_clone().map_err(|e| Error::io("open", &root.path, e))?);
+    super::xattrs::apply(&dir, &want.top.extra.xattrs, strip)
+        .map_err(|e| Error::io("set the extended attributes of", &root.path, e))
 }
 
 /// Ids of every object a directory snapshot refers to, added to `live` (for gc and check).

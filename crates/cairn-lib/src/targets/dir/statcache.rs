@@ -14,6 +14,7 @@ use super::journal::JournalState;
 use crate::error::{Error, Result};
 use crate::id::ObjectId;
 use crate::store::Store;
+use crate::tree::Extra;
 
 /// What a file looked like when its content was last read.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -48,6 +49,10 @@ pub(crate) struct CacheEntry {
     /// The secret rule the file's content matched when it was read, so an unchanged secret
     /// stays left out without being read again (`targets/dir/secrets.rs`).
     pub secret: Option<String>,
+    /// The file's sparse layout and captured extended attributes, as its node holds them.
+    pub extra: Extra,
+    /// The extended attributes it had that snapshots leave out (listed in `not_covered`).
+    pub xattrs_left_out: Vec<String>,
 }
 
 #[derive(Debug, Default, Serialize, Deserialize)]
@@ -57,38 +62,21 @@ struct Encoded {
     journal: JournalState,
 }
 
-/// The form before directory summaries (`SC1`), still read.
-#[derive(Debug, Default, Deserialize)]
-struct EncodedV1 {
-    scan_started_ns: i64,
-    entries: Vec<(Vec<u8>, CacheEntry)>,
-}
-
 /// The start of a stored cache: this tag, then the BLAKE3 hash of the rest (zstd of postcard).
 /// A cache whose hash fails (a flipped bit in the catalog) is discarded, never trusted: a wrong
 /// stamp or content id in it would reuse content that is not the file's.
-const CHECKED: &[u8; 4] = b"SC2\0";
-const CHECKED_V1: &[u8; 4] = b"SC1\0";
+/// `SC3` holds the sparse layout and extended attributes of each file and the journal's
+/// directory summaries; an older cache is read as none (the next save reads every file once).
+const CHECKED: &[u8; 4] = b"SC3\0";
 
-/// Decodes a stored cache, or `None` when it is damaged or of an older, unchecked form.
+/// Decodes a stored cache, or `None` when it is damaged or of an older form.
 fn decode(blob: &[u8]) -> Option<Encoded> {
-    let (v1, rest) = match blob.strip_prefix(CHECKED.as_slice()) {
-        Some(rest) => (false, rest),
-        None => (true, blob.strip_prefix(CHECKED_V1.as_slice())?),
-    };
+    let rest = blob.strip_prefix(CHECKED.as_slice())?;
     let (hash, packed) = rest.split_at_checked(32)?;
     if ObjectId::of(packed).0.as_slice() != hash {
         return None;
     }
     let raw = zstd::decode_all(packed).ok()?;
-    if v1 {
-        let old: EncodedV1 = postcard::from_bytes(&raw).ok()?;
-        return Some(Encoded {
-            scan_started_ns: old.scan_started_ns,
-            entries: old.entries,
-            ..Encoded::default()
-        });
-    }
     postcard::from_bytes(&raw).ok()
 }
 
@@ -246,6 +234,16 @@ mod tests {
 
     const SCAN: i64 = 1_700_000_000_000_000_000;
 
+    fn entry_defaults() -> CacheEntry {
+        CacheEntry {
+            stamp: stamp(0, 0),
+            content: Vec::new(),
+            secret: None,
+            extra: Extra::default(),
+            xattrs_left_out: Vec::new(),
+        }
+    }
+
     fn stamp(mtime_ns: i64, ctime_ns: i64) -> Stamp {
         Stamp { dev: 1, ino: 42, size: 10, mtime_ns, ctime_ns, mode: 0o100644 }
     }
@@ -254,7 +252,10 @@ mod tests {
         let content = vec![ObjectId::of(b"content")];
         let cache = StatCache::from_scan(
             SCAN,
-            vec![(b"f".to_vec(), CacheEntry { stamp: entry, content: content.clone(), secret: None })],
+            vec![(
+                b"f".to_vec(),
+                CacheEntry { stamp: entry, content: content.clone(), secret: None, ..entry_defaults() },
+            )],
         );
         (cache, content)
     }
@@ -311,6 +312,7 @@ mod tests {
             stamp: stamp(mtime_ns, SCAN - 5),
             content: content.clone(),
             secret: None,
+            ..entry_defaults()
         };
         let cache = StatCache::from_scan(
             SCAN,

@@ -1,0 +1,79 @@
+//! Small ways a command misled or left clutter, each with the test named after it: refusals of
+//! the command line in one line of cairn's words, a refused restore into the store that
+//! leaves nothing there, and stats that count only what was captured.
+
+mod common;
+
+use std::os::unix::fs::PermissionsExt;
+
+use common::{TestEnv, write};
+
+#[test]
+fn negative_numbers_get_one_line_in_cairns_words() {
+    let env = TestEnv::new();
+    let negative = env.fails(&["remove", "--retain-recent", "-1"], 2);
+    let unknown = env.fails(&["list", "--bogus"], 2);
+    let missing = env.fails(&["restore"], 2);
+    env.filters().bind(|| {
+        insta::assert_snapshot!(negative, @"error: --retain-recent takes a number of 0 or more, not -1; see `cairn remove --help`");
+        insta::assert_snapshot!(unknown, @"error: unexpected argument '--bogus' found (to pass '--bogus' as a value, use '-- --bogus'); see `cairn list --help`");
+        insta::assert_snapshot!(missing, @"error: the following required arguments were not provided: <REFERENCE>; see `cairn restore --help`");
+    });
+}
+
+#[test]
+fn a_refused_restore_into_the_store_leaves_nothing_in_the_store() {
+    let env = TestEnv::new();
+    write(&env.work(), "a.txt", "a\n");
+    let saved = env.json(&["save"]);
+    let id = saved["id"].as_str().unwrap();
+    let objects = env.store().join("objects");
+    let before = common::entries(&objects);
+    // Named directly, and through a link to the store (only resolved once it exists).
+    std::os::unix::fs::symlink(env.store(), env.root().join("link")).unwrap();
+    for dest in [objects.join("x"), env.root().join("link/objects/x/y")] {
+        let err = env.fails(&["restore", id, "--to", dest.to_str().unwrap()], 2);
+        assert!(err.contains("is inside the store"), "{err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert_eq!(common::entries(&objects), before, "after a refused restore to {}", dest.display());
+    }
+}
+
+#[test]
+fn skipped_unreadable_files_are_not_counted_in_stats_files() {
+    let is_root = std::process::Command::new("id").arg("-u").output().unwrap().stdout.starts_with(b"0\n");
+    if !is_root {
+        #[allow(clippy::print_stdout)] // the suite prints why this test did nothing
+        {
+            println!("skipped: running as another user needs root");
+        }
+        return;
+    }
+    // Root reads everything: the save runs as nobody, in a directory nobody may use.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
+    let work = dir.path().join("work");
+    std::fs::create_dir(&work).unwrap();
+    write(&work, "readable.txt", "yes\n");
+    write(&work, "secret-ish.txt", "no\n");
+    std::fs::set_permissions(&work, std::fs::Permissions::from_mode(0o777)).unwrap();
+    std::fs::set_permissions(work.join("readable.txt"), std::fs::Permissions::from_mode(0o644)).unwrap();
+    std::fs::set_permissions(work.join("secret-ish.txt"), std::fs::Permissions::from_mode(0o000)).unwrap();
+    let out = std::process::Command::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+        .arg(assert_cmd::cargo::cargo_bin("cairn"))
+        .arg("--store")
+        .arg(dir.path().join("store"))
+        .args(["--json", "save"])
+        .arg(&work)
+        .env_clear()
+        .env("HOME", dir.path())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let saved: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(saved["stats"]["files"], 1, "{saved}");
+    assert_eq!(saved["stats"]["bytes"], 4, "{saved}");
+    assert_eq!(saved["not_covered"]["skipped"][0]["path"], "secret-ish.txt", "{saved}");
+    assert_eq!(saved["not_covered"]["skipped"][0]["reason"], "unreadable", "{saved}");
+}
