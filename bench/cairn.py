@@ -111,3 +111,21 @@ def parse_json(text: str, what: str) -> dict:
     if not isinstance(value, dict):
         raise SetupError(f"{what} printed JSON that is not an object: {text.strip()[:200]}")
     return value
+
+
+class WatchedCairn(Cairn):
+    """cairn with `cairn watch` running for its store: saves and the safety snapshot of an
+    in-place restore look only at the directories the watcher's journal names."""
+
+    name = "cairn+watch"
+
+    def start_watcher(self, runner: Runner) -> None:
+        runner.check(self._cmd("watch", str(self.tree), "--detach"), "cairn watch --detach")
+
+    def stop_watcher(self, runner: Runner) -> None:
+        runner.run(self._cmd("watch", "--stop"))
+
+    def used_journal(self) -> bool:
+        """Whether the last save looked only at what the journal named."""
+        report = (self.last_record.get("stats") or {}).get("change_journal") or {}
+        return bool(report.get("used"))

@@ -122,11 +122,12 @@ def _missing(results: Results, key: str, tool: str) -> str:
     return f"{tool} failed (see its row)" if row.m.error else f"no figure for {tool}"
 
 
-def _time_target(results: Results, text: str, key: str, peer: str, limit: float, peer_label: str = "") -> Target:
-    ours = results.median(key, "cairn")
+def _time_target(results: Results, text: str, key: str, peer: str, limit: float, peer_label: str = "",
+                 tool: str = "cairn") -> Target:
+    ours = results.median(key, tool)
     theirs = results.median(key, peer)
     if ours is None or theirs is None:
-        return Target(text, _missing(results, key, "cairn" if ours is None else peer), "n/a")
+        return Target(text, _missing(results, key, tool if ours is None else peer), "n/a")
     r = ours / theirs
     figure = f"{r:.2f}× ({seconds(ours)} vs {seconds(theirs)} for {peer_label or peer})"
     return Target(text, figure, "PASS" if r <= limit else "MISS")
@@ -153,6 +154,13 @@ def evaluate(results: Results) -> list[Target]:
         _time_target(results, "restore into an empty directory ≤ 1.0× cp -a", "source.restore_empty.warm", "cp -a", 1.0),
         _time_target(results, "in-place restore after 20 files changed ≤ 0.5× git", "source.restore_inplace", "git", 0.5,
                      "git reset --hard"),
+        # With the watcher (docs/watch.md): the same operations at the cost of what changed.
+        _time_target(results, "with cairn watch: save, nothing changed ≤ 0.1× git", "source.nochange", "git", 0.1,
+                     tool="cairn+watch"),
+        _time_target(results, "with cairn watch: save, 20 files changed ≤ 0.2× git", "source.save20", "git", 0.2,
+                     tool="cairn+watch"),
+        _time_target(results, "with cairn watch: in-place restore after 20 files changed ≤ 0.5× git",
+                     "source.restore_inplace", "git", 0.5, "git reset --hard", tool="cairn+watch"),
     ]
     churn = results.facts.get("churn", {})
     growth = churn.get("growth", {}).get("cairn")

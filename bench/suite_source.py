@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from cairn import Cairn
+from cairn import Cairn, WatchedCairn
 from common import Context, compare, manifest, rounds, without_content
 from measure import Measurement, Outcome, SetupError, remove_tree
 from peers import Copy, Git, Restic, TarZstd, Tool, stat_walks
@@ -19,6 +19,8 @@ from workload import Tree, apply_change, change_files, plan_change
 class SourceTools:
     def __init__(self, ctx: Context, tree: Tree):
         self.cairn = Cairn(ctx.cairn_binary, tree.root, ctx.store("cairn-src"), ctx.env, ctx.cairn_unavailable)
+        self.watched = WatchedCairn(ctx.cairn_binary, tree.root, ctx.store("cairn-watched"), ctx.env,
+                                    ctx.cairn_unavailable)
         self.git = Git(tree.root, ctx.store("git-src.git"), ctx.env)
         self.tar = TarZstd(tree.root, ctx.store("tar-src"), ctx.env)
         self.restic = Restic(tree.root, ctx.store("restic-src"), ctx.env)
@@ -88,21 +90,38 @@ def run(ctx: Context, tree: Tree) -> list[Tool]:
         stores = {tool.name: tool.store_size() for tool in tools if ms[tool.name].error is None}
         section.add(f"source.first.{variant}", f"first save ({variant} cache)", ms, notes, stores)
 
+    # The watched store: a watcher, then two unmeasured saves (the first walks the tree and
+    # leaves the directory summaries the journal saves after it start from).
+    watched = [t.watched]
+    try:
+        t.watched.fresh_store(ctx.runner)
+        t.watched.start_watcher(ctx.runner)
+        save_all(ctx, [t.watched, t.watched])
+    except SetupError as e:
+        ctx.log(f"  cairn+watch: {e}")
+        watched = []
+    journal_note = {"cairn+watch": "with `cairn watch` running"}
+
+    def saved_checked(tool: Tool, run: int, outcome: Outcome) -> str | None:
+        tool.saved(ctx.runner, outcome)
+        if tool is t.watched and not t.watched.used_journal():
+            return f"the save walked the tree: {t.watched.last_record.get('stats', {}).get('change_journal')}"
+        return None
+
     ctx.log("source: save, nothing changed")
-    ms, notes = rounds(ctx, t.savers, lambda tool: tool.save(), ctx.runs,
-                       after=lambda tool, run, outcome: tool.saved(ctx.runner, outcome))
-    section.add("source.nochange", "save, nothing changed", ms, notes)
+    ms, notes = rounds(ctx, t.savers + watched, lambda tool: tool.save(), ctx.runs, after=saved_checked)
+    section.add("source.nochange", "save, nothing changed", ms, notes, extra=journal_note)
 
     ctx.log(f"source: save, {ctx.scale.changed_files} files changed")
-    ms, notes = rounds(ctx, t.savers, lambda tool: tool.save(), ctx.runs,
+    ms, notes = rounds(ctx, t.savers + watched, lambda tool: tool.save(), ctx.runs,
                        before_run=lambda run: change_files(tree, ctx.pool, ctx.seed, f"save:{run}", ctx.scale.changed_files),
-                       after=lambda tool, run, outcome: tool.saved(ctx.runner, outcome))
-    section.add("source.save20", f"save, {ctx.scale.changed_files} files changed", ms, notes)
+                       after=saved_checked)
+    section.add("source.save20", f"save, {ctx.scale.changed_files} files changed", ms, notes, extra=journal_note)
 
     ctx.log(f"source: diff of two snapshots, {ctx.scale.diff_files} files changed")
     before = {tool.name: len(tool.refs) for tool in t.savers}
     change_files(tree, ctx.pool, ctx.seed, "diff", ctx.scale.diff_files)
-    save_all(ctx, t.savers)
+    save_all(ctx, t.savers + watched)
 
     def diff(tool: Tool):
         n = before[tool.name]
@@ -116,7 +135,7 @@ def run(ctx: Context, tree: Tree) -> list[Tool]:
                        "restic": "`restic diff A B`"})
 
     restore_empty(ctx, t, tree, section)
-    restore_in_place(ctx, t, tree, section)
+    restore_in_place(ctx, t, tree, section, watched)
     return t.savers
 
 
@@ -187,7 +206,7 @@ def restore_empty(ctx: Context, t: SourceTools, tree: Tree, section) -> None:
                                   "tar+zstd": "`zstd -d | tar -x`"})
 
 
-def restore_in_place(ctx: Context, t: SourceTools, tree: Tree, section) -> None:
+def restore_in_place(ctx: Context, t: SourceTools, tree: Tree, section, watched: list[Tool]) -> None:
     """Change files, then put the tree back with each tool in turn: every tool gets exactly
     the same 20 edits to undo."""
     ctx.log(f"source: in-place restore after {ctx.scale.changed_files} files changed")
@@ -213,9 +232,11 @@ def restore_in_place(ctx: Context, t: SourceTools, tree: Tree, section) -> None:
 
     # restic rewrites every file of the tree, which leaves every other tool's stat cache (and
     # git's index) stale; so it goes last, after the others have done all their runs.
-    for tools in ([t.cairn, t.git], [t.restic]):
+    for tools in ([t.cairn, *watched, t.git], [t.restic]):
         ms, notes = rounds(ctx, tools, lambda tool: tool.restore_in_place(), ctx.runs,
                            before_run=before_run, setup=setup, after=after)
         section.add("source.restore_inplace", f"in-place restore after {ctx.scale.changed_files} files changed",
                     ms, notes, extra={"cairn": "`cairn restore REF` (takes a safety snapshot first)",
+                                      "cairn+watch": "the same, with `cairn watch` running",
                                       "git": "`git reset --hard REF`"})
+    t.watched.stop_watcher(ctx.runner)

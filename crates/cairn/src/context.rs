@@ -4,7 +4,6 @@
 
 use std::path::PathBuf;
 
-use cairn_lib::ops::resolve::SessionChoice;
 use cairn_lib::{S3Settings, Store, StoreAddress};
 
 use crate::commands::GlobalArgs;
@@ -64,13 +63,5 @@ pub fn open_store(global: &GlobalArgs) -> CommandResult<Store> {
 pub fn call_context() -> cairn_lib::ops::resolve::CallContext {
     cairn_lib::ops::resolve::CallContext {
         pinned_session: std::env::var("CAIRN_SESSION").ok().filter(|s| !s.is_empty()),
-    }
-}
-
-/// The session choice: `--session` for this command, `CAIRN_SESSION` as the pin.
-pub fn session_choice(session: Option<&str>) -> SessionChoice {
-    SessionChoice {
-        session: session.map(str::to_owned),
-        pinned: std::env::var("CAIRN_SESSION").ok().filter(|s| !s.is_empty()),
     }
 }

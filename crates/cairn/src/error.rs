@@ -22,7 +22,9 @@ pub fn exit_code(err: &CommandError) -> u8 {
 
 /// The longest error line printed whole; a longer one keeps its start and its last clause
 /// (what to do), with the middle cut.
-const MAX_LINE: usize = 400;
+// As long as the library lets a message grow (`cairn_lib` cuts at 1,000): an error that lists
+// what it undid (a moment restore) must keep the list.
+const MAX_LINE: usize = 1000;
 
 /// One line of at most [`MAX_LINE`] characters: lines of a multi-line message (a library's
 /// error text) are joined with `; `, runs of spaces collapse, and a long line loses the middle
@@ -108,7 +110,7 @@ mod tests {
             fit_line("a library said:\n  line two\n\n  line three"),
             "a library said:; line two; line three"
         );
-        let long = format!("could not read {}; run `cairn check`", "/very/long/path".repeat(60));
+        let long = format!("could not read {}; run `cairn check`", "/very/long/path".repeat(150));
         let fitted = fit_line(&long);
         assert!(fitted.chars().count() <= MAX_LINE, "{fitted}");
         assert!(fitted.starts_with("could not read /very/long/path"));

@@ -97,7 +97,9 @@ impl Store {
         progress: &Progress,
     ) -> Result<SaveResult> {
         if !options.targets.is_empty() {
-            return Err(Error::invalid("several targets are saved together as a moment, not as one snapshot"));
+            return Err(Error::invalid(
+                "several targets are saved together as a moment, not as one snapshot",
+            ));
         }
         let target = Target::parse(&options.target)?;
         if let Target::Transcript(file) = &target {

@@ -73,16 +73,23 @@ fn packs(store: &Store) {
 fn save_and_restore(store: &Store, work: &Path) {
     let tree = work.join("tree");
     write_tree(&tree);
-    let saved =
-        store.save(&SaveOptions { target: tree.display().to_string(), ..Default::default() }, &CallContext::default()).unwrap();
+    let saved = store
+        .save(
+            &SaveOptions { target: tree.display().to_string(), ..Default::default() },
+            &CallContext::default(),
+        )
+        .unwrap();
     assert_eq!(saved.snapshot.stats.files, 3);
     let out = work.join("out");
     store
-        .restore(&RestoreOptions {
-            reference: Some(saved.snapshot.id.to_string()),
-            to: Some(out.clone()),
-            ..Default::default()
-        }, &CallContext::default())
+        .restore(
+            &RestoreOptions {
+                reference: Some(saved.snapshot.id.to_string()),
+                to: Some(out.clone()),
+                ..Default::default()
+            },
+            &CallContext::default(),
+        )
         .unwrap();
     assert_eq!(read_tree(&out), read_tree(&tree));
 }
@@ -93,7 +100,12 @@ fn shared_by_two(backend: Arc<dyn Backend>, work: &Path) {
     let a = Store::open_shared(backend.clone(), &work.join("cache-a"), OpenMode::CreateIfMissing).unwrap();
     let tree = work.join("tree");
     write_tree(&tree);
-    let saved = a.save(&SaveOptions { target: tree.display().to_string(), ..Default::default() }, &CallContext::default()).unwrap();
+    let saved = a
+        .save(
+            &SaveOptions { target: tree.display().to_string(), ..Default::default() },
+            &CallContext::default(),
+        )
+        .unwrap();
     let fork = crate::ops::session::SessionCreateOptions {
         name: Some("fork".into()),
         from: Some("baseline".into()),
@@ -107,11 +119,14 @@ fn shared_by_two(backend: Arc<dyn Backend>, work: &Path) {
     let fork = b.find_session("fork").unwrap();
     assert_eq!(fork.snapshot_count, 1);
     let out = work.join("out-b");
-    b.restore(&RestoreOptions {
-        reference: Some(saved.snapshot.id.to_string()),
-        to: Some(out.clone()),
-        ..Default::default()
-    }, &CallContext::default())
+    b.restore(
+        &RestoreOptions {
+            reference: Some(saved.snapshot.id.to_string()),
+            to: Some(out.clone()),
+            ..Default::default()
+        },
+        &CallContext::default(),
+    )
     .unwrap();
     assert_eq!(read_tree(&out), read_tree(&tree));
 
@@ -138,7 +153,12 @@ fn shared_gc(backend: Arc<dyn Backend>, work: &Path) {
     let tree = work.join("tree");
     write_tree(&tree);
     let save = |store: &Store| {
-        store.save(&SaveOptions { target: tree.display().to_string(), ..Default::default() }, &CallContext::default()).unwrap()
+        store
+            .save(
+                &SaveOptions { target: tree.display().to_string(), ..Default::default() },
+                &CallContext::default(),
+            )
+            .unwrap()
     };
     let a = open("cache-a");
     let first = save(&a);
@@ -159,11 +179,14 @@ fn shared_gc(backend: Arc<dyn Backend>, work: &Path) {
     drop(b);
     let b = open("cache-b");
     let out = work.join("out");
-    b.restore(&RestoreOptions {
-        reference: Some(second.snapshot.id.to_string()),
-        to: Some(out.clone()),
-        ..Default::default()
-    }, &CallContext::default())
+    b.restore(
+        &RestoreOptions {
+            reference: Some(second.snapshot.id.to_string()),
+            to: Some(out.clone()),
+            ..Default::default()
+        },
+        &CallContext::default(),
+    )
     .unwrap();
     assert_eq!(read_tree(&out), read_tree(&tree));
     assert!(b.check(&crate::ops::gc::CheckOptions { read_data: true }).unwrap().problems.is_empty());
@@ -181,11 +204,14 @@ fn racing(backend: Arc<dyn Backend>, work: &Path) {
         write_tree(tree);
     }
     let save = |store: &Store, tree: &Path, name: Option<&str>| {
-        store.save(&SaveOptions {
-            target: tree.display().to_string(),
-            name: name.map(str::to_owned),
-            ..Default::default()
-        }, &CallContext::default())
+        store.save(
+            &SaveOptions {
+                target: tree.display().to_string(),
+                name: name.map(str::to_owned),
+                ..Default::default()
+            },
+            &CallContext::default(),
+        )
     };
     let results = std::thread::scope(|s| {
         let one = s.spawn(|| save(&a, &trees[0], None).map(|r| r.snapshot.id));
@@ -211,8 +237,13 @@ fn racing(backend: Arc<dyn Backend>, work: &Path) {
     drop((a, b));
     for cache in ["cache-a", "cache-b"] {
         let store = open(cache);
-        let ids: Vec<_> =
-            store.list(&ListOptions::default(), &CallContext::default()).unwrap().snapshots.iter().map(|s| s.id).collect();
+        let ids: Vec<_> = store
+            .list(&ListOptions::default(), &CallContext::default())
+            .unwrap()
+            .snapshots
+            .iter()
+            .map(|s| s.id)
+            .collect();
         assert_eq!(ids.len(), 3, "{cache}: {ids:?}");
         assert!(results.iter().all(|id| ids.contains(id)), "{cache}");
         assert_eq!(

@@ -4,7 +4,7 @@ use cairn_lib::ops::archive::{ExportOptions, ExportResult};
 use clap::Args;
 
 use crate::commands::GlobalArgs;
-use crate::context::{open_store, session_choice};
+use crate::context::{call_context, open_store};
 use crate::error::CommandResult;
 use crate::format;
 use crate::printer::Printer;
@@ -14,16 +14,12 @@ use crate::printer::Printer;
 pub struct ExportArgs {
     #[command(flatten)]
     options: ExportOptions,
-    /// The session to look the snapshot up in (name or id).
-    #[arg(long)]
-    session: Option<String>,
 }
 
 pub fn run(global: &GlobalArgs, args: ExportArgs, printer: &Printer) -> CommandResult {
     let store = open_store(global)?;
-    let mut options = args.options;
-    options.session = session_choice(args.session.as_deref());
-    let result = store.export(&options)?;
+    let options = args.options;
+    let result = store.export(&options, &call_context())?;
     printer.result(&result, human);
     Ok(())
 }

@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, IoContext, Result};
 use crate::id::ObjectId;
-use crate::ops::resolve::SessionChoice;
+use crate::ops::resolve::CallContext;
 use crate::snapshot::Snapshot;
 use crate::store::Store;
 use crate::tree::{self, Node, NodeKind};
@@ -34,10 +34,9 @@ pub struct ExportOptions {
     #[cfg_attr(feature = "clap", arg(long, short))]
     #[serde(default)]
     pub force: bool,
-    /// The session to look the snapshot up in.
-    #[cfg_attr(feature = "clap", arg(skip))]
-    #[serde(default)]
-    pub session: SessionChoice,
+    /// The session to look the snapshot up in (name or id).
+    #[cfg_attr(feature = "clap", arg(long))]
+    pub session: Option<String>,
 }
 
 /// The archive an export wrote.
@@ -207,9 +206,9 @@ impl FromBytesPath for std::ffi::OsStr {
 
 impl Store {
     /// Writes a directory snapshot to `options.to` as a POSIX pax tar archive.
-    pub fn export(&self, options: &ExportOptions) -> Result<ExportResult> {
+    pub fn export(&self, options: &ExportOptions, context: &CallContext) -> Result<ExportResult> {
         let compression = compression_of(&options.to)?;
-        let session = self.resolve_session(&options.session)?;
+        let session = self.call_session(options.session.as_deref(), context)?;
         let snapshot = self.resolve_snapshot(&session, &options.reference, None)?;
         if snapshot.kind != "dir" {
             return Err(Error::invalid(format!(

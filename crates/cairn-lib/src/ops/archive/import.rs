@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 use super::entries::{Checker, Seen, normalize, shown};
 use crate::error::{Error, IoContext, Result};
 use crate::id::{ObjectId, SnapshotId};
-use crate::ops::resolve::SessionChoice;
+use crate::ops::resolve::CallContext;
 use crate::snapshot::{Snapshot, SnapshotStats};
 use crate::store::Store;
 use crate::store::chunker::{WHOLE_FILE_LIMIT, for_each_chunk};
@@ -52,10 +52,9 @@ pub struct ImportOptions {
     /// `import.max_entries` setting, 500000).
     #[cfg_attr(feature = "clap", arg(long, value_name = "COUNT"))]
     pub max_entries: Option<u64>,
-    /// The session to import into.
-    #[cfg_attr(feature = "clap", arg(skip))]
-    #[serde(default)]
-    pub session: SessionChoice,
+    /// The session to import into (name or id).
+    #[cfg_attr(feature = "clap", arg(long))]
+    pub session: Option<String>,
 }
 
 /// The snapshot an import made.
@@ -130,12 +129,12 @@ impl ImportOptions {
 impl Store {
     /// Imports a tar archive as a new directory snapshot of `options.target` (see
     /// [`ImportOptions::target_or_default`]).
-    pub fn import(&self, options: &ImportOptions) -> Result<ImportResult> {
+    pub fn import(&self, options: &ImportOptions, context: &CallContext) -> Result<ImportResult> {
         if let Some(name) = &options.name {
             crate::name::validate_name("snapshot", name)?;
         }
         let key = target_key(&options.target_or_default())?;
-        let session = self.resolve_session(&options.session)?;
+        let session = self.call_session(options.session.as_deref(), context)?;
         let max_bytes = options.max_bytes.or(self.config().count("import.max_bytes")).unwrap_or(8 << 30);
         let max_entries =
             options.max_entries.or(self.config().count("import.max_entries")).unwrap_or(500_000);

@@ -108,15 +108,18 @@ impl Store {
             out.change = if x.root == y.root { "unchanged" } else { "changed" }.into();
             return Ok(out);
         }
-        let diff = self.diff(&DiffOptions {
-            from: a.snapshot.to_string(),
-            to: Some(b.snapshot.to_string()),
-            // By id: a directory that no longer exists is still compared.
-            target: None,
-            patch,
-            stat: false,
-            session: Some(session.id.to_string()),
-        }, &CallContext::default())?;
+        let diff = self.diff(
+            &DiffOptions {
+                from: a.snapshot.to_string(),
+                to: Some(b.snapshot.to_string()),
+                // By id: a directory that no longer exists is still compared.
+                target: None,
+                patch,
+                stat: false,
+                session: Some(session.id.to_string()),
+            },
+            &CallContext::default(),
+        )?;
         let s = &diff.summary;
         out.change = if s.added + s.removed + s.modified == 0 { "unchanged" } else { "changed" }.into();
         out.diff = Some(diff);

@@ -168,12 +168,15 @@ impl Store {
         };
         match part.kind.as_str() {
             "dir" => {
-                let result = self.restore(&RestoreOptions {
-                    reference: Some(part.snapshot.to_string()),
-                    target: Some(part.target.clone()),
-                    session: in_session,
-                    ..RestoreOptions::default()
-                }, &CallContext::default())?;
+                let result = self.restore(
+                    &RestoreOptions {
+                        reference: Some(part.snapshot.to_string()),
+                        target: Some(part.target.clone()),
+                        session: in_session,
+                        ..RestoreOptions::default()
+                    },
+                    &CallContext::default(),
+                )?;
                 out.safety_snapshot = result.safety_snapshot.map(|s| s.id.to_string());
                 out.files_written = Some(result.files_written);
             }
@@ -191,12 +194,15 @@ impl Store {
                 out.extra_files = written.subagent_files;
             }
             "compose" => {
-                let result = self.compose_rollback(&ComposeRollbackOptions {
-                    project: part.target.trim_start_matches("compose:").to_owned(),
-                    reference: part.snapshot.to_string(),
-                    session: in_session,
-                    ..ComposeRollbackOptions::default()
-                }, &CallContext::default())?;
+                let result = self.compose_rollback(
+                    &ComposeRollbackOptions {
+                        project: part.target.trim_start_matches("compose:").to_owned(),
+                        reference: part.snapshot.to_string(),
+                        session: in_session,
+                        ..ComposeRollbackOptions::default()
+                    },
+                    &CallContext::default(),
+                )?;
                 out.safety_snapshot = result.safety_snapshot;
             }
             other => return Err(Error::invalid(format!("a {other} part cannot be restored with a moment"))),
@@ -211,20 +217,26 @@ impl Store {
         for part in done.iter().rev() {
             let outcome = match (part.kind.as_str(), &part.safety_snapshot, &part.file) {
                 ("dir", Some(safety), _) => self
-                    .restore(&RestoreOptions {
-                        reference: Some(safety.clone()),
-                        target: Some(part.target.clone()),
-                        session: in_session.clone(),
-                        ..RestoreOptions::default()
-                    }, &CallContext::default())
+                    .restore(
+                        &RestoreOptions {
+                            reference: Some(safety.clone()),
+                            target: Some(part.target.clone()),
+                            session: in_session.clone(),
+                            ..RestoreOptions::default()
+                        },
+                        &CallContext::default(),
+                    )
                     .map(|_| format!("{} was put back from safety snapshot {safety}", part.target)),
                 ("compose", Some(safety), _) => self
-                    .compose_rollback(&ComposeRollbackOptions {
-                        project: part.target.trim_start_matches("compose:").to_owned(),
-                        reference: safety.clone(),
-                        session: in_session.clone(),
-                        ..ComposeRollbackOptions::default()
-                    }, &CallContext::default())
+                    .compose_rollback(
+                        &ComposeRollbackOptions {
+                            project: part.target.trim_start_matches("compose:").to_owned(),
+                            reference: safety.clone(),
+                            session: in_session.clone(),
+                            ..ComposeRollbackOptions::default()
+                        },
+                        &CallContext::default(),
+                    )
                     .map(|_| format!("{} was put back from safety snapshot {safety}", part.target)),
                 ("transcript", _, Some(file)) => {
                     let mut files = vec![file.clone()];

@@ -98,12 +98,15 @@ impl Store {
             let t = m.turn.clone().expect("turn moments have a turn");
             let files_changed_since = match (m.part("dir"), &newest) {
                 (Some(part), Some(newest)) if part.snapshot != newest.id => {
-                    let diff = self.diff(&DiffOptions {
-                        from: part.snapshot.to_string(),
-                        to: Some(newest.id.to_string()),
-                        session: Some(session.id.to_string()),
-                        ..DiffOptions::default()
-                    }, &CallContext::default())?;
+                    let diff = self.diff(
+                        &DiffOptions {
+                            from: part.snapshot.to_string(),
+                            to: Some(newest.id.to_string()),
+                            session: Some(session.id.to_string()),
+                            ..DiffOptions::default()
+                        },
+                        &CallContext::default(),
+                    )?;
                     diff.entries.iter().filter(|e| e.kind != "dir").count() as u64
                 }
                 _ => 0,

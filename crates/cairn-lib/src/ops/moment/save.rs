@@ -220,16 +220,19 @@ impl Store {
         let target = Target::parse(&plan.target)?;
         let previous =
             if plan.reuse_unchanged { self.last_snapshot_of(session, &target.key())? } else { None };
-        let saved = self.save(&SaveOptions {
-            target: plan.target.clone(),
-            name: take.name.clone(),
-            description: take.description.clone(),
-            force: false,
-            no_ignore: take.no_ignore,
-            session: Some(session.id.to_string()),
-            include_secrets: take.include_secrets,
-            targets: Vec::new(),
-        }, &CallContext::default())?;
+        let saved = self.save(
+            &SaveOptions {
+                target: plan.target.clone(),
+                name: take.name.clone(),
+                description: take.description.clone(),
+                force: false,
+                no_ignore: take.no_ignore,
+                session: Some(session.id.to_string()),
+                include_secrets: take.include_secrets,
+                targets: Vec::new(),
+            },
+            &CallContext::default(),
+        )?;
         let snapshot = saved.snapshot;
         if let Some(previous) = previous
             && previous.root.is_some()

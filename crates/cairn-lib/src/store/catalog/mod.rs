@@ -8,8 +8,8 @@
 //! catalog makes lookups fast, it is not the only copy.
 
 mod blobs;
-mod moments;
 pub(crate) mod events;
+mod moments;
 mod repair;
 mod sessions;
 mod snapshots;
