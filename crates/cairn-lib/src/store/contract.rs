@@ -109,7 +109,6 @@ fn shared_by_two(backend: Arc<dyn Backend>, work: &Path) {
     let fork = crate::ops::session::SessionCreateOptions {
         name: Some("fork".into()),
         from: Some("baseline".into()),
-        ..Default::default()
     };
     a.session_create(&fork, &CallContext::default()).unwrap();
 
