@@ -73,7 +73,7 @@ impl Command {
                 | Command::Export(_)
                 | Command::Gc(_)
                 | Command::Check(_)
-        )
+        ) || matches!(self, Command::Watch(args) if args.asks_only())
     }
 }
 

@@ -13,6 +13,8 @@ use crate::error::{CommandResult, usage};
 use crate::format;
 use crate::printer::Printer;
 
+const NO_WATCHER: &str = "no watcher runs for this store\n";
+
 /// Arguments of `cairn watch`.
 #[derive(Debug, Args)]
 pub struct WatchArgs {
@@ -50,8 +52,27 @@ struct StatusView {
     status: Option<Status>,
 }
 
+impl WatchArgs {
+    /// `--status` and `--stop` only ask a running watcher: they never create a store.
+    pub fn asks_only(&self) -> bool {
+        self.status || self.stop
+    }
+}
+
 pub fn run(global: &GlobalArgs, args: WatchArgs, printer: &Printer) -> CommandResult {
-    let store = open_store(global)?;
+    let store = match open_store(global) {
+        Ok(store) => store,
+        // No store, so no watcher for it.
+        Err(e) if args.asks_only() && e.kind() == cairn_lib::ErrorKind::NotFound => {
+            if args.stop {
+                printer.result(&serde_json::json!({ "stopped": false }), |_| NO_WATCHER.to_owned());
+            } else {
+                printer.result(&StatusView { running: false, status: None }, human_status);
+            }
+            return Ok(());
+        }
+        Err(e) => return Err(e),
+    };
     if args.status {
         let status = store.watch_status()?;
         printer.result(&StatusView { running: status.is_some(), status }, human_status);
@@ -59,7 +80,7 @@ pub fn run(global: &GlobalArgs, args: WatchArgs, printer: &Printer) -> CommandRe
     }
     if args.stop {
         let stopped = store.watch_stop()?;
-        let line = if stopped { "stopped the watcher\n" } else { "no watcher runs for this store\n" };
+        let line = if stopped { "stopped the watcher\n" } else { NO_WATCHER };
         printer.result(&serde_json::json!({ "stopped": stopped }), |_| line.to_owned());
         return Ok(());
     }
@@ -146,7 +167,7 @@ fn human_watching(w: &Watching) -> String {
 }
 
 fn human_status(v: &StatusView) -> String {
-    let Some(s) = &v.status else { return "no watcher runs for this store\n".to_owned() };
+    let Some(s) = &v.status else { return NO_WATCHER.to_owned() };
     let limit = |n: Option<u64>| n.map_or("unknown".to_owned(), |n| n.to_string());
     let mut out = format!(
         "watcher pid {} (kernel limits: {} watches per user, {} queued events)\n",
