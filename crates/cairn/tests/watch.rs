@@ -11,6 +11,16 @@ fn journal(save: &serde_json::Value) -> serde_json::Value {
     save["stats"]["change_journal"].clone()
 }
 
+/// The watcher process, killed when the test ends however it ends.
+struct Watcher(std::process::Child);
+
+impl Drop for Watcher {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 fn signal(pid: u32, sig: &str) {
     let status = std::process::Command::new("kill").args([sig, &pid.to_string()]).status().unwrap();
     assert!(status.success(), "kill {sig} {pid}");
@@ -24,7 +34,7 @@ fn a_queue_overflow_makes_the_next_save_walk_and_it_is_exact() {
     assert_eq!(env.json(&["watch", "--status"])["running"], false, "no store, no watcher");
     // The store exists before the watcher and the saves open it at once.
     env.ok(&["save", &work]);
-    let mut watcher = env.process(&["watch", &work]).spawn().unwrap();
+    let watcher = Watcher(env.process(&["watch", &work]).spawn().unwrap());
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
     while env.json(&["watch", "--status"])["running"] != true {
         assert!(std::time::Instant::now() < deadline, "the watcher did not answer");
@@ -51,11 +61,11 @@ fn a_queue_overflow_makes_the_next_save_walk_and_it_is_exact() {
         assert!(std::time::Instant::now() < deadline, "many/ is not watched");
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
-    signal(watcher.id(), "-STOP");
+    signal(watcher.0.id(), "-STOP");
     for i in 0..limit + 2_000 {
         std::fs::write(env.work().join(format!("many/{i}")), b"x").unwrap();
     }
-    signal(watcher.id(), "-CONT");
+    signal(watcher.0.id(), "-CONT");
 
     let walked = env.json(&["save", &work]);
     let report = journal(&walked);
@@ -71,6 +81,8 @@ fn a_queue_overflow_makes_the_next_save_walk_and_it_is_exact() {
     assert_eq!(after["stats"]["read_bytes"], edited.len() as u64, "only the edited file is read: {after}");
 
     env.ok(&["watch", "--stop"]);
-    watcher.wait().unwrap();
+    let mut watcher = watcher;
+    let status = watcher.0.wait().unwrap();
+    assert!(status.success(), "the watcher stopped cleanly: {status}");
     assert_eq!(env.json(&["watch", "--status"])["running"], false);
 }
