@@ -222,9 +222,11 @@ pub(crate) fn capture_observed(
         plan = None;
         report = walk_because("the store knows of damaged data, so every file is looked at");
     }
-    if plan.is_some() && old_cache.journal.saves_since_walk >= journal::WALK_EVERY {
+    if plan.is_some()
+        && let Some(reason) = old_cache.journal.walk_due(scan_started_ns)
+    {
         plan = None;
-        report = walk_because("every so many saves walk the whole tree, for what no event shows");
+        report = walk_because(reason);
     }
     let journal = JournalStart { token, plan, report };
     match walk_tree(writer, root, &meta, old_cache, filter, progress, scan_started_ns, journal)? {
@@ -346,9 +348,11 @@ fn walk_tree(
     not_covered.skipped.sort_by(|a, b| a.path.cmp(&b.path));
     not_covered.ignored_paths.sort();
     not_covered.secrets.sort_by(|a, b| a.path.cmp(&b.path));
-    let saves_since_walk = match &report {
-        Some(JournalReport { used: true, .. }) => old_cache.journal.saves_since_walk + 1,
-        _ => 0,
+    let (saves_since_walk, walked_at_ns) = match &report {
+        Some(JournalReport { used: true, .. }) => {
+            (old_cache.journal.saves_since_walk + 1, old_cache.journal.walked_at_ns)
+        }
+        _ => (0, scan_started_ns),
     };
     Ok(Walked::Done(Box::new(Captured {
         root: root_id,
@@ -369,7 +373,7 @@ fn walk_tree(
         scan_started_ns,
         uncovered: walk.uncovered.into_inner().unwrap_or_else(|p| p.into_inner()),
         linked_outside,
-        journal: JournalState { token, filter: filter_key, dirs: summaries, saves_since_walk },
+        journal: JournalState { token, filter: filter_key, dirs: summaries, saves_since_walk, walked_at_ns },
     })))
 }
 

@@ -48,12 +48,30 @@ pub(crate) struct JournalState {
     pub dirs: BTreeMap<RelPath, DirSummary>,
     /// Saves since the last one that walked the whole tree.
     pub saves_since_walk: u32,
+    /// When the last whole walk started (the coarse clock, in nanoseconds).
+    pub walked_at_ns: i64,
 }
 
 /// One save in this many walks the whole tree even when the journal vouches for it: a file
 /// written through a hard link that was made and removed again between two saves makes no event
 /// in its own directory, and this bounds how long such a change can go unseen.
 pub(crate) const WALK_EVERY: u32 = 100;
+
+/// A save this long after the last whole walk walks again, for the same reason: a tree whose
+/// journal names nothing never rewrites its cache, so its save count does not move.
+pub(crate) const WALK_AFTER_NS: i64 = 3600 * 1_000_000_000;
+
+impl JournalState {
+    /// Why a save starting at `now_ns` should walk the whole tree although the journal vouches
+    /// for it, if it should.
+    pub(crate) fn walk_due(&self, now_ns: i64) -> Option<&'static str> {
+        if self.saves_since_walk >= WALK_EVERY {
+            return Some("one save in a hundred walks the whole tree, for what no event shows");
+        }
+        (now_ns - self.walked_at_ns > WALK_AFTER_NS)
+            .then_some("a save an hour after the last whole walk walks again, for what no event shows")
+    }
+}
 
 /// The directories a capture must look at, from a watcher's answer.
 pub(crate) struct Plan {
@@ -236,6 +254,7 @@ mod tests {
             token: None,
             filter: (false, false),
             saves_since_walk: 0,
+            walked_at_ns: 0,
             dirs: [
                 (b"".to_vec(), summary(1, true)),
                 (b"a".to_vec(), summary(2, true)),
@@ -269,6 +288,15 @@ mod tests {
         let r = plan(&[], &[]).reuse(&s, b"", &[]).unwrap();
         assert_eq!((r.files, r.trees.len()), (10, 4));
         assert!(plan(&[], &[]).reuse(&state(), b"", &[]).is_none(), "an unsettled directory below");
+    }
+
+    #[test]
+    fn a_whole_walk_is_due_after_a_hundred_journal_saves_or_an_hour() {
+        let hour = WALK_AFTER_NS;
+        let state = |saves, walked_at_ns| JournalState { saves_since_walk: saves, walked_at_ns, ..state() };
+        assert_eq!(state(WALK_EVERY - 1, 0).walk_due(hour), None);
+        assert!(state(WALK_EVERY, 0).walk_due(0).is_some());
+        assert!(state(0, 0).walk_due(hour + 1).is_some());
     }
 
     #[test]
