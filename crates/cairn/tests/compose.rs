@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::atomic::{AtomicU32, Ordering};
 
-use common::TestEnv;
+use common::{TestEnv, compose_cli};
 
 static COUNTER: AtomicU32 = AtomicU32::new(0);
 
@@ -20,18 +20,6 @@ struct Project {
 
 fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/compose").join(name)
-}
-
-/// `docker compose` when the plugin is there, else `docker-compose`.
-fn compose_cli() -> Command {
-    let plugin = Command::new("docker").args(["compose", "version"]).output();
-    if plugin.is_ok_and(|o| o.status.success()) {
-        let mut c = Command::new("docker");
-        c.arg("compose");
-        c
-    } else {
-        Command::new("docker-compose")
-    }
 }
 
 fn require_docker() {

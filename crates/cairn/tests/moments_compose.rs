@@ -7,7 +7,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::TestEnv;
+use common::{TestEnv, compose_cli};
 use serde_json::json;
 
 const SESSION: &str = "3c2b1a09-8f7e-4d6c-9b5a-4e3d2c1b0a9f";
@@ -16,17 +16,6 @@ const SESSION: &str = "3c2b1a09-8f7e-4d6c-9b5a-4e3d2c1b0a9f";
 struct Project {
     name: String,
     dir: tempfile::TempDir,
-}
-
-fn compose_cli() -> Command {
-    let plugin = Command::new("docker").args(["compose", "version"]).output();
-    if plugin.is_ok_and(|o| o.status.success()) {
-        let mut c = Command::new("docker");
-        c.arg("compose");
-        c
-    } else {
-        Command::new("docker-compose")
-    }
 }
 
 fn run(cmd: &mut Command) -> String {

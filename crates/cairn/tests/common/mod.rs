@@ -316,3 +316,15 @@ pub fn entries(dir: &Path) -> Vec<String> {
     names.sort();
     names
 }
+
+/// `docker compose` when the plugin is there, else `docker-compose`.
+pub fn compose_cli() -> std::process::Command {
+    let plugin = std::process::Command::new("docker").args(["compose", "version"]).output();
+    if plugin.is_ok_and(|o| o.status.success()) {
+        let mut c = std::process::Command::new("docker");
+        c.arg("compose");
+        c
+    } else {
+        std::process::Command::new("docker-compose")
+    }
+}
