@@ -79,6 +79,24 @@ const KEYS: &[(&str, Kind, &str, &str)] = &[
         "30d",
         "after each agent checkpoint, checkpoints younger than this are kept; an older one goes only if hooks.keep_turns would remove it too",
     ),
+    (
+        "hooks.budget",
+        Kind::Duration,
+        "5s",
+        "how long an agent's turn waits for its checkpoint; a slower one goes on in the background",
+    ),
+    (
+        "hooks.watch",
+        Kind::Bool,
+        "true",
+        "an agent checkpoint of a workspace of hooks.watch_from entries or more starts a change-journal watcher for it",
+    ),
+    (
+        "hooks.watch_from",
+        Kind::Count,
+        "10000",
+        "how many entries (files, directories, links) a workspace holds before an agent checkpoint starts a watcher for it (with hooks.watch)",
+    ),
     ("gc.grace", Kind::Duration, "1h", "gc leaves unreferenced data younger than this alone"),
     (
         "secrets.include",

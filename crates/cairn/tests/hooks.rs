@@ -146,3 +146,65 @@ fn the_hook_exits_zero_with_one_line_on_stderr_when_it_cannot_work() {
         assert!(stderr.starts_with("error: cairn hook: "), "{stderr}");
     }
 }
+
+/// Polls `check` every 50 ms for up to 30 s.
+fn eventually(what: &str, mut check: impl FnMut() -> bool) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !check() {
+        assert!(std::time::Instant::now() < deadline, "gave up waiting for {what}");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn a_checkpoint_the_turn_does_not_wait_for_goes_on_in_the_background() {
+    let env = TestEnv::new();
+    env.write("orders.sql", "CREATE TABLE orders(id INTEGER);\n");
+    env.ok(&["config", "set", "hooks.budget", "0s"]);
+    let event = fixture("claude_user_prompt_submit.json")
+        .replace("/home/dev/shop", &env.work().display().to_string());
+    let out = env.cairn(&["hook", "claude-code"]).write_stdin(event).output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert!(out.stdout.is_empty() && out.stderr.is_empty(), "{out:?}");
+    // The turn went on at once; the checkpoint lands anyway, and says so in the log.
+    let log = env.store().join("logs/hooks.log");
+    eventually("the checkpoint's log line", || {
+        std::fs::read_to_string(&log).is_ok_and(|text| text.contains("saved moment"))
+    });
+    let moments = env.json(&["moment", "list"]);
+    assert_eq!(moments["moments"].as_array().unwrap().len(), 1, "{moments}");
+}
+
+#[test]
+fn a_checkpoint_of_a_large_workspace_starts_a_watcher_for_it() {
+    let env = TestEnv::new();
+    env.write("src/lib.rs", "pub fn f() {}\n");
+    // "Large" is 1 entry here, so the rule is tested without writing 10,000 files.
+    env.ok(&["config", "set", "hooks.watch_from", "1"]);
+    let event = fixture("claude_post_tool_use_bash.json")
+        .replace("/home/dev/shop", &env.work().display().to_string());
+    let out = env.cairn(&["hook", "claude-code"]).write_stdin(event).output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert!(out.stderr.is_empty(), "{}", String::from_utf8_lossy(&out.stderr));
+    eventually("the watcher", || env.json(&["watch", "--status"])["running"] == true);
+    let status = env.json(&["watch", "--status"]);
+    let root = status["roots"][0]["root"].as_str().unwrap().to_owned();
+    env.ok(&["watch", "--stop"]);
+    assert_eq!(std::fs::canonicalize(root).unwrap(), std::fs::canonicalize(env.work()).unwrap());
+    let log = env.store().join("logs/hooks.log");
+    eventually("the watcher's log line", || {
+        std::fs::read_to_string(&log).is_ok_and(|text| text.contains("for the next checkpoints"))
+    });
+}
+
+#[test]
+fn a_small_workspace_gets_no_watcher() {
+    let env = TestEnv::new();
+    env.write("src/lib.rs", "pub fn f() {}\n");
+    let event = fixture("claude_post_tool_use_bash.json")
+        .replace("/home/dev/shop", &env.work().display().to_string());
+    env.cairn(&["hook", "claude-code"]).write_stdin(event).assert().success();
+    let log = std::fs::read_to_string(env.store().join("logs/hooks.log")).unwrap();
+    assert!(log.contains("saved moment") && !log.contains("watching"), "{log}");
+    assert_eq!(env.json(&["watch", "--status"])["running"], false);
+}

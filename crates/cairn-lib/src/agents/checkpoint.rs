@@ -29,6 +29,9 @@ pub struct CheckpointOutcome {
     pub removed: usize,
     /// What happened, in a few words (the hook log's outcome).
     pub said: String,
+    /// How many entries (files, directories, links) the workspace held at this checkpoint,
+    /// 0 when nothing was saved: what a front weighs to start a change-journal watcher.
+    pub workspace_entries: u64,
 }
 
 impl Store {
@@ -38,7 +41,9 @@ impl Store {
         invocation: &HookInvocation,
         context: &CallContext,
     ) -> Result<CheckpointOutcome> {
-        let nothing = |said: &str| Ok(CheckpointOutcome { moment: None, removed: 0, said: said.to_owned() });
+        let nothing = |said: &str| {
+            Ok(CheckpointOutcome { moment: None, removed: 0, said: said.to_owned(), workspace_entries: 0 })
+        };
         let (prompt, trigger) = match &invocation.event {
             HookEvent::PromptSubmitted { prompt } => (Some(prompt.as_str()), "prompt".to_owned()),
             HookEvent::FileToolFinished { tool } => (None, tool.clone()),
@@ -80,7 +85,16 @@ impl Store {
             ..TakeOptions::default()
         };
         match self.take_moment(&session, &plans, &take)? {
-            Some(saved) => self.after_checkpoint(&session, &workspace, saved.moment),
+            Some(saved) => {
+                let entries = saved
+                    .snapshots
+                    .iter()
+                    .find(|s| s.target == workspace)
+                    .map_or(0, |s| s.stats.files + s.stats.dirs + s.stats.symlinks);
+                let mut outcome = self.after_checkpoint(&session, &workspace, saved.moment)?;
+                outcome.workspace_entries = entries;
+                Ok(outcome)
+            }
             None => nothing("nothing changed; nothing saved"),
         }
     }
@@ -99,7 +113,7 @@ impl Store {
         if removed > 0 {
             said.push_str(&format!("; the keep policy removed {removed} older checkpoints"));
         }
-        Ok(CheckpointOutcome { moment: Some(moment), removed, said })
+        Ok(CheckpointOutcome { moment: Some(moment), removed, said, workspace_entries: 0 })
     }
 
     /// The number of prompt moments of one agent session.

@@ -1,29 +1,21 @@
-//! `cairn hooks install|uninstall|status` (cairn's entries in an agent's settings files) and
-//! `cairn hook AGENT`, the command those entries run at each of the agent's events.
+//! `cairn hooks install|uninstall|status`: cairn's entries in an agent's settings files (the
+//! command they run is `cairn hook AGENT`, in `hook.rs`).
 //!
 //! `HOME`, `CLAUDE_CONFIG_DIR`, `GEMINI_CLI_HOME` and the current directory are read here and
 //! passed to the library, which reads no environment.
 //!
-//! `cairn hook` must never break the agent: it always exits 0, prints nothing on stdout (both
-//! agents read a hook's stdout, Claude Code even adds it to the prompt), says what went wrong
-//! in one line on stderr, and logs each run to `<store>/logs/hooks.log`.
 
-use std::io::Read;
 use std::path::PathBuf;
 
 use cairn_lib::agents::{
-    self, Agent, AgentPlaces, HookInvocation, HookLogLine, HooksChange, HooksInstallOptions, HooksStatus,
-    HooksStatusOptions, HooksUninstallOptions,
+    self, AgentPlaces, HooksChange, HooksInstallOptions, HooksStatus, HooksStatusOptions,
+    HooksUninstallOptions,
 };
-use clap::{Args, Subcommand};
+use clap::Subcommand;
 
 use crate::commands::GlobalArgs;
-use crate::context::store_address;
 use crate::error::CommandResult;
 use crate::printer::Printer;
-
-/// Largest hook event read from stdin (a `Write` event carries the whole file written).
-const MAX_EVENT_BYTES: u64 = 64 << 20;
 
 /// The hooks commands.
 #[derive(Debug, Subcommand)]
@@ -34,13 +26,6 @@ pub enum HooksCommand {
     Uninstall(HooksUninstallOptions),
     /// Show which settings files hold cairn's hooks.
     Status(HooksStatusOptions),
-}
-
-/// Arguments of `cairn hook`.
-#[derive(Debug, Args)]
-pub struct HookArgs {
-    /// The agent that runs the hook: claude-code or gemini-cli. Its event is read on stdin.
-    pub agent: String,
 }
 
 /// Runs a hooks command.
@@ -64,59 +49,6 @@ pub fn run(_global: &GlobalArgs, cmd: HooksCommand, printer: &Printer) -> Comman
 }
 
 /// Runs `cairn hook AGENT`: always succeeds, whatever happened.
-pub fn run_hook(global: &GlobalArgs, args: HookArgs) -> CommandResult {
-    if let Err(err) = handle_event(global, &args.agent) {
-        // Never `--json` here: stdout belongs to the agent.
-        Printer::new(false).error(&err.context("cairn hook"));
-    }
-    Ok(())
-}
-
-fn handle_event(global: &GlobalArgs, agent: &str) -> CommandResult {
-    let agent = match agent {
-        "claude-code" => Agent::ClaudeCode,
-        "gemini-cli" => Agent::GeminiCli,
-        other => {
-            return Err(crate::error::usage(format!(
-                "unknown agent {other:?}; use claude-code or gemini-cli"
-            )));
-        }
-    };
-    let mut text = String::new();
-    std::io::stdin()
-        .take(MAX_EVENT_BYTES)
-        .read_to_string(&mut text)
-        .map_err(|e| crate::error::usage(format!("cannot read the hook event on stdin: {e}")))?;
-    let invocation = agents::parse_payload(agent, &text)?;
-    let outcome = save_moment_for_event(global, &invocation);
-    let said = match &outcome {
-        Ok(text) => text.clone(),
-        Err(e) => crate::error::render(e),
-    };
-    let line = HookLogLine::new(&invocation, &said);
-    agents::append_hook_log(&store_address(global)?.local_dir().join("logs").join("hooks.log"), &line)?;
-    outcome.map(drop)
-}
-
-/// Saves what the event calls for (the library decides: a moment on a submitted prompt, the
-/// workspace after a file-changing tool, nothing when nothing changed); the returned text is
-/// the log line's outcome.
-fn save_moment_for_event(global: &GlobalArgs, invocation: &HookInvocation) -> CommandResult<String> {
-    use cairn_lib::agents::HookEvent;
-    if let HookEvent::TurnEnded | HookEvent::Other { .. } = invocation.event {
-        // Nothing to save: do not even open the store.
-        return Ok(if invocation.event == HookEvent::TurnEnded {
-            "turn ended; nothing to save"
-        } else {
-            "ignored"
-        }
-        .to_owned());
-    }
-    let store = crate::context::open_store(global)?;
-    Ok(store.hook_checkpoint(invocation, &crate::context::call_context())?.said)
-}
-
-/// The agents' directories as the agents themselves find them.
 fn places() -> CommandResult<AgentPlaces> {
     let env = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty()).map(PathBuf::from);
     let home =

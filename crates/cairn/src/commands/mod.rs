@@ -10,6 +10,7 @@ mod debug;
 mod diff;
 mod export;
 mod gc;
+mod hook;
 mod hooks;
 mod import;
 mod list;
@@ -133,7 +134,7 @@ pub enum Command {
     #[command(subcommand)]
     Hooks(hooks::HooksCommand),
     /// Run by an agent's hooks: read its event on stdin and checkpoint (always exits 0).
-    Hook(hooks::HookArgs),
+    Hook(hook::HookArgs),
     /// Record which directories change, so saves look only at those (runs until stopped).
     Watch(watch::WatchArgs),
     /// Moments: several targets saved, restored, compared and removed together.
@@ -172,7 +173,7 @@ pub fn run(cli: Cli, printer: &Printer) -> CommandResult {
         Command::Completions(args) => completions::run(global, args, printer),
         Command::Man(args) => man::run(global, args, printer),
         Command::Hooks(cmd) => hooks::run(global, cmd, printer),
-        Command::Hook(args) => hooks::run_hook(global, args),
+        Command::Hook(args) => hook::run(global, args),
         Command::Watch(args) => watch::run(global, args, printer),
         Command::Moment(cmd) => moment::run(global, cmd, printer),
         Command::Rewind(args) => rewind::run(global, args, printer),

@@ -105,13 +105,22 @@ pub fn run(global: &GlobalArgs, args: WatchArgs, printer: &Printer) -> CommandRe
 
 /// Starts `cairn watch` again as a process of its own and waits until it answers.
 fn detach(global: &GlobalArgs, store: &Store, options: &WatchOptions, printer: &Printer) -> CommandResult {
+    let watching = start_detached(global, store, options)?;
+    printer.result(&watching, human_watching);
+    Ok(())
+}
+
+/// Makes sure a watcher covers `options.dirs`, starting one in the background if none runs
+/// for the store (the agent hooks call this after a slow checkpoint).
+pub fn ensure_detached(global: &GlobalArgs, store: &Store, options: &WatchOptions) -> CommandResult {
+    start_detached(global, store, options).map(drop)
+}
+
+fn start_detached(global: &GlobalArgs, store: &Store, options: &WatchOptions) -> CommandResult<Watching> {
     if let Some(status) = store.watch_status()? {
         // One watcher per store: hand it the trees.
         return match store.watch_start(options)? {
-            WatchStart::Joined { watching, .. } => {
-                printer.result(&view(status.pid, false, watching), human_watching);
-                Ok(())
-            }
+            WatchStart::Joined { watching, .. } => Ok(view(status.pid, false, watching)),
             WatchStart::Started { .. } => Err(usage("the watcher stopped while being asked")),
         };
     }
@@ -130,8 +139,7 @@ fn detach(global: &GlobalArgs, store: &Store, options: &WatchOptions, printer: &
         // Not answering yet is not an error until the deadline: it may still be setting up.
         if let Ok(Some(status)) = store.watch_status() {
             let watching = status.roots.iter().map(|r| (r.root.clone(), r.dirs)).collect();
-            printer.result(&view(status.pid, true, watching), human_watching);
-            return Ok(());
+            return Ok(view(status.pid, true, watching));
         }
         if let Ok(Some(exit)) = child.try_wait() {
             return Err(usage(format!("the watcher exited ({exit}); run `cairn watch` to see why")));

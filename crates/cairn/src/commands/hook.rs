@@ -1,0 +1,225 @@
+//! `cairn hook AGENT`: the command cairn's hook entries run at each of the agent's events.
+//!
+//! It must never break the agent: it always exits 0, prints nothing on stdout (both agents
+//! read a hook's stdout, Claude Code even adds it to the prompt), says what went wrong in one
+//! line on stderr, and logs each run to `<store>/logs/hooks.log`.
+//!
+//! It must also not hold the turn up. The checkpoint runs in a child process (this binary,
+//! with the hidden `--background` flag) that the hook waits for up to `hooks.budget`. A
+//! checkpoint that takes longer (a first save of a large tree) goes on in the background and
+//! the turn goes on; the child logs its outcome as usual. The child talks to the hook over
+//! its stdout, one line per step: `budget MS` once the store is open, then `done TEXT` or
+//! `error TEXT`. With `hooks.budget = 0s` the turn never waits.
+//!
+//! A checkpoint of a workspace of `hooks.watch_from` entries or more starts a change-journal
+//! watcher for it (`hooks.watch = false` turns that off), so that the next ones stat only what
+//! changed. A target that another checkpoint still holds is waited for, not skipped.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::process::{Command, Stdio};
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::time::{Duration, Instant};
+
+use cairn_lib::agents::{self, Agent, CheckpointOutcome, HookEvent, HookInvocation, HookLogLine};
+use cairn_lib::ops::watch::WatchOptions;
+use cairn_lib::{ErrorKind, Store};
+use clap::Args;
+
+use crate::commands::GlobalArgs;
+use crate::context::{store_address, store_path};
+use crate::error::{CommandResult, usage};
+use crate::printer::Printer;
+
+const MAX_EVENT_BYTES: u64 = 64 << 20;
+
+/// How long a checkpoint waits for a target another checkpoint holds.
+const LOCK_WAIT: Duration = Duration::from_secs(600);
+
+/// How long the hook waits for the child to open the store before the budget starts counting
+/// against the turn anyway (a remote store's first open reads the bucket).
+const OPEN_WAIT: Duration = Duration::from_secs(30);
+
+/// Arguments of `cairn hook`.
+#[derive(Debug, Args)]
+pub struct HookArgs {
+    /// The agent that runs the hook: claude-code or gemini-cli. Its event is read on stdin.
+    pub agent: String,
+    /// Run the checkpoint itself, reporting to the hook on stdout (the hook starts this).
+    #[arg(long, hide = true)]
+    pub background: bool,
+}
+
+pub fn run(global: &GlobalArgs, args: HookArgs) -> CommandResult {
+    let outcome =
+        if args.background { background(global, &args.agent) } else { foreground(global, &args.agent) };
+    if let Err(err) = outcome {
+        // Never `--json` here: stdout belongs to the agent (or, in the child, to the hook).
+        if args.background {
+            say(&format!("error {}", crate::error::render(&err.context("cairn hook"))));
+        } else {
+            Printer::new(false).error(&err.context("cairn hook"));
+        }
+    }
+    Ok(())
+}
+
+/// The hook itself: reads the event, hands it to a child and waits for it within the budget.
+fn foreground(global: &GlobalArgs, agent: &str) -> CommandResult {
+    let started = Instant::now();
+    let (text, invocation) = read_event(agent)?;
+    if nothing_to_save(&invocation.event) {
+        // Do not even open the store.
+        let said =
+            if invocation.event == HookEvent::TurnEnded { "turn ended; nothing to save" } else { "ignored" };
+        return log(global, &invocation, said);
+    }
+    let exe = std::env::current_exe().map_err(|e| usage(format!("cannot find cairn's own binary: {e}")))?;
+    let mut command = Command::new(exe);
+    command.arg("--store").arg(store_path(global)?).args(["hook", agent, "--background"]);
+    command.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null());
+    // Its own process group: the agent may kill the hook's group when the turn is cancelled,
+    // and a checkpoint cut short mid-write only costs the next command a clean-up.
+    std::os::unix::process::CommandExt::process_group(&mut command, 0);
+    let mut child = command.spawn().map_err(|e| usage(format!("cannot start the checkpoint: {e}")))?;
+    if let Some(mut stdin) = child.stdin.take() {
+        // A child that died before reading says so below, through its missing report.
+        let _ = stdin.write_all(text.as_bytes());
+    }
+    let stdout = child.stdout.take().ok_or_else(|| usage("cannot read the checkpoint's report"))?;
+    let (lines, reports) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if lines.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let mut deadline = started + OPEN_WAIT;
+    loop {
+        match reports.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
+            Ok(line) => {
+                let (step, rest) = line.split_once(' ').unwrap_or((line.as_str(), ""));
+                match step {
+                    "budget" => {
+                        let budget = Duration::from_millis(rest.parse().unwrap_or(0));
+                        deadline = started + budget;
+                    }
+                    "done" => return Ok(()),
+                    // Already rendered in the CLI's words by the child.
+                    _ => {
+                        let _ = writeln!(std::io::stderr().lock(), "error: {rest}");
+                        return Ok(());
+                    }
+                }
+            }
+            Err(RecvTimeoutError::Timeout) => {
+                let waited = started.elapsed().as_secs_f64();
+                if deadline == started {
+                    // A budget of 0: the user asked for the checkpoint never to be waited for.
+                    return Ok(());
+                }
+                let _ = writeln!(
+                    std::io::stderr().lock(),
+                    "note: cairn hook: the checkpoint is still running after {waited:.1}s and goes on in the background (pid {}); its outcome goes to the hook log",
+                    child.id()
+                );
+                return Ok(());
+            }
+            Err(RecvTimeoutError::Disconnected) => {
+                let status = child.wait().map(|s| s.to_string()).unwrap_or_else(|e| e.to_string());
+                return Err(usage(format!("the checkpoint stopped without a report ({status})")));
+            }
+        }
+    }
+}
+
+/// The child: opens the store, reports the budget, checkpoints, logs, reports the outcome,
+/// then starts a watcher if the workspace is large.
+fn background(global: &GlobalArgs, agent: &str) -> CommandResult {
+    let (_, invocation) = read_event(agent)?;
+    let store = match crate::context::open_store(global) {
+        Ok(store) => store,
+        Err(err) => {
+            let said = crate::error::render(&err);
+            log(global, &invocation, &said)?;
+            return Err(err);
+        }
+    };
+    let config = store.config();
+    let budget = config.duration("hooks.budget").unwrap_or(Duration::ZERO);
+    say(&format!("budget {}", budget.as_millis()));
+    let outcome = checkpoint(&store, &invocation);
+    let said = match &outcome {
+        Ok(done) => done.said.clone(),
+        Err(e) => crate::error::render(e),
+    };
+    log(global, &invocation, &said)?;
+    let entries = match outcome {
+        Ok(done) => {
+            say(&format!("done {}", done.said));
+            done.workspace_entries
+        }
+        Err(err) => return Err(err),
+    };
+    let watch_from = config.count("hooks.watch_from").unwrap_or(u64::MAX);
+    if config.flag("hooks.watch")
+        && entries > 0
+        && entries >= watch_from
+        && let Some(cwd) = &invocation.cwd
+    {
+        // The turn no longer waits for this; a failure only shows in the log.
+        let options = WatchOptions { dirs: vec![cwd.clone()] };
+        let said = match super::watch::ensure_detached(global, &store, &options) {
+            Ok(()) => format!("watching {} for the next checkpoints", cwd.display()),
+            Err(e) => format!("could not start a watcher: {}", crate::error::render(&e)),
+        };
+        log(global, &invocation, &said)?;
+    }
+    Ok(())
+}
+
+/// Saves what the event calls for, waiting for a target another checkpoint holds.
+fn checkpoint(store: &Store, invocation: &HookInvocation) -> CommandResult<CheckpointOutcome> {
+    let context = crate::context::call_context();
+    let waited = Instant::now();
+    loop {
+        match store.hook_checkpoint(invocation, &context) {
+            Err(e) if e.kind() == ErrorKind::Locked && waited.elapsed() < LOCK_WAIT => {
+                std::thread::sleep(Duration::from_millis(100));
+            }
+            other => return other,
+        }
+    }
+}
+
+fn read_event(agent: &str) -> CommandResult<(String, HookInvocation)> {
+    let agent = match agent {
+        "claude-code" => Agent::ClaudeCode,
+        "gemini-cli" => Agent::GeminiCli,
+        other => return Err(usage(format!("unknown agent {other:?}; use claude-code or gemini-cli"))),
+    };
+    let mut text = String::new();
+    std::io::stdin()
+        .take(MAX_EVENT_BYTES)
+        .read_to_string(&mut text)
+        .map_err(|e| usage(format!("cannot read the hook event on stdin: {e}")))?;
+    let invocation = agents::parse_payload(agent, &text)?;
+    Ok((text, invocation))
+}
+
+fn nothing_to_save(event: &HookEvent) -> bool {
+    matches!(event, HookEvent::TurnEnded | HookEvent::Other { .. })
+}
+
+fn log(global: &GlobalArgs, invocation: &HookInvocation, said: &str) -> CommandResult {
+    let line = HookLogLine::new(invocation, said);
+    let file = store_address(global)?.local_dir().join("logs").join("hooks.log");
+    agents::append_hook_log(&file, &line)
+}
+
+/// One report line to the hook; a hook that has gone (the budget ran out) is not an error.
+fn say(line: &str) {
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "{line}");
+    let _ = out.flush();
+}
