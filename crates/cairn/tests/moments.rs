@@ -85,6 +85,7 @@ fn a_moment_of_a_directory_and_a_conversation_is_saved_shown_diffed_restored_and
             &["save", ".", "transcript:auto", "--name", "after-migration"],
             &["moment", "list"],
             &["moment", "show", "before-migration"],
+            &["show", "before-migration"],
             &["diff", "before-migration", "after-migration"],
             &["restore", "before-migration", "--only", "dir"],
         ]);
@@ -101,7 +102,7 @@ fn a_moment_of_a_directory_and_a_conversation_is_saved_shown_diffed_restored_and
     let out = out
         + &env.transcript(&[
             &["restore", "before-migration", "--only", "compose"],
-            &["moment", "remove", "after-migration"],
+            &["remove", "after-migration"],
             &["moment", "list"],
             &["save", ".", "transcript:auto", "--name", "before-migration"],
         ]);

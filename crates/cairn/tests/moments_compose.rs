@@ -114,6 +114,19 @@ fn a_moment_of_a_directory_a_conversation_and_a_compose_project_restores_all_thr
     let env = TestEnv::new();
     let p = Project::up("all");
     saved_then_changed(&env, &p);
+    let target = format!("compose:{}", p.name);
+    env.ok(&["save", ".", "transcript:auto", &target, "--name", "after"]);
+    let diff = env.json(&["diff", "before", "after"]);
+    let compose = diff["parts"].as_array().unwrap().iter().find(|p| p["kind"] == "compose").unwrap().clone();
+    assert_eq!(compose["change"], "changed", "{diff}");
+    let volume = &compose["compose"]["volumes"][0];
+    assert_eq!(volume["change"], "changed", "{diff}");
+    assert_eq!(
+        volume["files"],
+        serde_json::json!([{"path": "state.txt", "change": "modified", "old_size": 4, "new_size": 4}])
+    );
+    let text = env.ok(&["diff", "before", "after"]);
+    assert!(text.contains("modified state.txt"), "{text}");
 
     let back = env.json(&["restore", "before"]);
     let parts = back["parts"].as_array().unwrap();

@@ -5,11 +5,13 @@
 use std::path::PathBuf;
 
 use cairn_lib::Store;
+use cairn_lib::ops::list::ShowOptions;
 use cairn_lib::ops::moment::{
-    Moment, MomentDiffOptions, MomentDiffResult, MomentList, MomentListOptions, MomentRemoveOptions,
-    MomentRemoveResult, MomentRestoreOptions, MomentRestoreResult, MomentSaveOptions, MomentSaveResult,
-    MomentShowOptions, MomentView,
+    ComposeDiff, Moment, MomentDiffOptions, MomentDiffResult, MomentList, MomentListOptions,
+    MomentRemoveOptions, MomentRemoveResult, MomentRestoreOptions, MomentRestoreResult, MomentSaveOptions,
+    MomentSaveResult, MomentShowOptions, MomentView,
 };
+use cairn_lib::ops::remove::RemoveOptions;
 use cairn_lib::ops::transcript::AgentPlaces;
 use clap::Subcommand;
 
@@ -105,6 +107,54 @@ pub fn restore_if_moment(
         cut_before_prompt: None,
     };
     printer.result(&store.moment_restore(&options, &context)?, human_restore);
+    Ok(true)
+}
+
+/// `cairn show REF`: when REF names a moment (and no target narrows it to one of its
+/// parts), shows the moment and returns true.
+pub fn show_if_moment(global: &GlobalArgs, options: &ShowOptions, printer: &Printer) -> CommandResult<bool> {
+    if options.target.is_some() {
+        return Ok(false);
+    }
+    let store = open_store(global)?;
+    let context = call_context();
+    let session = store.resolve_session(&context.choice(options.session.clone()))?;
+    // An id prefix shared by several moments may still name one snapshot.
+    if store.find_moment(&session, &options.reference).ok().flatten().is_none() {
+        return Ok(false);
+    }
+    let show = MomentShowOptions { reference: options.reference.clone(), session: options.session.clone() };
+    printer.result(&store.moment_show(&show, &context)?, human_show);
+    Ok(true)
+}
+
+/// `cairn remove REF…`: when every REF names a moment (and no target or retention rule is
+/// given), removes the moments, parts and all, and returns true.
+pub fn remove_if_moments(
+    global: &GlobalArgs,
+    options: &RemoveOptions,
+    printer: &Printer,
+) -> CommandResult<bool> {
+    let rules =
+        options.retain_recent.is_some() || options.retain_for.is_some() || options.before_date.is_some();
+    if options.refs.is_empty() || options.target.is_some() || rules {
+        return Ok(false);
+    }
+    let store = open_store(global)?;
+    let context = call_context();
+    let session = store.resolve_session(&context.choice(options.session.clone()))?;
+    for reference in &options.refs {
+        if store.find_moment(&session, reference).ok().flatten().is_none() {
+            return Ok(false);
+        }
+    }
+    let remove = MomentRemoveOptions {
+        refs: options.refs.clone(),
+        dry_run: options.dry_run,
+        session: options.session.clone(),
+        ..MomentRemoveOptions::default()
+    };
+    printer.result(&store.moment_remove(&remove, &context)?, human_remove);
     Ok(true)
 }
 
@@ -218,6 +268,9 @@ fn human_diff(r: &MomentDiffResult, patch: bool) -> String {
     let mut out = format!("from moment {}\n  to moment {}\n", moment_line(&r.from), moment_line(&r.to));
     for p in &r.parts {
         out.push_str(&format!("{} {}: {}\n", p.kind, format::path(&p.target), p.change));
+        if let Some(c) = &p.compose {
+            out.push_str(&human_compose_diff(c));
+        }
         let Some(d) = &p.diff else { continue };
         if let Some(t) = &d.transcript {
             out.push_str(&format!("  {} entries added, {} dropped\n", t.added.len(), t.removed.len()));
@@ -229,6 +282,33 @@ fn human_diff(r: &MomentDiffResult, patch: bool) -> String {
                 out.push_str(text);
             }
         }
+    }
+    out
+}
+
+fn human_compose_diff(c: &ComposeDiff) -> String {
+    let mut out = String::new();
+    for v in &c.volumes {
+        out.push_str(&format!("  volume {} {}\n", v.source, v.change));
+        for f in &v.files {
+            out.push_str(&format!("    {:<8} {}\n", f.change.as_str(), format::path(&f.path)));
+        }
+    }
+    for l in &c.layers {
+        let (added, dropped) = (l.paths_added.len(), l.paths_dropped.len());
+        out.push_str(&format!(
+            "  layer of {} {}: {added} paths newly changed, {dropped} no longer\n",
+            l.container, l.change
+        ));
+    }
+    for i in &c.images_added {
+        out.push_str(&format!("  image added {i}\n"));
+    }
+    for i in &c.images_removed {
+        out.push_str(&format!("  image dropped {i}\n"));
+    }
+    for f in &c.spec_files_changed {
+        out.push_str(&format!("  compose file changed {}\n", format::path(f)));
     }
     out
 }

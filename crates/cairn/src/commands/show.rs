@@ -1,4 +1,4 @@
-//! `cairn show REF`.
+//! `cairn show REF`: a snapshot, or a moment when REF names one.
 
 use cairn_lib::Snapshot;
 use cairn_lib::ops::list::ShowOptions;
@@ -13,6 +13,9 @@ use crate::printer::Printer;
 pub type ShowArgs = ShowOptions;
 
 pub fn run(global: &GlobalArgs, args: ShowArgs, printer: &Printer) -> CommandResult {
+    if super::moment::show_if_moment(global, &args, printer)? {
+        return Ok(());
+    }
     let store = open_store(global)?;
     let snapshot = store.show(&args, &call_context())?;
     printer.result(&snapshot, human);

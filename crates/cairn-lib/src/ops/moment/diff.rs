@@ -1,6 +1,6 @@
 //! Comparing two moments: every layer in one result. Parts are paired by target; each pair
 //! is compared as its kind compares (files for directories, entries added and dropped for
-//! conversations); a Compose part reports whether its captured state changed.
+//! conversations, volumes, layers, images and compose files for Compose projects).
 
 use serde::{Deserialize, Serialize};
 
@@ -11,6 +11,7 @@ use crate::ops::diff::{DiffOptions, DiffResult};
 use crate::ops::resolve::CallContext;
 use crate::session::Session;
 use crate::store::Store;
+use crate::targets::compose;
 
 /// Which moments to compare.
 #[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
@@ -57,6 +58,10 @@ pub struct MomentDiffPart {
     /// The comparison of the two snapshots (directories and conversations).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub diff: Option<DiffResult>,
+    /// The comparison of two Compose snapshots: volumes and their files, writable layers,
+    /// images and compose files.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub compose: Option<super::ComposeDiff>,
 }
 
 impl Store {
@@ -82,6 +87,7 @@ impl Store {
                 from: None,
                 to: Some(b.snapshot),
                 diff: None,
+                compose: None,
             });
         }
         Ok(MomentDiffResult { from, to, parts })
@@ -101,11 +107,21 @@ impl Store {
             from: Some(a.snapshot),
             to: b.map(|b| b.snapshot),
             diff: None,
+            compose: None,
         };
         let Some(b) = b else { return Ok(out) };
         if a.kind == "compose" {
             let (x, y) = (self.part_snapshot(session, a)?, self.part_snapshot(session, b)?);
-            out.change = if x.root == y.root { "unchanged" } else { "changed" }.into();
+            let diff = match (x.root, y.root) {
+                (Some(x), Some(y)) if x == y => super::ComposeDiff::default(),
+                (Some(x), Some(y)) => {
+                    let (x, y) = (compose::read_root(self, &x)?, compose::read_root(self, &y)?);
+                    super::compose::compare(self, &x, &y)?
+                }
+                _ => super::ComposeDiff::default(),
+            };
+            out.change = if diff.is_empty() { "unchanged" } else { "changed" }.into();
+            out.compose = Some(diff);
             return Ok(out);
         }
         let diff = self.diff(

@@ -6,6 +6,7 @@
 //! A moment exists once its catalog row is committed; before that its record object
 //! (`moments/<id>.json`) is written, so a catalog rebuilt from the objects gets it back.
 
+mod compose;
 mod conversation;
 mod diff;
 mod list;
@@ -16,6 +17,7 @@ mod save;
 
 use serde::{Deserialize, Serialize};
 
+pub use compose::{ComposeDiff, LayerDiff, VolumeDiff, VolumeFileChange};
 pub use diff::{MomentDiffOptions, MomentDiffPart, MomentDiffResult};
 pub use list::{MomentList, MomentListOptions, MomentShowOptions, MomentView};
 pub use remove::{MomentRemoveOptions, MomentRemoveResult};
