@@ -61,3 +61,18 @@ fn every_crash_found_is_a_regression_test() {
         (target.run)(&std::fs::read(entry.path()).unwrap());
     }
 }
+
+#[test]
+fn mcp_arguments() {
+    run("mcp_arguments");
+}
+
+#[test]
+fn catalog_rebuild() {
+    run("catalog_rebuild");
+}
+
+#[test]
+fn hook_payload() {
+    run("hook_payload");
+}

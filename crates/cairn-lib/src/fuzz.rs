@@ -62,3 +62,41 @@ pub fn options(bytes: &[u8]) {
     let _ = serde_json::from_value::<crate::ops::archive::ImportOptions>(value.clone());
     let _ = serde_json::from_value::<crate::ops::transcript::TranscriptSaveOptions>(value);
 }
+
+/// Where [`catalog_rebuild`] puts its object, by the input's first byte.
+const REBUILD_KEYS: [&str; 5] = [
+    "records/0193a1f0-0000-7000-8000-000000000001.json",
+    "log/0193a1f0-0000-7000-8000-000000000002.json",
+    "packs/ab/ab00000000000000000000000000000000000000000000000000000000000000.pack",
+    "gc/0193a1f0-0000-7000-8000-000000000003.json",
+    "cairn-store.json",
+];
+
+/// Rebuilds a shared store's catalog cache from a bucket that holds one object made of
+/// `bytes` after the first, which picks its kind: a snapshot record, an event, a pack, a gc
+/// mark or the store marker. The other objects a store needs are valid.
+pub fn catalog_rebuild(bytes: &[u8]) {
+    use std::sync::Arc;
+
+    use crate::store::{Backend, MemoryBackend, OpenMode};
+
+    let Some((&kind, object)) = bytes.split_first() else { return };
+    let key = REBUILD_KEYS[usize::from(kind) % REBUILD_KEYS.len()];
+    let Ok(cache) = tempfile::tempdir() else { return };
+    let backend = Arc::new(MemoryBackend::default());
+    let marker = format!(
+        r#"{{"format":{},"id":"0193a1f0-0000-7000-8000-00000000000a"}}"#,
+        crate::store::layout::FORMAT_VERSION
+    );
+    if key != "cairn-store.json" && backend.put_if_absent("cairn-store.json", marker.as_bytes()).is_err() {
+        return;
+    }
+    if backend.put_if_absent(key, object).is_err() {
+        return;
+    }
+    if let Ok(store) = Store::open_shared(backend, cache.path(), OpenMode::Existing) {
+        // What a command does next: read what the rebuilt catalog holds.
+        let options = crate::ops::list::ListOptions { include_safety_snapshots: true, ..Default::default() };
+        let _ = store.list(&options, &crate::ops::resolve::CallContext::default());
+    }
+}

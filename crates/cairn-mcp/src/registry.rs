@@ -23,6 +23,8 @@ pub type ToolFuture = Pin<Box<dyn Future<Output = Result<ToolOutput, ToolError>>
 
 type Handler = Arc<dyn Fn(Arc<ServerState>, JsonObject) -> ToolFuture + Send + Sync>;
 
+type Check = Arc<dyn Fn(JsonObject) -> Result<(), ToolError> + Send + Sync>;
+
 /// The four behaviour hints every tool states explicitly.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Hints {
@@ -57,6 +59,7 @@ pub struct ToolSpec {
     /// resource notifications after it).
     pub changes_snapshots: bool,
     handler: Handler,
+    check: Check,
 }
 
 impl std::fmt::Debug for ToolSpec {
@@ -101,7 +104,8 @@ impl ToolSpec {
                 })?
             }) as ToolFuture
         });
-        Ok(Self { tool, changes_snapshots: !hints.read_only, handler })
+        let check: Check = Arc::new(|arguments: JsonObject| parse_arguments::<I>(arguments).map(drop));
+        Ok(Self { tool, changes_snapshots: !hints.read_only, handler, check })
     }
 
     /// Marks whether a successful call changes snapshots (defaults to "not read-only").
@@ -113,6 +117,12 @@ impl ToolSpec {
     /// The tool's name.
     pub fn name(&self) -> &str {
         &self.tool.name
+    }
+
+    /// Decodes arguments as a call would, without running anything (the fuzz target of the
+    /// tools' arguments drives this).
+    pub fn check_arguments(&self, arguments: JsonObject) -> Result<(), ToolError> {
+        (self.check)(arguments)
     }
 
     /// Runs the tool.
