@@ -180,6 +180,17 @@ fn apply(seeds: &[Vec<u8>], seed: usize, edits: &[Edit]) -> Vec<u8> {
     out
 }
 
+/// The generator's seed for one round: never the same for two rounds of a run, however long.
+fn rng_seed(seed: u64, round: u64, name: &str) -> [u8; 32] {
+    let mut out = [0u8; 32];
+    out[..8].copy_from_slice(&seed.to_le_bytes());
+    out[8..16].copy_from_slice(&round.to_le_bytes());
+    for (i, b) in name.bytes().take(16).enumerate() {
+        out[16 + i] = b;
+    }
+    out
+}
+
 /// What a run did.
 #[derive(Debug)]
 pub struct Report {
@@ -192,6 +203,12 @@ pub struct Report {
 /// Runs `target` on its seeds, then on edited seeds until `budget` is spent. A crash returns
 /// the shrunk input that caused it, also written to `crashes/`.
 pub fn fuzz(target: &Target, budget: Duration) -> Result<Report, String> {
+    fuzz_seeded(target, budget, 0)
+}
+
+/// [`fuzz`] from another starting point: each `seed` walks other inputs (the suite uses 0,
+/// so its runs repeat; a long run picks a fresh one).
+pub fn fuzz_seeded(target: &Target, budget: Duration, seed: u64) -> Result<Report, String> {
     let started = Instant::now();
     let seeds = seeds(target.name);
     if seeds.is_empty() {
@@ -209,7 +226,7 @@ pub fn fuzz(target: &Target, budget: Duration) -> Result<Report, String> {
             config,
             proptest::test_runner::TestRng::from_seed(
                 proptest::test_runner::RngAlgorithm::ChaCha,
-                &[(round as u8).wrapping_add(target.name.len() as u8); 32],
+                &rng_seed(seed, round, target.name),
             ),
         );
         round += 1;

@@ -15,12 +15,19 @@ fn main() -> ExitCode {
         return ExitCode::from(2);
     };
     let seconds: u64 = args.next().and_then(|s| s.parse().ok()).unwrap_or(60);
-    let outcome = cairn_fuzz::fuzz(target, Duration::from_secs(seconds));
+    // A fresh walk each run; the seed is printed so a run can be repeated.
+    let seed = match std::env::var("CAIRN_FUZZ_SEED").ok().and_then(|s| s.parse().ok()) {
+        Some(seed) => seed,
+        None => std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(1, |d| d.as_nanos() as u64),
+    };
+    let outcome = cairn_fuzz::fuzz_seeded(target, Duration::from_secs(seconds), seed);
     #[allow(clippy::print_stdout, clippy::print_stderr)]
     match outcome {
         Ok(r) => {
             println!(
-                "{}: {} executions in {:.1}s, no crash",
+                "{}: {} executions in {:.1}s (seed {seed}), no crash",
                 target.name,
                 r.executions,
                 r.elapsed.as_secs_f64()
