@@ -89,8 +89,10 @@ pub fn restore_if_moment(
 ) -> CommandResult<bool> {
     let store = open_store(global)?;
     let context = call_context();
-    let found =
-        store.find_moment(&store.resolve_session(&context.choice(session.map(str::to_owned)))?, reference)?;
+    let found = store.moment_for_snapshot_ref(
+        &store.resolve_session(&context.choice(session.map(str::to_owned)))?,
+        reference,
+    )?;
     if found.is_none() {
         if !only.is_empty() {
             return Err(crate::error::usage(format!(
@@ -119,8 +121,7 @@ pub fn show_if_moment(global: &GlobalArgs, options: &ShowOptions, printer: &Prin
     let store = open_store(global)?;
     let context = call_context();
     let session = store.resolve_session(&context.choice(options.session.clone()))?;
-    // An id prefix shared by several moments may still name one snapshot.
-    if store.find_moment(&session, &options.reference).ok().flatten().is_none() {
+    if store.moment_for_snapshot_ref(&session, &options.reference)?.is_none() {
         return Ok(false);
     }
     let show = MomentShowOptions { reference: options.reference.clone(), session: options.session.clone() };
@@ -144,7 +145,7 @@ pub fn remove_if_moments(
     let context = call_context();
     let session = store.resolve_session(&context.choice(options.session.clone()))?;
     for reference in &options.refs {
-        if store.find_moment(&session, reference).ok().flatten().is_none() {
+        if store.moment_for_snapshot_ref(&session, reference)?.is_none() {
             return Ok(false);
         }
     }
@@ -171,7 +172,9 @@ pub fn diff_if_moments(
     let store = open_store(global)?;
     let context = call_context();
     let resolved = store.resolve_session(&context.choice(session.map(str::to_owned)))?;
-    if store.find_moment(&resolved, from)?.is_none() || store.find_moment(&resolved, to)?.is_none() {
+    if store.moment_for_snapshot_ref(&resolved, from)?.is_none()
+        || store.moment_for_snapshot_ref(&resolved, to)?.is_none()
+    {
         return Ok(false);
     }
     let options = MomentDiffOptions {

@@ -159,6 +159,30 @@ impl Store {
         })
     }
 
+    /// The moment a snapshot command's `reference` stands for, if it stands for one: a
+    /// moment's name, or a prefix of a moment's id that no snapshot's id also starts with.
+    /// A prefix of both (ids made in the same millisecond share one) is refused, so that a
+    /// command that destroys or overwrites never picks the wrong one; a prefix shared by
+    /// several moments is taken as no moment, for the snapshot lookup to judge.
+    pub fn moment_for_snapshot_ref(&self, session: &Session, reference: &str) -> Result<Option<Moment>> {
+        let Ok(Some(moment)) = self.find_moment(session, reference) else { return Ok(None) };
+        if moment.name.as_deref() == Some(reference.trim()) {
+            return Ok(Some(moment));
+        }
+        let prefix = reference.trim().to_ascii_lowercase();
+        let filter = crate::store::catalog::SnapshotFilter { target: None, include_safety: true };
+        let snapshots = self.catalog.list_snapshots(session.id, &filter)?;
+        if let Some(snapshot) = snapshots.iter().find(|s| s.id.to_string().starts_with(&prefix)) {
+            return Err(Error::invalid(format!(
+                "{:?} starts the id of moment {} and of snapshot {}; give more of the id",
+                echo(reference),
+                moment.id,
+                snapshot.id
+            )));
+        }
+        Ok(Some(moment))
+    }
+
     /// The moment `reference` names by name, id or unique id prefix (never `latest`, which
     /// a snapshot command keeps for snapshots); `None` when nothing matches.
     pub fn find_moment(&self, session: &Session, reference: &str) -> Result<Option<Moment>> {
