@@ -124,7 +124,10 @@ fn an_encrypted_local_store_read_raw_holds_no_file_name_or_content() {
     let err = Store::open_address_with(&address, OpenMode::Existing, &no_secret).unwrap_err();
     assert_eq!(
         err.message(),
-        format!("the store at {} is encrypted, and no password or key file was given", root.display())
+        format!(
+            "the store at {} is encrypted, and no password or key file was given; give the store's password or key file",
+            root.display()
+        )
     );
     assert!(Store::open_in(&root, OpenMode::Existing).is_err());
 }
@@ -138,7 +141,7 @@ fn a_wrong_password_is_one_sentence() {
     let err = Store::open_shared_with(backend, &cache, OpenMode::Existing, &password("wrong")).unwrap_err();
     assert_eq!(
         err.message(),
-        "the password does not unlock the store at an in-memory store (none of its 1 keys matches)"
+        "the password does not unlock the store at an in-memory store (its one key does not match)"
     );
     assert_eq!(err.kind(), crate::error::ErrorKind::PermissionDenied);
 }

@@ -174,13 +174,13 @@ pub(crate) fn unlock(backend: &dyn Backend, secret: &Secret, fingerprint: &str) 
         Secret::Password(_) => "password",
         Secret::KeyFile(_) => "key file",
     };
+    let which = match keys.len() {
+        1 => "its one key does not match".to_owned(),
+        n => format!("none of its {n} keys matches"),
+    };
     Err(Error::new(
         crate::error::ErrorKind::PermissionDenied,
-        format!(
-            "the {what} does not unlock the store at {} (none of its {} keys matches)",
-            backend.describe(),
-            keys.len()
-        ),
+        format!("the {what} does not unlock the store at {} ({which})", backend.describe()),
     ))
 }
 
