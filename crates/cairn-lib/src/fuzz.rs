@@ -34,7 +34,7 @@ pub fn tar_import(bytes: &[u8]) {
 
 /// Reads `bytes` as a pack file: its trailing header, then every blob it lists.
 pub fn pack(bytes: &[u8]) {
-    let Ok(entries) = crate::store::pack::read_header("fuzz", bytes) else { return };
+    let Ok(entries) = crate::store::pack::read_header("fuzz", bytes, None) else { return };
     for e in entries {
         let (start, end) = (e.offset as usize, e.offset as usize + e.length as usize);
         if let Some(stored) = bytes.get(start..end) {

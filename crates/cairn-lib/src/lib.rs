@@ -57,7 +57,7 @@ pub use snapshot::{JournalReport, NotCovered, SecretEntry, SkippedEntry, Snapsho
 pub use store::address::StoreAddress;
 pub use store::layout::FORMAT_VERSION;
 pub use store::s3::{S3Backend, S3Settings};
-pub use store::{Backend, LocalBackend, MemoryBackend, OpenMode, Store};
+pub use store::{Backend, LocalBackend, MemoryBackend, OpenMode, Secret, SecretUse, Store, Unlock};
 pub use targets::dir::restore::PlanEntry;
 pub use targets::{Target, TargetKind};
 pub use time::{now_rfc3339, parse_timestamp};

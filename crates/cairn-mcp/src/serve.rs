@@ -48,6 +48,8 @@ pub struct ServeOptions {
     pub allow: Vec<String>,
     /// The folder holding codecalc session workspaces (`--workspace-root`).
     pub workspace_root: Option<PathBuf>,
+    /// How to unlock the store when it is encrypted.
+    pub unlock: cairn_lib::Unlock,
 }
 
 impl CairnServer {
@@ -72,7 +74,8 @@ impl CairnServer {
                 }
             }
         }
-        let store = Store::open_address(&options.store, cairn_lib::OpenMode::CreateIfMissing)?;
+        let store =
+            Store::open_address_with(&options.store, cairn_lib::OpenMode::CreateIfMissing, &options.unlock)?;
         // An invalid agent.* value refuses every gated call; say so now, not only on the first
         // refusal, so the user reading the server's log learns the fix.
         for warning in store.agent_warnings()? {

@@ -77,6 +77,10 @@ impl Words for CliWords {
             Hint::Allow { capability, store } => format!("run `{}`", Self::allow_command(capability, store)),
             Hint::ChooseStore => "choose another store with --store or CAIRN_STORE".to_owned(),
             Hint::Unpin => "unset CAIRN_SESSION".to_owned(),
+            Hint::GiveSecret => {
+                "set CAIRN_PASSWORD, CAIRN_PASSWORD_FILE or CAIRN_KEY_FILE, or run it on a terminal to be asked"
+                    .to_owned()
+            }
             other => NeutralWords.hint(other),
         }
     }
@@ -128,6 +132,9 @@ pub fn tool_hint(hint: &Hint, tool: impl Fn(&Operation) -> Option<String>) -> St
         Hint::Allow { capability, store } => ask_allow(*capability, store),
         Hint::ChooseStore => "ask the user to start the server with another --store".to_owned(),
         Hint::Unpin => "restart the server without the pin".to_owned(),
+        Hint::GiveSecret => {
+            "ask the user to start the server with CAIRN_PASSWORD or CAIRN_PASSWORD_FILE set".to_owned()
+        }
         other => NeutralWords.hint(other),
     }
 }

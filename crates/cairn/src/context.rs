@@ -1,10 +1,10 @@
 //! Settings resolved once per command: the store and the session choice, from flags and the
 //! environment (`CAIRN_STORE`, `XDG_DATA_HOME`, `XDG_CACHE_HOME`, `HOME`, `AWS_*`,
-//! `CAIRN_SESSION`).
+//! `CAIRN_SESSION`), and how to unlock an encrypted store (`password.rs`).
 
 use std::path::PathBuf;
 
-use cairn_lib::{S3Settings, Store, StoreAddress};
+use cairn_lib::{S3Settings, Store, StoreAddress, Unlock};
 
 use crate::commands::GlobalArgs;
 use crate::error::CommandResult;
@@ -38,23 +38,41 @@ pub fn store_address(global: &GlobalArgs) -> CommandResult<StoreAddress> {
     };
     let mut settings = parsed?;
     settings.options = crate::aws::settings_from_env();
-    let env = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty()).map(PathBuf::from);
-    let cache_home = match (env("XDG_CACHE_HOME"), env("HOME")) {
-        (Some(cache), _) => cache.join("cairn"),
-        (None, Some(home)) => home.join(".cache/cairn"),
-        (None, None) => {
-            return Err(crate::error::usage(
-                "cannot find a cache folder for the remote store's catalog: set XDG_CACHE_HOME or HOME",
-            ));
-        }
-    };
+    let cache_home = cache_home().ok_or_else(|| {
+        crate::error::usage(
+            "cannot find a cache folder for the remote store's catalog: set XDG_CACHE_HOME or HOME",
+        )
+    })?;
     Ok(StoreAddress::S3 { settings, cache_home })
+}
+
+/// Where catalogs of remote and encrypted stores are cached: `$XDG_CACHE_HOME/cairn`, else
+/// `~/.cache/cairn`.
+fn cache_home() -> Option<PathBuf> {
+    let env = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty()).map(PathBuf::from);
+    match (env("XDG_CACHE_HOME"), env("HOME")) {
+        (Some(cache), _) => Some(cache.join("cairn")),
+        (None, Some(home)) => Some(home.join(".cache/cairn")),
+        (None, None) => None,
+    }
+}
+
+/// How an encrypted store at `address` is unlocked: its secret asked of `password.rs` only
+/// when it turns out to be encrypted, and the cache folder of its catalog.
+pub fn unlock(address: &StoreAddress) -> Unlock {
+    let location = address.to_string();
+    let unlock = Unlock::asking(move |purpose| crate::password::store_secret(purpose, &location));
+    match cache_home() {
+        Some(dir) => unlock.cache_home(dir),
+        None => unlock,
+    }
 }
 
 /// Opens the store; a command that only reads refuses a store that does not exist (see
 /// [`GlobalArgs::open_mode`]) rather than leave an empty one behind.
 pub fn open_store(global: &GlobalArgs) -> CommandResult<Store> {
-    let mut store = Store::open_address(&store_address(global)?, global.open_mode)?;
+    let address = store_address(global)?;
+    let mut store = Store::open_address_with(&address, global.open_mode, &unlock(&address))?;
     store.set_notifier(crate::printer::Printer::notice);
     Ok(store)
 }

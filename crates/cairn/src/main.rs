@@ -6,6 +6,7 @@ mod commands;
 mod context;
 mod error;
 mod format;
+mod password;
 mod printer;
 
 use std::process::ExitCode;

@@ -8,10 +8,12 @@ use cairn_lib::Backend;
 use cairn_lib::s3_test_server::Moto;
 use common::{TestEnv, write};
 
-/// A machine of its own (HOME, work tree, catalog cache) using `s3://BUCKET/PREFIX` on `moto`.
+/// A machine of its own (HOME, work tree, catalog cache) using `s3://BUCKET/PREFIX` on `moto`,
+/// with the password that unlocks (and on first use makes) the encrypted store.
 fn machine(moto: &Moto, address: &str) -> TestEnv {
     TestEnv::new()
         .with_store(address)
+        .with_var("CAIRN_PASSWORD", "the fleet's password")
         .with_var("AWS_ENDPOINT_URL", format!("http://127.0.0.1:{}", moto.port))
         .with_var("AWS_ALLOW_HTTP", "true")
         .with_var("AWS_ACCESS_KEY_ID", "test")

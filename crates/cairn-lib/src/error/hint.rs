@@ -34,6 +34,8 @@ pub enum Hint {
     ChooseStore,
     /// Drop the session pin that outranks the current session.
     Unpin,
+    /// Give the password or key file of an encrypted store.
+    GiveSecret,
 }
 
 /// An operation a hint points to, with what it needs to run.
@@ -127,6 +129,7 @@ impl Words for NeutralWords {
             Hint::Allow { capability, .. } => format!("ask the user to allow {capability} for agents"),
             Hint::ChooseStore => "use another store".to_owned(),
             Hint::Unpin => "drop the session pin".to_owned(),
+            Hint::GiveSecret => "give the store's password or key file".to_owned(),
         }
     }
 }

@@ -141,7 +141,7 @@ impl Store {
                         compressed: loc.compressed,
                     });
                 }
-                let (new_key, bytes, entries) = builder.finish()?;
+                let (new_key, bytes, entries) = builder.finish(self.sealing())?;
                 self.catalog.begin_pack(&new_key)?;
                 self.backend().put_if_absent(&new_key, &bytes)?;
                 self.catalog.reassign_blobs(&new_key, bytes.len() as u64, &entries)?;
@@ -189,7 +189,7 @@ impl Store {
     /// length, hash), the file's size, and every index entry's place.
     fn verify_pack(&self, key: &str, problems: &mut Vec<String>) -> Result<()> {
         let bytes = self.backend().get(key)?;
-        let entries = match crate::store::pack::verify_header(key, &bytes) {
+        let entries = match crate::store::pack::verify_header(key, &bytes, self.sealing()) {
             Ok(entries) => entries,
             Err(problem) => {
                 // Known damaged from now on: no save dedups against what it holds.
@@ -389,7 +389,7 @@ mod tests {
         builder.push(
             crate::store::pack::encode(ObjectId::of(data), crate::store::pack::BlobKind::Data, data).unwrap(),
         );
-        let (key, bytes, _) = builder.finish().unwrap();
+        let (key, bytes, _) = builder.finish(None).unwrap();
         store.backend().put_if_absent(&key, &bytes).unwrap();
         key
     }

@@ -96,7 +96,7 @@ impl Store {
                 continue;
             }
             let bytes = self.backend().get(&key)?;
-            let entries = match pack::verify_header(&key, &bytes) {
+            let entries = match pack::verify_header(&key, &bytes, self.sealing()) {
                 Ok(entries) => entries,
                 Err(_) => {
                     result.packs_damaged.push(key);
@@ -105,8 +105,9 @@ impl Store {
             };
             let mut good = Vec::with_capacity(entries.len());
             for e in entries {
-                let stored = &bytes[e.offset as usize..][..e.length as usize];
-                match pack::decode(&e.id, stored, e.compressed, e.raw_length) {
+                let stored = bytes[e.offset as usize..][..e.length as usize].to_vec();
+                let opened = pack::unseal(self.sealing(), &e.id, stored);
+                match opened.and_then(|s| pack::decode(&e.id, &s, e.compressed, e.raw_length)) {
                     Ok(_) => good.push(e),
                     Err(_) => result.blobs_dropped.push(e.id.to_string()),
                 }

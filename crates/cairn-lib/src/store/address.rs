@@ -4,9 +4,11 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use super::backend::LocalBackend;
+use super::remote::STORE_OBJECT;
 use super::s3::{S3Backend, S3Settings};
-use super::{OpenMode, Store};
-use crate::error::Result;
+use super::{OpenMode, Store, Unlock};
+use crate::error::{Error, Result};
 
 /// Where a store is.
 #[derive(Debug, Clone)]
@@ -48,13 +50,43 @@ impl StoreAddress {
 }
 
 impl Store {
-    /// Opens the store at `address` (see [`Store::open_in`] and [`Store::open_shared`]).
+    /// Opens the store at `address` with no secret: a plain store, or a refusal in one line
+    /// for an encrypted one (see [`Store::open_address_with`]).
     pub fn open_address(address: &StoreAddress, mode: OpenMode) -> Result<Self> {
+        Self::open_address_with(address, mode, &Unlock::default())
+    }
+
+    /// Opens the store at `address` (see [`Store::open_in`] and [`Store::open_shared_with`]),
+    /// unlocking it with `unlock` when it is encrypted. A remote store this open makes is
+    /// encrypted unless `unlock` says otherwise; a directory holding an encrypted store's
+    /// objects is opened as a shared store whose catalog is cached below `unlock`'s cache home.
+    pub fn open_address_with(address: &StoreAddress, mode: OpenMode, unlock: &Unlock) -> Result<Self> {
         match address {
-            StoreAddress::Dir(dir) => Self::open_in(dir, mode),
-            StoreAddress::S3 { settings, cache_home } => {
-                Self::open_shared(Arc::new(S3Backend::new(settings)?), cache_home, mode)
+            StoreAddress::Dir(dir) if dir.join(STORE_OBJECT).exists() => {
+                Self::open_object_dir(dir, mode, unlock)
             }
+            StoreAddress::Dir(dir) => Self::open_in(dir, mode),
+            StoreAddress::S3 { settings, cache_home } => Self::open_shared_with(
+                Arc::new(S3Backend::new(settings)?),
+                cache_home,
+                mode,
+                &unlock.encrypting_by_default(),
+            ),
         }
+    }
+
+    /// Opens (or, with `unlock` encrypting new stores, makes) the encrypted store whose
+    /// objects are the files below `dir`.
+    pub(crate) fn open_object_dir(dir: &Path, mode: OpenMode, unlock: &Unlock) -> Result<Self> {
+        let Some(cache_home) = unlock.cache_dir() else {
+            return Err(Error::invalid(format!(
+                "the encrypted store at {} needs a folder on this machine to cache its catalog in, and none was given",
+                dir.display()
+            )));
+        };
+        let dir = std::path::absolute(dir).map_err(|e| Error::io("resolve", dir, e))?;
+        let tmp = dir.join("tmp");
+        super::backend::create_dir_durably(&tmp)?;
+        Self::open_shared_with(Arc::new(LocalBackend::new(dir, tmp)), cache_home, mode, unlock)
     }
 }

@@ -10,7 +10,11 @@ pub(crate) mod catalog;
 pub(crate) mod chunker;
 #[cfg(test)]
 mod contract;
+pub(crate) mod crypto;
+#[cfg(test)]
+mod encrypted_tests;
 pub(crate) mod fault;
+pub(crate) mod keys;
 pub(crate) mod layout;
 pub(crate) mod lock;
 mod names;
@@ -18,6 +22,8 @@ pub(crate) mod pack;
 pub(crate) mod remote;
 mod remote_gc;
 pub mod s3;
+mod sealed;
+mod unlock;
 pub(crate) mod writer;
 
 use std::path::{Path, PathBuf};
@@ -28,8 +34,10 @@ use crate::error::{Error, IoContext, Result};
 use crate::id::{ObjectId, SessionId};
 pub use backend::{Backend, LocalBackend, MemoryBackend};
 use catalog::Catalog;
+pub use crypto::Secret;
 use layout::{Created, Layout};
 pub use lock::LockGuard;
+pub use unlock::{SecretUse, Unlock};
 
 /// Receives one-line notices while a command runs.
 type Notify = dyn Fn(&str) + Send + Sync;
@@ -48,6 +56,8 @@ pub struct Store {
     shared: bool,
     /// Packs a shared store's gc condemned: no save dedups against them (read by the sync).
     condemned: std::sync::Mutex<std::collections::HashSet<String>>,
+    /// An encrypted store's repository key and the key object that unlocked it.
+    unlocked: Option<unlock::Unlocked>,
 }
 
 impl std::fmt::Debug for Store {
@@ -77,6 +87,14 @@ impl Store {
     /// no store at `root`, so that a command that only reads leaves nothing behind.
     pub fn open_in(root: &Path, mode: OpenMode) -> Result<Self> {
         let layout = Layout { root: absolute(root)? };
+        if layout.root.join(remote::STORE_OBJECT).exists() {
+            // An encrypted store directory holds objects only; its catalog is cached elsewhere.
+            return Err(Error::invalid(format!(
+                "the store at {} is encrypted and must be opened with its password or key file",
+                layout.root.display()
+            ))
+            .hint(crate::error::Hint::GiveSecret));
+        }
         let backend = Arc::new(LocalBackend::new(layout.objects(), layout.tmp()));
         Self::open_with(backend, &layout.root, mode)
     }
@@ -84,6 +102,17 @@ impl Store {
     /// Opens the store whose objects `backend` holds, keeping its catalog, settings, locks and
     /// restore journal in the directory `root`.
     pub fn open_with(backend: Arc<dyn Backend>, root: &Path, mode: OpenMode) -> Result<Self> {
+        Self::open_unlocked(backend, root, mode, None)
+    }
+
+    /// [`Store::open_with`] for an encrypted store's objects, with its key: recovery reads
+    /// pack headers, so the key must be there before it runs.
+    fn open_unlocked(
+        backend: Arc<dyn Backend>,
+        root: &Path,
+        mode: OpenMode,
+        unlocked: Option<unlock::Unlocked>,
+    ) -> Result<Self> {
         let layout = Layout { root: absolute(root)? };
         if mode == OpenMode::Existing && !layout.format_file().exists() {
             return Err(Error::not_found(format!("there is no store at {}", layout.root.display())));
@@ -100,6 +129,7 @@ impl Store {
             notifier: None,
             shared: false,
             condemned: Default::default(),
+            unlocked,
         };
         store.recover()?;
         Ok(store)
@@ -143,6 +173,20 @@ impl Store {
         self.backend.as_ref()
     }
 
+    /// The repository key of an encrypted store: packs seal their blobs and header with it.
+    pub(crate) fn sealing(&self) -> Option<&crypto::RepoKey> {
+        self.unlocked.as_ref().map(|u| u.key.as_ref())
+    }
+
+    /// True when the store is encrypted.
+    pub fn is_encrypted(&self) -> bool {
+        self.unlocked.is_some()
+    }
+
+    pub(crate) fn unlocked_key_id(&self) -> Option<&str> {
+        self.unlocked.as_ref().map(|u| u.key_id.as_str())
+    }
+
     pub(crate) fn layout(&self) -> &Layout {
         &self.layout
     }
@@ -154,6 +198,7 @@ impl Store {
                 .hint(crate::error::Hint::Run(crate::error::Operation::Check))
         })?;
         let stored = self.backend.get_range(&loc.pack_key, loc.offset, loc.length)?;
+        let stored = pack::unseal(self.sealing(), id, stored)?;
         pack::decode(id, &stored, loc.compressed, loc.raw_length)
     }
 
@@ -216,7 +261,7 @@ impl Store {
             // The pack was published but not indexed: index it from its own header, since the
             // pack is complete (it was renamed into place only after it was flushed).
             match self.backend.get(&key) {
-                Ok(bytes) => match pack::read_header(&key, &bytes) {
+                Ok(bytes) => match pack::read_header(&key, &bytes, self.sealing()) {
                     Ok(entries) => self.catalog.commit_pack(&key, bytes.len() as u64, &entries)?,
                     Err(_) => {
                         self.backend.delete(&key)?;

@@ -6,7 +6,9 @@
 //! snapshot that has it and when it was claimed. It is claimed before the snapshot's record is
 //! written: the record of a refused save is never published. A claim whose snapshot is not in
 //! the catalog is a save still running elsewhere, and refused, until it is older than
-//! [`CLAIM_TIMEOUT`] (its save died), when it may be taken over.
+//! [`CLAIM_TIMEOUT`] (its save died), when it may be taken over. In an encrypted store the
+//! object is `names/<keyed hash of session, target and name>` instead, so its key tells
+//! nothing of the target or the name.
 
 use serde::{Deserialize, Serialize};
 
@@ -35,8 +37,16 @@ impl Store {
         let Some(name) = snapshot.name.as_deref().filter(|_| self.shared) else {
             return Ok(());
         };
-        let target = ObjectId::of(snapshot.target.as_bytes()).to_hex();
-        let key = format!("names/{}/{}/{name}", snapshot.session, &target[..32]);
+        let key = match self.sealing() {
+            Some(seal) => {
+                let what = format!("{}\0{}\0{name}", snapshot.session, snapshot.target);
+                format!("names/{}", &seal.keyed_hash(what.as_bytes())[..48])
+            }
+            None => {
+                let target = ObjectId::of(snapshot.target.as_bytes()).to_hex();
+                format!("names/{}/{}/{name}", snapshot.session, &target[..32])
+            }
+        };
         // What other machines committed since this store was opened decides who holds it.
         self.sync()?;
         let taken = || {

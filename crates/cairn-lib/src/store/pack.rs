@@ -2,16 +2,25 @@
 //!
 //! Layout: `blob bytes… | header (postcard) | header length (u32 LE) | MAGIC`. The header holds
 //! everything needed to rebuild the catalog's blob index from the packs alone.
+//!
+//! In an encrypted store each blob is sealed on its own (bound to its id), so a restore still
+//! reads one blob by a byte range, and so is the header; the trailer then ends with
+//! [`SEALED_MAGIC`] and tells only the header's length.
 
 use std::cell::RefCell;
 
 use serde::{Deserialize, Serialize};
 
+use super::crypto::RepoKey;
 use crate::error::{Error, Result};
 use crate::id::ObjectId;
 
 /// The last 8 bytes of every pack.
 const MAGIC: &[u8; 8] = b"CAIRNPK1";
+/// The last 8 bytes of every pack of an encrypted store.
+const SEALED_MAGIC: &[u8; 8] = b"CAIRNPE1";
+/// What a pack header is sealed to.
+const HEADER_CONTEXT: &[u8] = b"cairn pack header";
 
 /// A pack is published once it holds about this many bytes.
 pub(crate) const TARGET_PACK_SIZE: usize = 16 * 1024 * 1024;
@@ -104,6 +113,25 @@ pub(crate) fn decode(id: &ObjectId, stored: &[u8], compressed: bool, raw_length:
     Ok(plain)
 }
 
+/// Seals a blob's stored bytes in an encrypted store (`key`), bound to its id.
+pub(crate) fn seal(key: Option<&RepoKey>, mut blob: EncodedBlob) -> EncodedBlob {
+    if let Some(key) = key {
+        blob.stored = key.seal(&blob.stored, &blob.id.0);
+    }
+    blob
+}
+
+/// Reverses [`seal`]: the bytes [`decode`] takes.
+pub(crate) fn unseal(key: Option<&RepoKey>, id: &ObjectId, stored: Vec<u8>) -> Result<Vec<u8>> {
+    match key {
+        None => Ok(stored),
+        Some(key) => key.open(&stored, &id.0).ok_or_else(|| {
+            Error::corrupt(format!("blob {id} does not open with the store's key; the store is damaged"))
+                .hint(check())
+        }),
+    }
+}
+
 /// Builds one pack in memory.
 #[derive(Default)]
 pub(crate) struct PackBuilder {
@@ -133,32 +161,54 @@ impl PackBuilder {
         self.entries.is_empty()
     }
 
-    /// Appends the header and returns the pack's key, bytes and entries.
-    pub(crate) fn finish(mut self) -> Result<(String, Vec<u8>, Vec<PackEntry>)> {
-        let header = postcard::to_allocvec(&self.entries)
+    /// Appends the header (sealed with `key` in an encrypted store) and returns the pack's
+    /// key, bytes and entries.
+    pub(crate) fn finish(mut self, key: Option<&RepoKey>) -> Result<(String, Vec<u8>, Vec<PackEntry>)> {
+        let mut header = postcard::to_allocvec(&self.entries)
             .map_err(|e| Error::corrupt(format!("could not encode a pack header: {e}")))?;
+        if let Some(key) = key {
+            header = key.seal(&header, HEADER_CONTEXT);
+        }
         // Named by the hash of the header, not of the whole pack: the header lists every blob's
         // content address and place, so it names the content just as well, and hashing 16 MiB
         // again per pack cost a first save several percent of its time.
         let hash = ObjectId::of(&header).to_hex();
         self.bytes.extend_from_slice(&header);
         self.bytes.extend_from_slice(&(header.len() as u32).to_le_bytes());
-        self.bytes.extend_from_slice(MAGIC);
+        self.bytes.extend_from_slice(if key.is_some() { SEALED_MAGIC } else { MAGIC });
         let key = format!("packs/{}/{}.pack", &hash[..2], hash);
         Ok((key, self.bytes, self.entries))
     }
 }
 
+/// The magic number a pack of a store with `key` (or without) ends with.
+fn magic(key: Option<&RepoKey>) -> &'static [u8; 8] {
+    if key.is_some() { SEALED_MAGIC } else { MAGIC }
+}
+
+/// Decodes a header as stored: opened first in an encrypted store.
+fn parse_header(header: &[u8], key: Option<&RepoKey>) -> std::result::Result<Vec<PackEntry>, String> {
+    let opened;
+    let plain = match key {
+        None => header,
+        Some(key) => {
+            opened = key.open(header, HEADER_CONTEXT).ok_or("does not open with the store's key")?;
+            &opened[..]
+        }
+    };
+    postcard::from_bytes(plain).map_err(|e| e.to_string())
+}
+
 /// Reads the header of a whole pack (used by recovery and `check`).
-pub(crate) fn read_header(key: &str, pack: &[u8]) -> Result<Vec<PackEntry>> {
+pub(crate) fn read_header(key: &str, pack: &[u8], seal: Option<&RepoKey>) -> Result<Vec<PackEntry>> {
     let bad = || Error::corrupt(format!("pack {key} has no valid header")).hint(check());
-    if pack.len() < 12 || &pack[pack.len() - 8..] != MAGIC {
+    if pack.len() < 12 || &pack[pack.len() - 8..] != magic(seal) {
         return Err(bad());
     }
     let len_at = pack.len() - 12;
     let header_len = u32::from_le_bytes(pack[len_at..len_at + 4].try_into().map_err(|_| bad())?) as usize;
     let start = len_at.checked_sub(header_len).ok_or_else(bad)?;
-    postcard::from_bytes(&pack[start..len_at]).map_err(|_| bad())
+    parse_header(&pack[start..len_at], seal).map_err(|_| bad())
 }
 
 /// Reads the header of pack `key` (`size` bytes) with two range reads, the trailer and then
@@ -168,13 +218,14 @@ pub(crate) fn read_header_ranged(
     backend: &dyn super::backend::Backend,
     key: &str,
     size: u64,
+    seal: Option<&RepoKey>,
 ) -> Result<Vec<PackEntry>> {
     let bad = || Error::corrupt(format!("pack {key} has no valid header")).hint(check());
     if size < 12 {
         return Err(bad());
     }
     let trailer = backend.get_range(key, size - 12, 12)?;
-    if &trailer[4..] != MAGIC {
+    if &trailer[4..] != magic(seal) {
         return Err(bad());
     }
     let header_len = u32::from_le_bytes(trailer[..4].try_into().map_err(|_| bad())?) as u64;
@@ -184,14 +235,18 @@ pub(crate) fn read_header_ranged(
     if ObjectId::of(&header).to_hex() != name {
         return Err(bad());
     }
-    postcard::from_bytes(&header).map_err(|_| bad())
+    parse_header(&header, seal).map_err(|_| bad())
 }
 
 /// Reads and verifies the header of a whole pack: the magic number, a header length that fits
 /// (a truncated pack fails here), a header that decodes, the pack's name (the hash of its
 /// header) and blob places that lie inside the pack.
-pub(crate) fn verify_header(key: &str, pack: &[u8]) -> std::result::Result<Vec<PackEntry>, String> {
-    if pack.len() < 12 || &pack[pack.len() - 8..] != MAGIC {
+pub(crate) fn verify_header(
+    key: &str,
+    pack: &[u8],
+    seal: Option<&RepoKey>,
+) -> std::result::Result<Vec<PackEntry>, String> {
+    if pack.len() < 12 || &pack[pack.len() - 8..] != magic(seal) {
         return Err(format!("pack {key} does not end with the pack magic number (damaged or truncated)"));
     }
     let len_at = pack.len() - 12;
@@ -204,7 +259,7 @@ pub(crate) fn verify_header(key: &str, pack: &[u8]) -> std::result::Result<Vec<P
     if ObjectId::of(header).to_hex() != name {
         return Err(format!("pack {key} has a header that does not match its name (damaged)"));
     }
-    let entries: Vec<PackEntry> = postcard::from_bytes(header)
+    let entries = parse_header(header, seal)
         .map_err(|e| format!("pack {key} has a header that does not decode ({e})"))?;
     if let Some(e) = entries.iter().find(|e| e.offset as usize + e.length as usize > start) {
         return Err(format!("pack {key} places blob {} past its data", e.id));
@@ -230,9 +285,9 @@ mod tests {
             let id = ObjectId::of(data);
             builder.push(encode(id, BlobKind::Data, data).unwrap());
         }
-        let (key, bytes, entries) = builder.finish().unwrap();
+        let (key, bytes, entries) = builder.finish(None).unwrap();
         assert!(key.starts_with("packs/"));
-        assert_eq!(read_header(&key, &bytes).unwrap().len(), 2);
+        assert_eq!(read_header(&key, &bytes, None).unwrap().len(), 2);
         assert!(!entries[0].compressed && entries[1].compressed);
         for (entry, data) in entries.iter().zip([&small, &big]) {
             let stored = &bytes[entry.offset as usize..][..entry.length as usize];

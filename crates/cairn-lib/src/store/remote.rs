@@ -15,7 +15,8 @@ use serde::{Deserialize, Serialize};
 
 use super::backend::Backend;
 use super::catalog::NewSnapshot;
-use super::{OpenMode, Store};
+use super::crypto::RepoKey;
+use super::{OpenMode, SecretUse, Store, Unlock};
 use crate::error::{Error, Result};
 use crate::id::ObjectId;
 use crate::snapshot::Snapshot;
@@ -23,47 +24,100 @@ use crate::snapshot::Snapshot;
 /// The object that marks a bucket prefix as a cairn store, and names it.
 pub(crate) const STORE_OBJECT: &str = "cairn-store.json";
 
+/// The format version of an encrypted store: a cairn that predates encryption refuses it in
+/// one line rather than misread it. Plain stores stay at version 1, unchanged.
+pub(crate) const ENCRYPTED_FORMAT: u32 = 2;
+
 /// What [`STORE_OBJECT`] holds.
 #[derive(Debug, Serialize, Deserialize)]
-struct StoreInfo {
-    format: u32,
-    id: uuid::Uuid,
+pub(crate) struct StoreInfo {
+    pub format: u32,
+    pub id: uuid::Uuid,
+    /// Present when the store is encrypted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub encryption: Option<EncryptionInfo>,
 }
+
+/// How an encrypted store is sealed. Its keys are the objects below `keys/`, not a list here:
+/// the marker is written once, and a listing cannot disagree with itself.
+#[derive(Debug, Serialize, Deserialize)]
+pub(crate) struct EncryptionInfo {
+    /// The AEAD every object is sealed with.
+    pub aead: String,
+    /// [`RepoKey::fingerprint`] of the repository key.
+    pub key_fingerprint: String,
+}
+
+const AEAD: &str = "xchacha20-poly1305";
 
 impl Store {
     /// Opens the shared store whose objects `backend` holds, with its catalog cached below
     /// `cache_home` (in a folder named by the store's id, so one machine can use many stores).
-    /// With [`OpenMode::CreateIfMissing`] a store is made when the backend holds none.
+    /// With [`OpenMode::CreateIfMissing`] a plain store is made when the backend holds none.
     pub fn open_shared(backend: Arc<dyn Backend>, cache_home: &Path, mode: OpenMode) -> Result<Self> {
-        let info = match read_info(backend.as_ref())? {
-            Some(info) => info,
+        Self::open_shared_with(backend, cache_home, mode, &Unlock::default())
+    }
+
+    /// [`Store::open_shared`], unlocking an encrypted store with `unlock`'s secret, and making
+    /// a missing store encrypted when `unlock` says so.
+    pub fn open_shared_with(
+        backend: Arc<dyn Backend>,
+        cache_home: &Path,
+        mode: OpenMode,
+        unlock: &Unlock,
+    ) -> Result<Self> {
+        let (info, made) = match read_info(backend.as_ref())? {
+            Some(info) => (info, None),
             None if mode == OpenMode::Existing => {
                 return Err(Error::not_found(format!("there is no store at {}", backend.describe())));
             }
             None => {
-                let info = StoreInfo { format: super::layout::FORMAT_VERSION, id: uuid::Uuid::now_v7() };
-                let bytes = serde_json::to_vec(&info).map_err(|e| Error::corrupt(e.to_string()))?;
-                // Two machines creating one store at once: the first write wins, and both
-                // then use the store it named.
-                backend.put_if_absent(STORE_OBJECT, &bytes)?;
-                read_info(backend.as_ref())?.ok_or_else(|| {
+                let made = create_info(backend.as_ref(), unlock)?;
+                let info = read_info(backend.as_ref())?.ok_or_else(|| {
                     Error::corrupt(format!(
                         "{} lost its store marker while it was being made",
                         backend.describe()
                     ))
-                })?
+                })?;
+                // Two machines creating one store at once: the first marker wins, and both
+                // then use the store it names; the loser's key object is taken back.
+                let made = match made {
+                    Some((key, id)) if info.id != key.0 => {
+                        super::keys::remove(backend.as_ref(), &id)?;
+                        None
+                    }
+                    other => other.map(|(k, id)| (k.1, id)),
+                };
+                (info, made)
             }
         };
-        if info.format != super::layout::FORMAT_VERSION {
+        let expected =
+            if info.encryption.is_some() { ENCRYPTED_FORMAT } else { super::layout::FORMAT_VERSION };
+        if info.format != expected {
             return Err(Error::corrupt(format!(
-                "the store at {} has format version {}, and this cairn reads version {}",
+                "the store at {} has format version {}, and this cairn reads version {expected}",
                 backend.describe(),
                 info.format,
-                super::layout::FORMAT_VERSION
             )));
         }
+        let (backend, unlocked) = match &info.encryption {
+            None => (backend, None),
+            Some(encryption) => {
+                let (key, key_id) = match made {
+                    Some(made) => made,
+                    None => {
+                        let secret = unlock.secret(SecretUse::Unlock, &backend.describe())?;
+                        super::keys::unlock(backend.as_ref(), &secret, &encryption.key_fingerprint)?
+                    }
+                };
+                let key = Arc::new(key);
+                let sealed: Arc<dyn Backend> =
+                    Arc::new(super::sealed::SealedBackend::new(backend, key.clone()));
+                (sealed, Some(super::unlock::Unlocked { key, key_id }))
+            }
+        };
         let root = cache_home.join(info.id.simple().to_string());
-        let mut store = Self::open_with(backend, &root, OpenMode::CreateIfMissing)?;
+        let mut store = Self::open_unlocked(backend, &root, OpenMode::CreateIfMissing, unlocked)?;
         store.catalog.share(store.backend.clone());
         store.shared = true;
         store.sync()?;
@@ -94,7 +148,8 @@ impl Store {
         let known: std::collections::HashSet<String> = self.catalog.all_pack_keys()?.into_iter().collect();
         for (key, size) in &listed {
             if key.ends_with(".pack") && !known.contains(key) {
-                let entries = super::pack::read_header_ranged(self.backend.as_ref(), key, *size)?;
+                let entries =
+                    super::pack::read_header_ranged(self.backend.as_ref(), key, *size, self.sealing())?;
                 if condemned.is_empty() {
                     self.catalog.index_found_pack(key, *size, &entries)?;
                 } else {
@@ -121,7 +176,8 @@ impl Store {
             // stat cache may name blobs that are gone, so a save reads those files again.
             for (key, size) in &listed {
                 if key.ends_with(".pack") && known.contains(key) {
-                    let entries = super::pack::read_header_ranged(self.backend.as_ref(), key, *size)?;
+                    let entries =
+                        super::pack::read_header_ranged(self.backend.as_ref(), key, *size, self.sealing())?;
                     self.catalog.index_found_pack(key, *size, &entries)?;
                 }
             }
@@ -166,7 +222,27 @@ impl Store {
     }
 }
 
-fn read_info(backend: &dyn Backend) -> Result<Option<StoreInfo>> {
+/// Writes the marker of a new store, encrypted when `unlock` says so: its first key object
+/// first, so no marker ever names a store that no key unlocks. Returns the new store's id and
+/// key, and the key object's id, when it made an encrypted one.
+fn create_info(backend: &dyn Backend, unlock: &Unlock) -> Result<Option<((uuid::Uuid, RepoKey), String)>> {
+    let id = uuid::Uuid::now_v7();
+    let (info, made) = if unlock.encrypts_new() {
+        let secret = unlock.secret(SecretUse::Create, &backend.describe())?;
+        let key = RepoKey::random();
+        let key_id = super::keys::add(backend, &key, &secret, None)?;
+        let encryption = EncryptionInfo { aead: AEAD.to_owned(), key_fingerprint: key.fingerprint() };
+        (StoreInfo { format: ENCRYPTED_FORMAT, id, encryption: Some(encryption) }, Some(((id, key), key_id)))
+    } else {
+        (StoreInfo { format: super::layout::FORMAT_VERSION, id, encryption: None }, None)
+    };
+    let bytes = serde_json::to_vec(&info).map_err(|e| Error::corrupt(e.to_string()))?;
+    backend.put_if_absent(STORE_OBJECT, &bytes)?;
+    Ok(made)
+}
+
+/// The marker of the store `backend` holds, if it holds one.
+pub(crate) fn read_info(backend: &dyn Backend) -> Result<Option<StoreInfo>> {
     let Some(bytes) = backend.size(STORE_OBJECT)?.map(|_| backend.get(STORE_OBJECT)).transpose()? else {
         return Ok(None);
     };

@@ -102,7 +102,7 @@ impl<'s> BlobWriter<'s> {
         if self.lock().pending.contains(&id) || self.vouched(&id)? {
             return Ok(id);
         }
-        let encoded = pack::encode(id, kind, data)?;
+        let encoded = pack::seal(self.store.sealing(), pack::encode(id, kind, data)?);
         let full = {
             let mut state = self.lock();
             if !state.pending.insert(id) {
@@ -196,9 +196,10 @@ impl<'s> BlobWriter<'s> {
             // held them would name that very pack, and the write would find it there; gc could
             // then delete it under the save. A few random bytes make every pack's name its own.
             let salt = uuid::Uuid::now_v7().into_bytes();
-            builder.push(pack::encode(ObjectId::of(&salt), BlobKind::Data, &salt)?);
+            let salt = pack::encode(ObjectId::of(&salt), BlobKind::Data, &salt)?;
+            builder.push(pack::seal(self.store.sealing(), salt));
         }
-        let (key, bytes, entries) = builder.finish()?;
+        let (key, bytes, entries) = builder.finish(self.store.sealing())?;
         // Pending first: if we die after the rename, the next open indexes the pack.
         self.store.catalog.begin_pack(&key)?;
         self.store.backend().put_if_absent(&key, &bytes)?;

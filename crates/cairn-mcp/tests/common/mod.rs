@@ -31,6 +31,7 @@ pub fn options(dir: &tempfile::TempDir) -> ServeOptions {
         pinned_session: None,
         allow: Vec::new(),
         workspace_root: None,
+        unlock: Default::default(),
     }
 }
 

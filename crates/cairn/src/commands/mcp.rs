@@ -56,8 +56,10 @@ fn allow_help() -> String {
 
 /// Runs the server until its client leaves (stdio) or the process is interrupted (HTTP).
 pub fn run(global: &GlobalArgs, args: McpArgs, _printer: &Printer) -> CommandResult {
+    let store = store_address(global)?;
     let options = cairn_mcp::ServeOptions {
-        store: store_address(global)?,
+        unlock: crate::context::unlock(&store),
+        store,
         transport: match args.http {
             Some(addr) => {
                 cairn_mcp::Transport::Http { addr, token: args.token, allowed_hosts: args.allowed_hosts }

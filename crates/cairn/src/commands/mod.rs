@@ -13,6 +13,8 @@ mod gc;
 mod hook;
 mod hooks;
 mod import;
+mod init;
+mod key;
 mod list;
 mod man;
 mod mcp;
@@ -74,6 +76,7 @@ impl Command {
                 | Command::Export(_)
                 | Command::Gc(_)
                 | Command::Check(_)
+                | Command::Key(_)
         ) || matches!(self, Command::Watch(args) if args.asks_only())
     }
 }
@@ -105,6 +108,11 @@ pub enum Command {
     Import(import::ImportArgs),
     /// Reclaim the space of data no snapshot references.
     Gc(gc::GcArgs),
+    /// Make a store (remote stores are encrypted; --encrypt for a local directory).
+    Init(init::InitArgs),
+    /// Add, list or remove the passwords and key files that unlock an encrypted store.
+    #[command(subcommand)]
+    Key(key::KeyCommand),
     /// Verify that every snapshot's data is in the store.
     Check(check::CheckArgs),
     /// Rebuild the catalog from the packs and records, drop damaged data, list what was lost.
@@ -163,6 +171,8 @@ pub fn run(cli: Cli, printer: &Printer) -> CommandResult {
         Command::Import(args) => import::run(global, args, printer),
         Command::Gc(args) => gc::run(global, args, printer),
         Command::Check(args) => check::run(global, args, printer),
+        Command::Init(args) => init::run(global, args, printer),
+        Command::Key(cmd) => key::run(global, cmd, printer),
         Command::Repair(args) => repair::run(global, args, printer),
         Command::Config(cmd) => config::run(global, cmd, printer),
         Command::Agent(cmd) => agent::run(global, cmd, printer),

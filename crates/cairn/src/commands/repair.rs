@@ -5,7 +5,7 @@ use cairn_lib::ops::repair::RepairResult;
 use clap::Args;
 
 use crate::commands::GlobalArgs;
-use crate::context::store_address;
+use crate::context::{store_address, unlock};
 use crate::error::CommandResult;
 use crate::printer::Printer;
 
@@ -14,11 +14,13 @@ use crate::printer::Printer;
 pub struct RepairArgs {}
 
 pub fn run(global: &GlobalArgs, _args: RepairArgs, printer: &Printer) -> CommandResult {
-    // A remote store's catalog is a cache, rebuilt from the bucket as it opens; the repair
-    // then checks and re-indexes every pack there.
+    // A remote (or encrypted) store's catalog is a cache, rebuilt from the objects as it
+    // opens; the repair then checks and re-indexes every pack there.
     let (store, aside) = match store_address(global)? {
-        cairn_lib::StoreAddress::Dir(dir) => Store::open_to_repair(&dir)?,
-        remote => (Store::open_address(&remote, cairn_lib::OpenMode::Existing)?, None),
+        cairn_lib::StoreAddress::Dir(dir) if !dir.join("cairn-store.json").exists() => {
+            Store::open_to_repair(&dir)?
+        }
+        shared => (Store::open_address_with(&shared, cairn_lib::OpenMode::Existing, &unlock(&shared))?, None),
     };
     let result = printer.with_progress("repairing", || store.repair(aside.as_deref()))?;
     printer.result(&result, human);
