@@ -201,3 +201,61 @@ impl Catalog {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn keys(catalog: &Catalog) -> Vec<String> {
+        let conn = catalog.conn();
+        let mut stmt =
+            conn.prepare("SELECT dir FROM stat_cache_dirs WHERE target = 't' ORDER BY dir").unwrap();
+        let rows = stmt.query_map([], |r| r.get::<_, Vec<u8>>(0)).unwrap();
+        rows.map(|k| String::from_utf8(k.unwrap()).unwrap()).collect()
+    }
+
+    fn with_rows(dirs: &[&str]) -> (tempfile::TempDir, Catalog) {
+        let tmp = tempfile::tempdir().unwrap();
+        let catalog = Catalog::open(&tmp.path().join("catalog.db")).unwrap();
+        let rows = dirs
+            .iter()
+            .map(|d| (d.as_bytes().to_vec(), RowWrite::Full { meta: vec![1], files: vec![2] }))
+            .collect();
+        catalog.write_stat_cache("t", &StatCacheWrite { rows, ..StatCacheWrite::default() }).unwrap();
+        catalog
+            .write_stat_cache(
+                "other",
+                &StatCacheWrite {
+                    rows: vec![(b"a".to_vec(), RowWrite::Full { meta: vec![1], files: vec![2] })],
+                    ..StatCacheWrite::default()
+                },
+            )
+            .unwrap();
+        (tmp, catalog)
+    }
+
+    const TREE: [&str; 7] = ["", "a", "a/b", "a/b/c", "a-z", "ab", "c/d"];
+
+    #[test]
+    fn a_dropped_directory_takes_its_subtree_and_not_its_siblings_that_share_its_prefix() {
+        let (_tmp, catalog) = with_rows(&TREE);
+        let write = StatCacheWrite { drop_at_or_below: vec![b"a".to_vec()], ..StatCacheWrite::default() };
+        catalog.write_stat_cache("t", &write).unwrap();
+        assert_eq!(keys(&catalog), ["", "a-z", "ab", "c/d"]);
+        assert_eq!(catalog.stat_cache_files_at_or_below("other", b"").unwrap().len(), 1, "another target");
+    }
+
+    #[test]
+    fn rows_below_a_directory_of_unknown_children_go_unless_under_a_present_one() {
+        let (_tmp, catalog) = with_rows(&TREE);
+        let write = StatCacheWrite {
+            drop_below_except: vec![(b"".to_vec(), vec![b"a".to_vec()])],
+            ..StatCacheWrite::default()
+        };
+        catalog.write_stat_cache("t", &write).unwrap();
+        assert_eq!(keys(&catalog), ["", "a", "a/b", "a/b/c"]);
+        let below: Vec<Vec<u8>> =
+            catalog.stat_cache_files_at_or_below("t", b"a/b").unwrap().into_iter().map(|(k, _)| k).collect();
+        assert_eq!(below, [b"a/b".to_vec(), b"a/b/c".to_vec()]);
+    }
+}

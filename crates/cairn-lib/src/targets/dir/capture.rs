@@ -664,6 +664,7 @@ impl Walk<'_> {
         false
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn entry(
         &self,
         dir_abs: &Path,
