@@ -105,7 +105,7 @@ impl Store {
         not_covered.skipped.retain(|s| !under_excluded(s.path.as_bytes()));
         let snapshot = self.workspace_record(key.clone(), session.id, options, stats, not_covered, root_id);
         self.commit_snapshot(&snapshot, false)?;
-        StatCache::store(self, &key, captured.scan_started_ns, captured.cache)?;
+        captured.cache.store(self, &key)?;
         Ok(snapshot)
     }
 

@@ -88,9 +88,7 @@ impl Store {
         for (kind, root) in self.catalog.all_roots_with_kind()? {
             crate::targets::referenced_objects(self, &kind, &root, &mut live)?;
         }
-        for (_, blob) in self.catalog.all_stat_caches()? {
-            live.extend(StatCache::decode_content_ids(&blob));
-        }
+        self.catalog.for_each_stat_cache_files(|blob| live.extend(StatCache::decode_content_ids(blob)))?;
         Ok(live)
     }
 

@@ -19,7 +19,6 @@ use crate::error::{Error, Result};
 use crate::id::{ObjectId, SessionId};
 use crate::store::Store;
 use crate::targets::dir::restore::Plan;
-use crate::targets::dir::statcache::StatCache;
 use crate::tree;
 
 /// A restore that a killed process left half-applied.
@@ -171,10 +170,11 @@ impl Store {
         )?;
         let with_mtimes = how == Resolve::RollBack || journal.preserve_mtime;
         let plan = Plan::between(self, &live, &goal, with_mtimes, &uncovered)?;
-        let cache = cache.map(|c| StatCache::from_scan(c.scan_started_ns, c.entries));
+        if let Some(cache) = cache {
+            cache.store(self, key)?;
+        }
         crate::store::fault::kill_at(crate::store::fault::FaultPoint::RecoverySaved);
-        let applied =
-            self.apply_planned(&plan, &target, key, &goal, with_mtimes, cache, &Progress::default())?;
+        let applied = self.apply_planned(&plan, &target, key, &goal, with_mtimes, &Progress::default())?;
         std::fs::remove_file(&path).map_err(|e| Error::io("remove", &path, e))?;
         let recovered = Recovered {
             found,

@@ -318,10 +318,12 @@ impl Store {
         // changed nothing, so there is nothing to put back.
         let plan = Plan::between(self, &safety_root, want, options.preserve_mtime, &uncovered)?;
         let journal = self.write_journal(&key, &snapshot, &safety, no_ignore, options.preserve_mtime)?;
-        let live_cache =
-            live_cache.map(|c| StatCache::from_scan(c.scan_started_ns, c.entries).with_journal(c.journal));
-        let outcome =
-            self.apply_planned(&plan, &path, &key, want, options.preserve_mtime, live_cache, progress);
+        // The live state's rows first: the apply rewrites only those of the directories it
+        // touches.
+        if let Some(cache) = live_cache {
+            cache.store(self, &key)?;
+        }
+        let outcome = self.apply_planned(&plan, &path, &key, want, options.preserve_mtime, progress);
         let (plan, files, bytes) = match outcome {
             Ok(done) => done,
             Err(first) => {

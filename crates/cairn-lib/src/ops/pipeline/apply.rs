@@ -18,8 +18,7 @@ use crate::tree::{self, DirRoot};
 
 impl Store {
     /// Applies the plan from `live` to `want` under `path`, and records what it wrote in the
-    /// stat cache so the next save reads nothing. `live_cache` is the cache of the capture of
-    /// `live` when it was not stored (else the stored one is read).
+    /// stat cache so the next save reads nothing.
     pub(crate) fn apply_plan(
         &self,
         path: &Path,
@@ -27,15 +26,15 @@ impl Store {
         live: &DirRoot,
         want: &DirRoot,
         preserve_mtime: bool,
-        live_cache: Option<StatCache>,
     ) -> Result<(Vec<PlanEntry>, u64, u64)> {
         // `live` is a stored capture, not a scan of now: what it left out is not known here.
         let plan = Plan::between(self, live, want, preserve_mtime, &Uncovered::default())?;
-        self.apply_planned(&plan, path, key, want, preserve_mtime, live_cache, &Progress::default())
+        self.apply_planned(&plan, path, key, want, preserve_mtime, &Progress::default())
     }
 
-    /// Applies `plan` (towards `want`) under `path`, as [`Store::apply_plan`] does.
-    #[allow(clippy::too_many_arguments)]
+    /// Applies `plan` (towards `want`) under `path`, as [`Store::apply_plan`] does. The stat
+    /// cache of `key` must be the live state's: only the rows of the directories the plan
+    /// touched are rewritten.
     pub(crate) fn apply_planned(
         &self,
         plan: &Plan,
@@ -43,7 +42,6 @@ impl Store {
         key: &str,
         want: &DirRoot,
         preserve_mtime: bool,
-        live_cache: Option<StatCache>,
         progress: &Progress,
     ) -> Result<(Vec<PlanEntry>, u64, u64)> {
         let handle = DirHandle::open_root(path)?;
@@ -53,20 +51,10 @@ impl Store {
         let bytes = m.bytes_written.load(std::sync::atomic::Ordering::Relaxed);
         let written = m.written.into_inner().unwrap_or_else(|p| p.into_inner());
         let changed: Vec<Vec<u8>> = plan.changes.iter().map(|c| c.path.clone()).collect();
-        let mut base = match live_cache {
-            Some(cache) => cache,
-            None => StatCache::load(self, key)?,
-        };
         // The journal's place is from before the writes, whose events mark every directory they
         // touched: the next save looks at those and trusts the rest.
-        let journal = std::mem::take(&mut base.journal);
-        let mut entries = base.into_trusted_entries();
-        entries.retain(|p, _| {
-            !changed.iter().any(|c| p == c || (p.starts_with(c) && p.get(c.len()) == Some(&b'/')))
-        });
         let settled = settle_clock(&written);
-        entries.extend(written);
-        StatCache::store_with_journal(self, key, settled, entries.into_iter().collect(), journal)?;
+        StatCache::amend(self, key, &changed, written, settled)?;
         Ok((plan.entries(), files, bytes))
     }
 

@@ -13,29 +13,14 @@ use crate::store::catalog::NewSnapshot;
 use crate::store::writer::BlobWriter;
 use crate::targets::dir::Progress;
 use crate::targets::dir::capture::{self, Uncovered};
-use crate::targets::dir::journal::JournalState;
-use crate::targets::dir::statcache::{CacheEntry, StatCache};
-
-/// The stat cache a capture made, not stored yet.
-pub(crate) struct FreshCache {
-    pub scan_started_ns: i64,
-    pub entries: Vec<(Vec<u8>, CacheEntry)>,
-    /// Where the capture stood in the watcher's journal, and its directory summaries.
-    pub journal: JournalState,
-}
-
-impl FreshCache {
-    /// Stores it as the stat cache of target `key`.
-    pub(crate) fn store(self, store: &Store, key: &str) -> Result<()> {
-        StatCache::store_with_journal(store, key, self.scan_started_ns, self.entries, self.journal)
-    }
-}
+use crate::targets::dir::statcache::StatCache;
+use crate::targets::dir::statcache_write::FreshCache;
 
 /// A committed directory snapshot, and what its capture learned about the live tree.
 pub(crate) struct DirCapture {
     pub snapshot: Snapshot,
-    /// The stat cache the capture made, when it differs from the stored one; the caller
-    /// stores it (or carries it into a restore that rewrites it anyway).
+    /// The rows of the stat cache the capture changed, when any; the caller stores them once
+    /// the snapshot is committed.
     pub cache: Option<FreshCache>,
     /// Every path the capture left out, which a restore must not remove.
     pub uncovered: Uncovered,
@@ -81,11 +66,7 @@ impl Store {
             root: Some(captured.root),
         };
         self.commit_snapshot(&snapshot, options.force).inspect_err(|_| writer.abandon())?;
-        let cache = (!captured.cache_unchanged).then_some(FreshCache {
-            scan_started_ns: captured.scan_started_ns,
-            entries: captured.cache,
-            journal: captured.journal,
-        });
+        let cache = (!captured.cache.is_unchanged()).then_some(captured.cache);
         Ok(DirCapture { snapshot, cache, uncovered: captured.uncovered })
     }
 

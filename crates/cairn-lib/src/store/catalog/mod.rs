@@ -13,6 +13,7 @@ mod moments;
 mod repair;
 mod sessions;
 mod snapshots;
+mod statcache;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
@@ -23,6 +24,7 @@ use crate::error::{IoContext, Result};
 use std::os::unix::fs::OpenOptionsExt;
 
 pub(crate) use snapshots::{NewSnapshot, SnapshotFilter};
+pub(crate) use statcache::{RowWrite, StatCacheWrite};
 
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS packs(
@@ -134,6 +136,7 @@ impl Catalog {
         conn.execute_batch(SCHEMA)?;
         moments::migrate(&conn)?;
         conn.execute_batch(events::SCHEMA)?;
+        conn.execute_batch(statcache::SCHEMA)?;
         sessions::ensure_baseline(&conn)?;
         Ok(Self {
             path: path.to_path_buf(),
@@ -164,31 +167,6 @@ impl Catalog {
         Ok(Reader { conn: Some(conn), pool: &self.readers })
     }
 
-    /// Reads a target's stat cache blob.
-    pub(crate) fn stat_cache(&self, target: &str) -> Result<Option<Vec<u8>>> {
-        use rusqlite::OptionalExtension;
-        Ok(self
-            .conn()
-            .query_row("SELECT data FROM stat_caches WHERE target = ?1", [target], |r| r.get(0))
-            .optional()?)
-    }
-
-    /// Replaces a target's stat cache blob.
-    pub(crate) fn put_stat_cache(&self, target: &str, data: &[u8]) -> Result<()> {
-        self.conn().execute(
-            "INSERT INTO stat_caches(target, data) VALUES (?1, ?2)
-             ON CONFLICT(target) DO UPDATE SET data = excluded.data",
-            rusqlite::params![target, data],
-        )?;
-        Ok(())
-    }
-
-    /// Drops a target's stat cache (its next save reads every file).
-    pub(crate) fn drop_stat_cache(&self, target: &str) -> Result<()> {
-        self.conn().execute("DELETE FROM stat_caches WHERE target = ?1", [target])?;
-        Ok(())
-    }
-
     /// True when the catalog holds nothing but what [`Catalog::open`] puts into a new one: no
     /// pack, snapshot, stat cache, or session besides `baseline`.
     pub(crate) fn is_empty(&self) -> Result<bool> {
@@ -201,13 +179,5 @@ impl Catalog {
             && count("memberships")? == 0
             && count("stat_caches")? == 0
             && count("sessions")? <= 1)
-    }
-
-    /// Every stat cache, for gc (their blobs stay alive).
-    pub(crate) fn all_stat_caches(&self) -> Result<Vec<(String, Vec<u8>)>> {
-        let conn = self.conn();
-        let mut stmt = conn.prepare("SELECT target, data FROM stat_caches")?;
-        let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 }

@@ -58,12 +58,6 @@ impl Catalog {
         Ok(())
     }
 
-    /// Drops every stat cache: after a repair none is vouched for.
-    pub(crate) fn drop_all_stat_caches(&self) -> Result<()> {
-        self.conn().execute("DELETE FROM stat_caches", [])?;
-        Ok(())
-    }
-
     /// Every snapshot record: id, target, kind and root.
     pub(crate) fn all_snapshot_roots(&self) -> Result<Vec<SnapshotRoot>> {
         let conn = self.conn();

@@ -142,7 +142,7 @@ pub(crate) fn put_mount(
             match from.map(|f| &f.content) {
                 Some(MountContent::Dir { root: live }) => {
                     let live = tree::read_root(store, live)?;
-                    let (plan, files, bytes) = store.apply_plan(path, &cache, &live, &want, true, None)?;
+                    let (plan, files, bytes) = store.apply_plan(path, &cache, &live, &want, true)?;
                     (out.changes, out.files_written, out.bytes_written) = (plan.len() as u64, files, bytes);
                 }
                 // No capture of the live tree to plan from (a project rebuilt from its

@@ -21,10 +21,10 @@ use crate::store::Store;
 use crate::store::pack::BlobKind;
 use crate::store::writer::BlobWriter;
 use crate::targets::dir::capture;
-use crate::targets::dir::statcache::{CacheEntry, StatCache};
+use crate::targets::dir::statcache::StatCache;
 
-/// A stat cache to store once the snapshot is committed: key, scan start, entries.
-pub(crate) type PendingCache = (String, i64, Vec<(Vec<u8>, CacheEntry)>);
+/// A stat cache to store once the snapshot is committed: key, and the rows the capture changed.
+pub(crate) type PendingCache = (String, crate::targets::dir::statcache_write::FreshCache);
 
 /// The stat-cache key of one volume or bind mount of a project.
 pub(crate) fn cache_key(project_key: &str, object_id: &str) -> String {
@@ -163,7 +163,7 @@ pub(crate) fn mounts(
                     .into_iter()
                     .map(|s| SkippedEntry { path: format!("{}/{}", m.object_id, s.path), reason: s.reason }),
             );
-            out.caches.push((key, c.scan_started_ns, c.cache));
+            out.caches.push((key, c.cache));
             MountContent::Dir { root: c.root }
         };
         out.totals.files += stats.files;

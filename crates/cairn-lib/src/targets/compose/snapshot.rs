@@ -15,7 +15,6 @@ use crate::snapshot::{NotCovered, Snapshot};
 use crate::store::Store;
 use crate::store::pack::BlobKind;
 use crate::store::writer::BlobWriter;
-use crate::targets::dir::statcache::StatCache;
 
 /// What the snapshot is and how it is taken.
 pub(crate) struct Take<'a> {
@@ -122,8 +121,8 @@ pub(crate) fn take(
 
 /// Stores the stat caches of a committed capture, so the next one reads only what changed.
 fn store_caches(store: &Store, caches: Vec<PendingCache>) -> Result<()> {
-    for (key, scan_started_ns, entries) in caches {
-        StatCache::store(store, &key, scan_started_ns, entries)?;
+    for (key, cache) in caches {
+        cache.store(store, &key)?;
     }
     Ok(())
 }

@@ -24,7 +24,8 @@ use super::Progress;
 use super::journal::{self, DirSummary, JournalState, Plan};
 use super::secrets;
 use super::sparse::{ExtentReader, data_extents};
-use super::statcache::{CacheEntry, Stamp, StatCache, coarse_now_ns};
+use super::statcache::{CacheEntry, DirFiles, RowMeta, Stamp, StatCache, Totals, coarse_now_ns, join};
+use super::statcache_write::{FreshCache, WalkedDir};
 use super::xattrs;
 use crate::error::{Error, IoContext, Result};
 use crate::id::ObjectId;
@@ -69,17 +70,12 @@ pub(crate) struct Captured {
     pub root: ObjectId,
     pub stats: SnapshotStats,
     pub not_covered: NotCovered,
-    /// The new stat cache entries, and when the scan started.
-    pub cache: Vec<(Vec<u8>, CacheEntry)>,
-    /// True when the new cache would equal the old one, so it need not be written again.
-    pub cache_unchanged: bool,
-    pub scan_started_ns: i64,
+    /// The rows of the stat cache this capture changes, with its place in the watcher's journal.
+    pub cache: FreshCache,
     /// Every path left out, whole (`not_covered` lists only the first ignored ones).
     pub uncovered: Uncovered,
     /// Files with more links than the tree holds: some of their links are outside it.
     pub linked_outside: Vec<RelPath>,
-    /// Where this capture stands in the watcher's journal, and its directory summaries.
-    pub journal: JournalState,
 }
 
 /// Every path a capture left out: ignored, secret, or skipped (special, unreadable, vanished).
@@ -137,8 +133,20 @@ struct Counters {
     symlinks: AtomicU64,
     bytes: AtomicU64,
     read_bytes: AtomicU64,
-    /// Files the stat cache could not vouch for (read again).
-    cache_misses: AtomicU64,
+}
+
+/// The stat cache's part of listing one directory: its stored row, and its new entries.
+struct DirCtx {
+    old: Option<DirFiles>,
+    new: Mutex<Vec<(Vec<u8>, CacheEntry)>>,
+    /// Files the stored row could not vouch for (read again).
+    misses: AtomicU64,
+}
+
+impl DirCtx {
+    fn keep(&self, name: &[u8], entry: CacheEntry) {
+        self.new.lock().unwrap_or_else(|p| p.into_inner()).push((name.to_vec(), entry));
+    }
 }
 
 /// A file's link count and the paths in the tree that name it.
@@ -156,34 +164,38 @@ enum LeftOut {
 
 /// The journal's part of a walk: the plan, the last capture's summaries, and what this one
 /// learns for the next.
-struct JournalWalk<'a> {
+struct JournalWalk {
     /// Summaries are kept only when a watcher answered: without one the next capture walks.
     record: bool,
     plan: Option<Plan>,
-    old: &'a JournalState,
     summaries: Mutex<Vec<(RelPath, DirSummary)>>,
     left_out: Mutex<Vec<(RelPath, LeftOut)>>,
     /// Directories whose ignore files changed: nothing below them is taken unseen.
     forced: Mutex<Vec<RelPath>>,
-    /// Roots of the subtrees taken whole.
-    reused: Mutex<HashSet<RelPath>>,
+    /// Roots of the subtrees taken whole, with their totals.
+    reused: Mutex<HashMap<RelPath, Totals>>,
     /// Directories listed by this walk.
     walked: Mutex<HashSet<RelPath>>,
 }
 
 struct Walk<'a> {
     writer: &'a BlobWriter<'a>,
-    old_cache: &'a StatCache,
+    old_cache: &'a StatCache<'a>,
     no_ignore: bool,
     include_secrets: bool,
     counters: Counters,
     not_covered: Mutex<NotCovered>,
-    cache: Mutex<Vec<(Vec<u8>, CacheEntry)>>,
+    /// The directories listed, for their stat cache rows.
+    rows: Mutex<Vec<WalkedDir>>,
+    /// Directories gone since the last capture, and listed ones whose old subdirectories were
+    /// not known (`FreshCache`).
+    gone: Mutex<Vec<RelPath>>,
+    unknown_children: Mutex<Vec<(RelPath, Vec<Vec<u8>>)>>,
     /// Paths of files with several links, and their link count, by (device, inode).
     hardlinks: Mutex<HashMap<(u64, u64), LinkGroup>>,
     uncovered: Mutex<Uncovered>,
     progress: &'a Progress,
-    journal: JournalWalk<'a>,
+    journal: JournalWalk,
 }
 
 /// Captures the directory `root` through `writer`, reusing `old_cache`.
@@ -275,14 +287,15 @@ fn walk_tree(
         include_secrets: filter.include_secrets,
         counters: Counters::default(),
         not_covered: Mutex::new(NotCovered::default()),
-        cache: Mutex::new(Vec::with_capacity(old_cache.len())),
+        rows: Mutex::default(),
+        gone: Mutex::default(),
+        unknown_children: Mutex::default(),
         hardlinks: Mutex::new(HashMap::new()),
         uncovered: Mutex::new(Uncovered::default()),
         progress,
         journal: JournalWalk {
             record: token.is_some(),
             plan,
-            old: &old_cache.journal,
             summaries: Mutex::default(),
             left_out: Mutex::default(),
             forced: Mutex::default(),
@@ -300,8 +313,9 @@ fn walk_tree(
     let top_xattrs = walk.dir_xattrs(root, b".");
     walk.counters.dirs.fetch_add(1, Ordering::Relaxed);
     let links = walk.hardlinks.into_inner().unwrap_or_else(|p| p.into_inner());
-    let reused = walk.journal.reused.into_inner().unwrap_or_else(|p| p.into_inner());
-    if old_cache.links_into(&reused, &links) {
+    let reused_totals = walk.journal.reused.into_inner().unwrap_or_else(|p| p.into_inner());
+    let reused: HashSet<RelPath> = reused_totals.keys().cloned().collect();
+    if old_cache.links_into(&reused, &links)? {
         return Ok(Walked::LinkedIntoReused);
     }
     if let Some(plan) = &walk.journal.plan
@@ -310,7 +324,7 @@ fn walk_tree(
         let walked = walk.journal.walked.into_inner().unwrap_or_else(|p| p.into_inner());
         let unseen =
             plan.unwalked_links(root, &walked).into_iter().map(|ino| (ino, (2, Vec::new()))).collect();
-        if old_cache.links_into(&reused, &unseen) {
+        if old_cache.links_into(&reused, &unseen)? {
             return Ok(Walked::LinkedIntoReused);
         }
     }
@@ -335,8 +349,6 @@ fn walk_tree(
     top.extra.xattrs = top_xattrs;
     let root_id = tree::write(writer, &DirRoot { top, hardlinks: hardlinks.clone() })?;
     let c = &walk.counters;
-    let mut cache = walk.cache.into_inner().unwrap_or_else(|p| p.into_inner());
-    cache.extend(old_cache.entries_below_any(&reused));
     let journal_moved = token.is_some() && report.as_ref().is_none_or(|r| !r.used || r.dirs_listed > 0);
     let summaries = summarize(
         walk.journal.summaries.into_inner().unwrap_or_else(|p| p.into_inner()),
@@ -366,15 +378,68 @@ fn walk_tree(
             ..SnapshotStats::default()
         },
         not_covered,
-        cache_unchanged: c.cache_misses.load(Ordering::Relaxed) == 0
-            && cache.len() == old_cache.len()
-            && !journal_moved,
-        cache,
-        scan_started_ns,
+        cache: FreshCache {
+            scan_started_ns,
+            replace_all: !old_cache.is_stored(),
+            dirs: with_totals(
+                walk.rows.into_inner().unwrap_or_else(|p| p.into_inner()),
+                summaries,
+                reused_totals,
+            ),
+            gone: walk.gone.into_inner().unwrap_or_else(|p| p.into_inner()),
+            unknown_children: walk.unknown_children.into_inner().unwrap_or_else(|p| p.into_inner()),
+            journal: JournalState {
+                token,
+                filter: filter_key,
+                summaries: token.is_some(),
+                saves_since_walk,
+                walked_at_ns,
+            },
+            journal_moved,
+        },
         uncovered: walk.uncovered.into_inner().unwrap_or_else(|p| p.into_inner()),
         linked_outside,
-        journal: JournalState { token, filter: filter_key, dirs: summaries, saves_since_walk, walked_at_ns },
     })))
+}
+
+/// The listed directories' rows, with their summaries and their subtrees' totals, summed
+/// bottom-up from the directories below: listed, or taken whole (`reused`).
+fn with_totals(
+    mut rows: Vec<WalkedDir>,
+    mut summaries: BTreeMap<RelPath, DirSummary>,
+    reused: HashMap<RelPath, Totals>,
+) -> Vec<WalkedDir> {
+    // A directory sorts before everything below it: backwards, children come first.
+    rows.sort_by(|a, b| b.rel.cmp(&a.rel));
+    let mut totals = reused;
+    for row in &mut rows {
+        let Some(meta) = row.meta.as_mut() else { continue };
+        meta.summary = summaries.remove(&row.rel);
+        meta.totals = meta.summary.as_ref().and_then(|s| {
+            let mut t = Totals {
+                files: s.files,
+                symlinks: s.symlinks,
+                dirs: s.subdirs,
+                bytes: s.bytes,
+                settled: s.settled,
+                left_out: (s.ignored.len() + s.secrets.len()) as u64,
+            };
+            for child in &meta.children {
+                let c = totals.get(&join(&row.rel, child))?;
+                t.files += c.files;
+                t.symlinks += c.symlinks;
+                t.dirs += c.dirs;
+                t.bytes += c.bytes;
+                t.settled &= c.settled;
+                t.left_out += c.left_out;
+            }
+            Some(t)
+        });
+        if let Some(t) = meta.totals {
+            totals.insert(row.rel.clone(), t);
+        }
+    }
+    rows
 }
 
 /// The directory summaries of a capture: what each walked directory recorded, with the entries
@@ -416,10 +481,6 @@ fn node_of(name: Vec<u8>, kind: NodeKind, meta: &std::fs::Metadata) -> Node {
         mtime_ns: meta.mtime() * 1_000_000_000 + meta.mtime_nsec(),
         extra: Extra::default(),
     }
-}
-
-fn join(prefix: &[u8], name: &[u8]) -> Vec<u8> {
-    if prefix.is_empty() { name.to_vec() } else { [prefix, b"/", name].concat() }
 }
 
 fn lossy(rel: &[u8]) -> String {
@@ -464,7 +525,9 @@ impl Walk<'_> {
             names.push((entry.file_name().as_bytes().to_vec(), entry));
         }
         names.sort_by(|a, b| a.0.cmp(&b.0));
-        if self.journal.plan.is_some() && self.ignore_rules_changed(rel, &names) {
+        let (old_meta, old) = self.old_cache.row(rel)?;
+        let ctx = DirCtx { old, new: Mutex::default(), misses: AtomicU64::new(0) };
+        if self.journal.plan.is_some() && self.ignore_rules_changed(&ctx, &names) {
             self.journal.forced.lock().unwrap_or_else(|p| p.into_inner()).push(rel.to_vec());
         }
         let mut matchers = parents.to_vec();
@@ -476,10 +539,11 @@ impl Walk<'_> {
         }
         let nodes: Vec<Option<Node>> = names
             .into_par_iter()
-            .map(|(name, entry)| self.entry(abs, rel, name, &entry, &matchers, in_git))
+            .map(|(name, entry)| self.entry(abs, rel, name, &entry, &matchers, in_git, &ctx))
             .collect::<Result<_>>()?;
         let tree = Tree { nodes: nodes.into_iter().flatten().collect() };
         let id = tree::write(self.writer, &tree)?;
+        self.row(rel, &tree, ctx, old_meta);
         if self.journal.record {
             let mut summary = DirSummary::new(id);
             for node in &tree.nodes {
@@ -498,17 +562,45 @@ impl Walk<'_> {
         Ok(id)
     }
 
-    /// True when an ignore file of directory `rel` is new, gone, or changed since the last
-    /// capture, so the rules for everything below it may have changed.
-    fn ignore_rules_changed(&self, rel: &[u8], names: &[(Vec<u8>, std::fs::DirEntry)]) -> bool {
+    /// Records the stat cache row of listed directory `rel`, whose tree is `tree`.
+    fn row(&self, rel: &[u8], tree: &Tree, ctx: DirCtx, old_meta: Option<RowMeta>) {
+        let children: Vec<Vec<u8>> = tree
+            .nodes
+            .iter()
+            .filter(|n| matches!(n.kind, NodeKind::Dir { .. }))
+            .map(|n| n.name.clone())
+            .collect();
+        match &old_meta {
+            Some(old) => {
+                let gone = old.children.iter().filter(|c| !children.contains(c)).map(|c| join(rel, c));
+                self.gone.lock().unwrap_or_else(|p| p.into_inner()).extend(gone);
+            }
+            None if self.old_cache.is_stored() => {
+                let entry = (rel.to_vec(), children.clone());
+                self.unknown_children.lock().unwrap_or_else(|p| p.into_inner()).push(entry);
+            }
+            None => {}
+        }
+        let mut files = ctx.new.into_inner().unwrap_or_else(|p| p.into_inner());
+        files.sort_by(|a, b| a.0.cmp(&b.0));
+        let files_changed = ctx.misses.into_inner() > 0
+            || ctx.old.as_ref().is_none_or(|old| old.entries.len() != files.len());
+        let meta = Some(RowMeta { summary: None, children, totals: None });
+        let row = WalkedDir { rel: rel.to_vec(), files, files_changed, old_meta, meta };
+        self.rows.lock().unwrap_or_else(|p| p.into_inner()).push(row);
+    }
+
+    /// True when an ignore file of the directory `ctx` lists is new, gone, or changed since
+    /// the last capture, so the rules for everything below it may have changed.
+    fn ignore_rules_changed(&self, ctx: &DirCtx, names: &[(Vec<u8>, std::fs::DirEntry)]) -> bool {
         IGNORE_FILES.iter().any(|file| {
-            let path = join(rel, file.as_bytes());
+            let old = ctx.old.as_ref();
             match names.iter().find(|(n, _)| n == file.as_bytes()) {
                 Some((_, entry)) => match entry.metadata() {
-                    Ok(meta) => self.old_cache.lookup_entry(&path, &Stamp::of(&meta)).is_none(),
+                    Ok(meta) => old.and_then(|o| o.lookup(file.as_bytes(), &Stamp::of(&meta))).is_none(),
                     Err(_) => true,
                 },
-                None => self.old_cache.contains(&path),
+                None => old.is_some_and(|o| o.get(file.as_bytes()).is_some()),
             }
         })
     }
@@ -519,7 +611,7 @@ impl Walk<'_> {
         let Some(plan) = &self.journal.plan else { return Ok(None) };
         let reused = {
             let forced = self.journal.forced.lock().unwrap_or_else(|p| p.into_inner());
-            plan.reuse(self.journal.old, rel, &forced)
+            plan.reuse(&|dir: &[u8]| self.old_cache.meta(dir), rel, &forced)?
         };
         let Some(r) = reused else { return Ok(None) };
         let c = &self.counters;
@@ -533,8 +625,7 @@ impl Walk<'_> {
         for (path, rule) in &r.secrets {
             self.note_secret(path, rule);
         }
-        self.journal.summaries.lock().unwrap_or_else(|p| p.into_inner()).extend(r.summaries);
-        self.journal.reused.lock().unwrap_or_else(|p| p.into_inner()).insert(rel.to_vec());
+        self.journal.reused.lock().unwrap_or_else(|p| p.into_inner()).insert(rel.to_vec(), r.totals);
         Ok(Some(r.tree))
     }
 
@@ -573,6 +664,7 @@ impl Walk<'_> {
         false
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn entry(
         &self,
         dir_abs: &Path,
@@ -581,6 +673,7 @@ impl Walk<'_> {
         entry: &std::fs::DirEntry,
         matchers: &[Gitignore],
         in_git: bool,
+        ctx: &DirCtx,
     ) -> Result<Option<Node>> {
         let rel = join(dir_rel, &name);
         let mut meta = match entry.metadata() {
@@ -594,7 +687,7 @@ impl Walk<'_> {
         let ft = meta.file_type();
         // Most entries are files the stat cache vouches for; they never need their full path.
         if ft.is_file() && (in_git || matchers.is_empty()) {
-            let file = self.file(dir_abs, rel, &name, &meta, matchers)?;
+            let file = self.file(dir_abs, rel, &name, &meta, matchers, ctx)?;
             return Ok(file.map(|(kind, extra, meta)| Node { extra, ..node_of(name, kind, &meta) }));
         }
         let abs: PathBuf = dir_abs.join(OsStr::from_bytes(&name));
@@ -642,7 +735,7 @@ impl Walk<'_> {
             self.counters.symlinks.fetch_add(1, Ordering::Relaxed);
             NodeKind::Symlink { target: target.as_os_str().as_bytes().to_vec() }
         } else if ft.is_file() {
-            match self.file(dir_abs, rel, &name, &meta, matchers)? {
+            match self.file(dir_abs, rel, &name, &meta, matchers, ctx)? {
                 Some((kind, read_extra, read)) => {
                     meta = read;
                     extra = read_extra;
@@ -723,6 +816,7 @@ impl Walk<'_> {
         name: &[u8],
         meta: &std::fs::Metadata,
         matchers: &[Gitignore],
+        ctx: &DirCtx,
     ) -> Result<Option<CapturedFile>> {
         if let Some(rule) = secrets::by_name(&rel, name)
             && !self.keeps_secret(matchers, dir_abs, name)
@@ -731,13 +825,13 @@ impl Walk<'_> {
             return Ok(None);
         }
         let stamp = Stamp::of(meta);
-        let mut cached = self.old_cache.lookup_entry(&rel, &stamp);
+        let mut cached = ctx.old.as_ref().and_then(|old| old.lookup(name, &stamp));
         if let Some(entry) = cached
             && let Some(rule) = &entry.secret
         {
             if !self.keeps_secret(matchers, dir_abs, name) {
                 self.secret(&rel, rule);
-                self.cache.lock().unwrap_or_else(|p| p.into_inner()).push((rel, entry.clone()));
+                ctx.keep(name, entry.clone());
                 return Ok(None);
             }
             // Left out last time, so its bytes were never stored: read it now.
@@ -771,7 +865,7 @@ impl Walk<'_> {
             None => {
                 let rel = rel.as_slice();
                 let abs = &dir_abs.join(OsStr::from_bytes(name));
-                self.counters.cache_misses.fetch_add(1, Ordering::Relaxed);
+                ctx.misses.fetch_add(1, Ordering::Relaxed);
                 let file = std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NOFOLLOW).open(abs);
                 let mut file = match file {
                     Ok(f) => f,
@@ -822,10 +916,7 @@ impl Walk<'_> {
                                     extra: Extra::default(),
                                     xattrs_left_out: Vec::new(),
                                 };
-                                self.cache
-                                    .lock()
-                                    .unwrap_or_else(|p| p.into_inner())
-                                    .push((rel.to_vec(), entry));
+                                ctx.keep(name, entry);
                             }
                             return Ok(None);
                         };
@@ -852,7 +943,7 @@ impl Walk<'_> {
             extra: extra.clone(),
             xattrs_left_out: left_out,
         };
-        self.cache.lock().unwrap_or_else(|p| p.into_inner()).push((rel, entry));
+        ctx.keep(name, entry);
         Ok(Some((NodeKind::File { size: meta.size(), content }, extra, meta.clone())))
     }
 

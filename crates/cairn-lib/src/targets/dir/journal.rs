@@ -1,20 +1,23 @@
 //! Saving at the cost of what changed: the watcher's answer (`cairn-watch`) turned into which
 //! directories a capture lists again, and which subtrees it takes whole from the last capture.
 //!
-//! The last capture left a summary of every directory it captured in the stat cache: its tree
-//! id, its direct counts, and the entries it left out. A directory the answer does not name, with
-//! no named directory below it, is taken from those summaries without a look. Whatever the
+//! The last capture left a summary of every directory it captured in the directory's stat cache
+//! row: its tree id, its direct counts, the entries it left out, and its subtree's totals. A
+//! directory the answer does not name, with no named directory below it, is taken from its row
+//! without a look, and nothing below it is read: only a subtree with entries left out has the
+//! rows below it read, those on the way to the left-out entries. Whatever the
 //! journal cannot vouch for is looked at: a directory holding a file with several links (a
 //! write through a link outside it makes no event here), one with skipped entries, and
 //! everything below a directory whose ignore files changed.
 
-use std::collections::{BTreeMap, HashSet};
-use std::ops::Bound;
+use std::collections::HashSet;
 use std::path::Path;
 
 use cairn_watch::{Answer, DirtyDir, Token};
 use serde::{Deserialize, Serialize};
 
+use super::statcache::{RowMeta, Totals, join};
+use crate::error::Result;
 use crate::id::ObjectId;
 use crate::snapshot::JournalReport;
 
@@ -38,14 +41,15 @@ pub(crate) struct DirSummary {
     pub settled: bool,
 }
 
-/// The journal's part of a stat cache: where the last capture stood in the watcher's journal,
-/// with which filter, and its directory summaries.
+/// The journal's part of a stat cache (its header): where the last capture stood in the
+/// watcher's journal, with which filter, and whether it left directory summaries.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub(crate) struct JournalState {
     pub token: Option<Token>,
     /// `(no_ignore, include_secrets)` of the capture: summaries of another filter do not apply.
     pub filter: (bool, bool),
-    pub dirs: BTreeMap<RelPath, DirSummary>,
+    /// True when the capture left a summary in every directory row it wrote.
+    pub summaries: bool,
     /// Saves since the last one that walked the whole tree.
     pub saves_since_walk: u32,
     /// When the last whole walk started (the coarse clock, in nanoseconds).
@@ -93,9 +97,8 @@ pub(crate) struct Reused {
     pub bytes: u64,
     pub ignored: Vec<(RelPath, bool)>,
     pub secrets: Vec<(RelPath, String)>,
-    /// Every tree id in it, to check the store still vouches for them.
-    pub trees: Vec<ObjectId>,
-    pub summaries: Vec<(RelPath, DirSummary)>,
+    /// Its totals, for the row of the directory above it.
+    pub totals: Totals,
 }
 
 /// Asks the store's watcher what changed below `root` since the last capture. Returns the
@@ -122,7 +125,7 @@ pub(crate) fn ask(
         Answer::Walk { reason } => return (token, None, walk(reason)),
         Answer::Dirs(dirs) => dirs,
     };
-    if old.dirs.is_empty() || old.filter != filter {
+    if !old.summaries || old.filter != filter {
         return (token, None, walk("the last save left no directory summaries for these options".into()));
     }
     let mut listed = HashSet::new();
@@ -193,45 +196,66 @@ impl Plan {
     }
 
     /// The subtree at `rel` as the last capture left it, when nothing in it may have changed.
-    pub(crate) fn reuse(&self, old: &JournalState, rel: &[u8], forced: &[RelPath]) -> Option<Reused> {
+    /// `meta` reads a directory's row.
+    pub(crate) fn reuse(
+        &self,
+        meta: &dyn Fn(&[u8]) -> Result<Option<RowMeta>>,
+        rel: &[u8],
+        forced: &[RelPath],
+    ) -> Result<Option<Reused>> {
         if self.listed.contains(rel)
             || self.fresh.iter().any(|f| at_or_below(rel, f))
             || forced.iter().any(|f| at_or_below(rel, f))
         {
-            return None;
+            return Ok(None);
         }
-        let top = old.dirs.get(rel)?;
+        let Some(top) = meta(rel)? else { return Ok(None) };
+        let (Some(summary), Some(totals)) = (&top.summary, top.totals) else { return Ok(None) };
+        if !totals.settled {
+            return Ok(None);
+        }
         let mut reused = Reused {
-            tree: top.tree,
-            files: 0,
-            symlinks: 0,
-            dirs: 0,
-            bytes: 0,
+            tree: summary.tree,
+            files: totals.files,
+            symlinks: totals.symlinks,
+            dirs: totals.dirs,
+            bytes: totals.bytes,
             ignored: Vec::new(),
             secrets: Vec::new(),
-            trees: Vec::new(),
-            summaries: Vec::new(),
+            totals,
         };
-        // Everything below the root is below `""`; below any other directory, below `dir/`.
-        let prefix = if rel.is_empty() { Vec::new() } else { [rel, b"/"].concat() };
-        let lower = if rel.is_empty() { Bound::Excluded(rel) } else { Bound::Included(&prefix[..]) };
-        let below =
-            old.dirs.range::<[u8], _>((lower, Bound::Unbounded)).take_while(|(k, _)| k.starts_with(&prefix));
-        for (path, s) in std::iter::once((&rel.to_vec(), top)).chain(below) {
-            if !s.settled {
-                return None;
-            }
-            reused.files += s.files;
-            reused.symlinks += s.symlinks;
-            reused.dirs += s.subdirs;
-            reused.bytes += s.bytes;
-            reused.ignored.extend(s.ignored.iter().cloned());
-            reused.secrets.extend(s.secrets.iter().cloned());
-            reused.trees.push(s.tree);
-            reused.summaries.push((path.clone(), s.clone()));
+        if totals.left_out > 0 && !left_out_below(meta, rel, &top, &mut reused)? {
+            return Ok(None);
         }
-        Some(reused)
+        Ok(Some(reused))
     }
+}
+
+/// Gathers the entries left out in the subtree of `row` (at `rel`) into `out`, reading the rows
+/// of the directories on the way to them. False when a row it needs is gone.
+fn left_out_below(
+    meta: &dyn Fn(&[u8]) -> Result<Option<RowMeta>>,
+    rel: &[u8],
+    row: &RowMeta,
+    out: &mut Reused,
+) -> Result<bool> {
+    let Some(summary) = &row.summary else { return Ok(false) };
+    out.ignored.extend(summary.ignored.iter().cloned());
+    out.secrets.extend(summary.secrets.iter().cloned());
+    for child in &row.children {
+        let path = join(rel, child);
+        let Some(child_row) = meta(&path)? else { return Ok(false) };
+        match child_row.totals {
+            Some(t) if t.left_out == 0 => {}
+            Some(_) => {
+                if !left_out_below(meta, &path, &child_row, out)? {
+                    return Ok(false);
+                }
+            }
+            None => return Ok(false),
+        }
+    }
+    Ok(true)
 }
 
 /// True when `path` is `dir` or below it.
@@ -246,25 +270,35 @@ pub(crate) fn parent(rel: &[u8]) -> &[u8] {
 
 #[cfg(test)]
 mod tests {
+    use std::collections::BTreeMap;
+
     use super::*;
 
-    fn state() -> JournalState {
-        let summary = |files, settled| DirSummary { files, settled, ..DirSummary::new(ObjectId::of(b"t")) };
-        JournalState {
-            token: None,
-            filter: (false, false),
-            saves_since_walk: 0,
-            walked_at_ns: 0,
-            dirs: [
-                (b"".to_vec(), summary(1, true)),
-                (b"a".to_vec(), summary(2, true)),
-                (b"a/b".to_vec(), summary(3, true)),
-                (b"a-z".to_vec(), summary(4, true)),
-                (b"c".to_vec(), summary(5, false)),
-            ]
-            .into_iter()
-            .collect(),
-        }
+    /// Rows of a small tree: `a` holds `a/b`; `a-z` sorts between them; `c` is unsettled; `a/b`
+    /// ignores one entry.
+    fn rows() -> BTreeMap<RelPath, RowMeta> {
+        let row = |files, settled, children: &[&[u8]], totals: Totals| {
+            let mut summary = DirSummary { files, settled, ..DirSummary::new(ObjectId::of(b"t")) };
+            if files == 3 {
+                summary.ignored.push((b"a/b/target".to_vec(), true));
+            }
+            RowMeta {
+                summary: Some(summary),
+                children: children.iter().map(|c| c.to_vec()).collect(),
+                totals: Some(totals),
+            }
+        };
+        let t =
+            |files, dirs, settled, left_out| Totals { files, dirs, settled, left_out, ..Totals::default() };
+        [
+            (b"".to_vec(), row(1, true, &[b"a", b"a-z", b"c"], t(15, 4, false, 1))),
+            (b"a".to_vec(), row(2, true, &[b"b"], t(5, 1, true, 1))),
+            (b"a/b".to_vec(), row(3, true, &[], t(3, 0, true, 1))),
+            (b"a-z".to_vec(), row(4, true, &[], t(4, 0, true, 0))),
+            (b"c".to_vec(), row(5, false, &[], t(5, 0, false, 0))),
+        ]
+        .into_iter()
+        .collect()
     }
 
     fn plan(listed: &[&[u8]], fresh: &[&[u8]]) -> Plan {
@@ -275,25 +309,41 @@ mod tests {
         }
     }
 
-    #[test]
-    fn a_clean_subtree_is_reused_whole_and_its_sibling_prefix_is_not_counted() {
-        let r = plan(&[b""], &[]).reuse(&state(), b"a", &[]).unwrap();
-        assert_eq!((r.files, r.trees.len()), (5, 2));
+    fn reuse(
+        rows: &BTreeMap<RelPath, RowMeta>,
+        plan: &Plan,
+        rel: &[u8],
+        forced: &[RelPath],
+    ) -> Option<Reused> {
+        plan.reuse(&|d: &[u8]| Ok(rows.get(d).cloned()), rel, forced).unwrap()
     }
 
     #[test]
-    fn the_root_reused_whole_counts_every_directory() {
-        let s =
-            JournalState { dirs: state().dirs.into_iter().filter(|(_, d)| d.settled).collect(), ..state() };
-        let r = plan(&[], &[]).reuse(&s, b"", &[]).unwrap();
-        assert_eq!((r.files, r.trees.len()), (10, 4));
-        assert!(plan(&[], &[]).reuse(&state(), b"", &[]).is_none(), "an unsettled directory below");
+    fn a_clean_subtree_is_reused_whole_with_what_it_left_out() {
+        let r = reuse(&rows(), &plan(&[b""], &[]), b"a", &[]).unwrap();
+        assert_eq!((r.files, r.dirs), (5, 1));
+        assert_eq!(r.ignored, vec![(b"a/b/target".to_vec(), true)]);
+    }
+
+    #[test]
+    fn a_subtree_whose_totals_a_restore_dropped_or_whose_rows_are_gone_is_looked_at() {
+        let mut rows = rows();
+        rows.get_mut(b"a/b".as_slice()).unwrap().totals = None;
+        assert!(reuse(&rows, &plan(&[b""], &[]), b"a", &[]).is_none(), "no totals below");
+        rows.remove(b"a/b".as_slice());
+        assert!(reuse(&rows, &plan(&[b""], &[]), b"a", &[]).is_none(), "a row on the way is gone");
+        assert!(reuse(&rows, &plan(&[b""], &[]), b"a-z", &[]).is_some());
     }
 
     #[test]
     fn a_whole_walk_is_due_after_a_hundred_journal_saves_or_an_hour() {
         let hour = WALK_AFTER_NS;
-        let state = |saves, walked_at_ns| JournalState { saves_since_walk: saves, walked_at_ns, ..state() };
+        let state = |saves, walked_at_ns| JournalState {
+            saves_since_walk: saves,
+            walked_at_ns,
+            summaries: true,
+            ..JournalState::default()
+        };
         assert_eq!(state(WALK_EVERY - 1, 0).walk_due(hour), None);
         assert!(state(WALK_EVERY, 0).walk_due(0).is_some());
         assert!(state(0, 0).walk_due(hour + 1).is_some());
@@ -301,11 +351,12 @@ mod tests {
 
     #[test]
     fn listed_fresh_forced_and_unsettled_subtrees_are_looked_at() {
-        let s = state();
-        assert!(plan(&[b"", b"a"], &[]).reuse(&s, b"a", &[]).is_none());
-        assert!(plan(&[b""], &[b"a"]).reuse(&s, b"a/b", &[]).is_none());
-        assert!(plan(&[b""], &[]).reuse(&s, b"a/b", &[b"a".to_vec()]).is_none());
-        assert!(plan(&[b""], &[]).reuse(&s, b"c", &[]).is_none());
-        assert!(plan(&[b""], &[]).reuse(&s, b"missing", &[]).is_none());
+        let s = rows();
+        assert!(reuse(&s, &plan(&[b"", b"a"], &[]), b"a", &[]).is_none());
+        assert!(reuse(&s, &plan(&[b""], &[b"a"]), b"a/b", &[]).is_none());
+        assert!(reuse(&s, &plan(&[b""], &[]), b"a/b", &[b"a".to_vec()]).is_none());
+        assert!(reuse(&s, &plan(&[b""], &[]), b"c", &[]).is_none());
+        assert!(reuse(&s, &plan(&[], &[]), b"", &[]).is_none(), "an unsettled directory below");
+        assert!(reuse(&s, &plan(&[b""], &[]), b"missing", &[]).is_none());
     }
 }

@@ -10,6 +10,7 @@ pub(crate) mod restore;
 pub(crate) mod secrets;
 pub(crate) mod sparse;
 pub(crate) mod statcache;
+pub(crate) mod statcache_write;
 pub(crate) mod xattrs;
 
 /// Live counts of a running save or restore, for a progress display: the capture and the

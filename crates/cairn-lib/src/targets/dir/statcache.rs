@@ -1,20 +1,33 @@
 //! The per-target stat cache: a file whose (dev, inode, size, mtime, ctime, mode) all match its
 //! cached entry is not read again; its cached content ids are reused.
 //!
-//! Racy-git rule: an entry whose mtime or ctime falls at or after the moment its scan started
-//! (on the kernel's coarse clock, which stamps file times) is not trusted, because the file may
-//! have changed again within the same clock tick.
+//! It is kept one row per directory (`store/catalog/statcache.rs`): the directory's files and,
+//! apart, what the journal needs of the directory itself (its summary, its subdirectories, its
+//! subtree's totals). A capture reads the rows of the directories it lists, one at a time, and
+//! writes only the rows that changed (`statcache_write.rs`); a header row holds where the last
+//! capture stood in the watcher's journal. A save the journal lets skip a subtree never reads
+//! the subtree's rows.
+//!
+//! Racy-git rule: an entry whose mtime or ctime falls at or after the moment the scan that
+//! wrote its row started (on the kernel's coarse clock, which stamps file times) is not
+//! trusted, because the file may have changed again within the same clock tick. Each row keeps
+//! its own scan time, as rows written by different saves sit side by side.
 
 use std::collections::{HashMap, HashSet};
 use std::os::unix::fs::MetadataExt;
 
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
-use super::journal::JournalState;
+use super::journal::{DirSummary, JournalState, at_or_below};
 use crate::error::{Error, Result};
 use crate::id::ObjectId;
 use crate::store::Store;
+use crate::store::catalog::Catalog;
 use crate::tree::Extra;
+
+/// A path relative to the captured root, as raw bytes.
+pub(crate) type RelPath = Vec<u8>;
 
 /// What a file looked like when its content was last read.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -55,23 +68,85 @@ pub(crate) struct CacheEntry {
     pub xattrs_left_out: Vec<String>,
 }
 
-#[derive(Debug, Default, Serialize, Deserialize)]
-struct Encoded {
-    scan_started_ns: i64,
-    entries: Vec<(Vec<u8>, CacheEntry)>,
-    journal: JournalState,
+/// What a subtree held at the capture that wrote its row, summed over its directories.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct Totals {
+    pub files: u64,
+    pub symlinks: u64,
+    /// Directories strictly below its root.
+    pub dirs: u64,
+    pub bytes: u64,
+    /// False when a directory in it cannot be trusted unseen.
+    pub settled: bool,
+    /// Entries left out (ignored or secret) anywhere in it.
+    pub left_out: u64,
 }
 
-/// The start of a stored cache: this tag, then the BLAKE3 hash of the rest (zstd of postcard).
-/// A cache whose hash fails (a flipped bit in the catalog) is discarded, never trusted: a wrong
-/// stamp or content id in it would reuse content that is not the file's.
-/// `SC3` holds the sparse layout and extended attributes of each file and the journal's
-/// directory summaries; an older cache is read as none (the next save reads every file once).
-const CHECKED: &[u8; 4] = b"SC3\0";
+/// What a directory's row says of the directory itself.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct RowMeta {
+    /// Its summary, when a watcher answered the capture that wrote it.
+    pub summary: Option<DirSummary>,
+    /// The subdirectories it captured, by name.
+    pub children: Vec<Vec<u8>>,
+    /// Its subtree's totals: none without a summary, or once a restore changed something in
+    /// the subtree.
+    pub totals: Option<Totals>,
+}
 
-/// Decodes a stored cache, or `None` when it is damaged or of an older form.
-fn decode(blob: &[u8]) -> Option<Encoded> {
-    let rest = blob.strip_prefix(CHECKED.as_slice())?;
+/// A directory's cached files, sorted by name, and when the scan that wrote them started.
+#[derive(Debug, Default, Serialize, Deserialize)]
+pub(crate) struct DirFiles {
+    pub scan_started_ns: i64,
+    pub entries: Vec<(Vec<u8>, CacheEntry)>,
+}
+
+impl DirFiles {
+    /// The cached entry of file `name`, when `stamp` matches and the entry is not racy.
+    pub(crate) fn lookup(&self, name: &[u8], stamp: &Stamp) -> Option<&CacheEntry> {
+        let entry = self.get(name)?;
+        let racy =
+            entry.stamp.mtime_ns >= self.scan_started_ns || entry.stamp.ctime_ns >= self.scan_started_ns;
+        (entry.stamp == *stamp && !racy).then_some(entry)
+    }
+
+    /// The entry of `name`, whatever its stamp.
+    pub(crate) fn get(&self, name: &[u8]) -> Option<&CacheEntry> {
+        let i = self.entries.binary_search_by(|(n, _)| n.as_slice().cmp(name)).ok()?;
+        Some(&self.entries[i].1)
+    }
+
+    /// The entries the racy-git rule trusts, to carry into a row rewritten with a later scan
+    /// time, under which racy ones would wrongly look safe.
+    pub(crate) fn into_trusted(self) -> Vec<(Vec<u8>, CacheEntry)> {
+        let since = self.scan_started_ns;
+        let mut entries = self.entries;
+        entries.retain(|(_, e)| e.stamp.mtime_ns < since && e.stamp.ctime_ns < since);
+        entries
+    }
+}
+
+/// Each stored part starts with its tag, then the BLAKE3 hash of the rest (zstd of postcard).
+/// A part whose hash fails (a flipped bit in the catalog) is discarded, never trusted: a wrong
+/// stamp or content id in it would reuse content that is not the file's. The `4` forms are
+/// the per-directory rows; an older whole-tree cache (`SC3`) is read as none, so the first
+/// save after an upgrade reads every file once.
+pub(crate) const HEADER: &[u8; 4] = b"SC4\0";
+pub(crate) const META: &[u8; 4] = b"SM4\0";
+pub(crate) const FILES: &[u8; 4] = b"SF4\0";
+
+/// Encodes `value` as a stored part with `tag`.
+pub(crate) fn seal<T: Serialize>(tag: &[u8; 4], value: &T) -> Result<Vec<u8>> {
+    let raw = postcard::to_allocvec(value)
+        .map_err(|e| Error::corrupt(format!("could not encode the stat cache: {e}")))?;
+    let packed = zstd::bulk::compress(&raw, 1)
+        .map_err(|e| Error::corrupt(format!("could not compress the stat cache: {e}")))?;
+    Ok([tag.as_slice(), ObjectId::of(&packed).0.as_slice(), &packed].concat())
+}
+
+/// Decodes a stored part, or `None` when it is damaged or of another form.
+fn unseal<T: DeserializeOwned>(tag: &[u8; 4], blob: &[u8]) -> Option<T> {
+    let rest = blob.strip_prefix(tag.as_slice())?;
     let (hash, packed) = rest.split_at_checked(32)?;
     if ObjectId::of(packed).0.as_slice() != hash {
         return None;
@@ -80,12 +155,12 @@ fn decode(blob: &[u8]) -> Option<Encoded> {
     postcard::from_bytes(&raw).ok()
 }
 
-/// A loaded stat cache.
-#[derive(Debug, Default)]
-pub(crate) struct StatCache {
-    scan_started_ns: i64,
-    entries: HashMap<Vec<u8>, CacheEntry>,
-    /// Where the capture stood in the watcher's journal, and its directory summaries.
+/// A target's stat cache, read a directory at a time.
+#[derive(Default)]
+pub(crate) struct StatCache<'s> {
+    /// Where its rows are; none for a target without a (readable) cache.
+    source: Option<(&'s Catalog, String)>,
+    /// Where the last capture stood in the watcher's journal.
     pub(crate) journal: JournalState,
 }
 
@@ -95,136 +170,93 @@ pub(crate) fn coarse_now_ns() -> i64 {
     t.tv_sec * 1_000_000_000 + t.tv_nsec
 }
 
-impl StatCache {
-    /// Loads the cache of `target` (empty when there is none or it cannot be read).
-    pub(crate) fn load(store: &Store, target: &str) -> Result<Self> {
+impl<'s> StatCache<'s> {
+    /// Opens the cache of `target` (empty when there is none or its header cannot be read:
+    /// its rows are then not trusted, and the next capture replaces them).
+    pub(crate) fn load(store: &'s Store, target: &str) -> Result<Self> {
         let Some(blob) = store.catalog.stat_cache(target)? else {
             return Ok(Self::default());
         };
-        let decoded = decode(&blob);
-        // A cache that does not decode is only a lost speed-up: the next save reads everything.
-        Ok(decoded
-            .map(|e| Self {
-                scan_started_ns: e.scan_started_ns,
-                entries: e.entries.into_iter().collect(),
-                journal: e.journal,
-            })
-            .unwrap_or_default())
+        Ok(match unseal::<JournalState>(HEADER, &blob) {
+            Some(journal) => Self { source: Some((&store.catalog, target.to_owned())), journal },
+            None => Self::default(),
+        })
     }
 
-    /// The cached content of `path`, when `stamp` matches and the entry is not racy.
-    #[cfg(test)]
-    pub(crate) fn lookup(&self, path: &[u8], stamp: &Stamp) -> Option<&[ObjectId]> {
-        self.lookup_entry(path, stamp).map(|e| e.content.as_slice())
+    /// True when it was read from the store (its rows may be used).
+    pub(crate) fn is_stored(&self) -> bool {
+        self.source.is_some()
     }
 
-    /// The cached entry of `path`, when `stamp` matches and the entry is not racy.
-    pub(crate) fn lookup_entry(&self, path: &[u8], stamp: &Stamp) -> Option<&CacheEntry> {
-        let entry = self.entries.get(path)?;
-        let racy =
-            entry.stamp.mtime_ns >= self.scan_started_ns || entry.stamp.ctime_ns >= self.scan_started_ns;
-        (entry.stamp == *stamp && !racy).then_some(entry)
+    /// The cached files of directory `dir` (none when it has no row, or a damaged one).
+    pub(crate) fn files(&self, dir: &[u8]) -> Result<Option<DirFiles>> {
+        let Some((catalog, target)) = &self.source else { return Ok(None) };
+        Ok(catalog.stat_cache_dir(target, dir, true)?.and_then(|b| unseal(FILES, &b)))
+    }
+
+    /// What the row of directory `dir` says of it (none when unknown or damaged).
+    pub(crate) fn meta(&self, dir: &[u8]) -> Result<Option<RowMeta>> {
+        let Some((catalog, target)) = &self.source else { return Ok(None) };
+        Ok(catalog
+            .stat_cache_dir(target, dir, false)?
+            .and_then(|b| unseal::<Option<RowMeta>>(META, &b))
+            .flatten())
+    }
+
+    /// What the row of directory `dir` says of it, and its cached files.
+    pub(crate) fn row(&self, dir: &[u8]) -> Result<(Option<RowMeta>, Option<DirFiles>)> {
+        let Some((catalog, target)) = &self.source else { return Ok((None, None)) };
+        let Some((meta, files)) = catalog.stat_cache_row(target, dir)? else { return Ok((None, None)) };
+        Ok((unseal::<Option<RowMeta>>(META, &meta).flatten(), unseal(FILES, &files)))
     }
 
     /// True when a file of `links` ((device, inode) → link count and paths seen) was cached
     /// under a path below one of `reused`, other than the paths seen: a new link joins a file
-    /// that a subtree taken unseen holds, and a write through it made no event there.
+    /// that a subtree taken unseen holds, and a write through it made no event there. Reads
+    /// the rows of those subtrees, so only when there are links.
     pub(crate) fn links_into(
         &self,
         reused: &HashSet<Vec<u8>>,
         links: &HashMap<(u64, u64), super::capture::LinkGroup>,
-    ) -> bool {
+    ) -> Result<bool> {
+        let Some((catalog, target)) = &self.source else { return Ok(false) };
         if reused.is_empty() || links.is_empty() {
-            return false;
+            return Ok(false);
         }
-        let inside = |path: &[u8]| reused.iter().any(|r| super::journal::at_or_below(path, r));
-        self.entries.iter().any(|(path, e)| {
-            links
-                .get(&(e.stamp.dev, e.stamp.ino))
-                .is_some_and(|(_, seen)| !seen.contains(path) && inside(path))
-        })
-    }
-
-    /// True when the cache has an entry for `path`, whatever its stamp.
-    pub(crate) fn contains(&self, path: &[u8]) -> bool {
-        self.entries.contains_key(path)
-    }
-
-    /// Number of entries.
-    pub(crate) fn len(&self) -> usize {
-        self.entries.len()
-    }
-
-    /// Every content id the cache refers to (gc keeps them).
-    pub(crate) fn decode_content_ids(blob: &[u8]) -> Vec<ObjectId> {
-        decode(blob).map(|e| e.entries.into_iter().flat_map(|(_, c)| c.content).collect()).unwrap_or_default()
-    }
-
-    /// Writes a new cache for `target`.
-    pub(crate) fn store(
-        store: &Store,
-        target: &str,
-        scan_started_ns: i64,
-        entries: Vec<(Vec<u8>, CacheEntry)>,
-    ) -> Result<()> {
-        Self::store_with_journal(store, target, scan_started_ns, entries, JournalState::default())
-    }
-
-    /// Writes a new cache for `target`, with the capture's place in the watcher's journal.
-    pub(crate) fn store_with_journal(
-        store: &Store,
-        target: &str,
-        scan_started_ns: i64,
-        mut entries: Vec<(Vec<u8>, CacheEntry)>,
-        journal: JournalState,
-    ) -> Result<()> {
-        entries.sort_by(|a, b| a.0.cmp(&b.0));
-        let raw = postcard::to_allocvec(&Encoded { scan_started_ns, entries, journal })
-            .map_err(|e| Error::corrupt(format!("could not encode the stat cache: {e}")))?;
-        let packed = zstd::bulk::compress(&raw, 1)
-            .map_err(|e| Error::corrupt(format!("could not compress the stat cache: {e}")))?;
-        let blob = [CHECKED.as_slice(), ObjectId::of(&packed).0.as_slice(), &packed].concat();
-        store.catalog.put_stat_cache(target, &blob)
-    }
-
-    /// The cached entries below any of `dirs` (subtrees taken whole from the last capture),
-    /// to carry into the new cache: one pass over the cache, whatever the number of subtrees.
-    pub(crate) fn entries_below_any(&self, dirs: &HashSet<Vec<u8>>) -> Vec<(Vec<u8>, CacheEntry)> {
-        if dirs.is_empty() {
-            return Vec::new();
-        }
-        let inside = |path: &[u8]| {
-            let mut p = path;
-            while let Some(i) = p.iter().rposition(|&b| b == b'/') {
-                p = &p[..i];
-                if dirs.contains(p) {
-                    return true;
+        // Nested roots are read once, through their outermost root.
+        let tops = reused.iter().filter(|r| !reused.iter().any(|o| o != *r && at_or_below(r, o)));
+        for top in tops {
+            for (dir, blob) in catalog.stat_cache_files_at_or_below(target, top)? {
+                let Some(files) = unseal::<DirFiles>(FILES, &blob) else { continue };
+                for (name, e) in &files.entries {
+                    let path = join(&dir, name);
+                    if links.get(&(e.stamp.dev, e.stamp.ino)).is_some_and(|(_, seen)| !seen.contains(&path)) {
+                        return Ok(true);
+                    }
                 }
             }
-            dirs.contains(&b""[..])
-        };
-        self.entries.iter().filter(|(path, _)| inside(path)).map(|(p, e)| (p.clone(), e.clone())).collect()
+        }
+        Ok(false)
     }
 
-    /// A cache made by a scan that started at `scan_started_ns` (not stored yet).
-    pub(crate) fn from_scan(scan_started_ns: i64, entries: Vec<(Vec<u8>, CacheEntry)>) -> Self {
-        Self { scan_started_ns, entries: entries.into_iter().collect(), journal: JournalState::default() }
+    /// Every content id a stored files row refers to (gc keeps them).
+    pub(crate) fn decode_content_ids(blob: &[u8]) -> Vec<ObjectId> {
+        unseal::<DirFiles>(FILES, blob)
+            .map(|f| f.entries.into_iter().flat_map(|(_, c)| c.content).collect())
+            .unwrap_or_default()
     }
+}
 
-    /// The same cache, with the journal state of the capture that made it.
-    pub(crate) fn with_journal(mut self, journal: JournalState) -> Self {
-        self.journal = journal;
-        self
-    }
+/// `dir/name`, or `name` at the root.
+pub(crate) fn join(dir: &[u8], name: &[u8]) -> Vec<u8> {
+    if dir.is_empty() { name.to_vec() } else { [dir, b"/", name].concat() }
+}
 
-    /// The entries the racy-git rule trusts, to carry over into a cache rewritten after a
-    /// restore. Racy ones are dropped: the rewritten cache has a later scan time, under which
-    /// they would wrongly look safe.
-    pub(crate) fn into_trusted_entries(self) -> HashMap<Vec<u8>, CacheEntry> {
-        let since = self.scan_started_ns;
-        let mut entries = self.entries;
-        entries.retain(|_, e| e.stamp.mtime_ns < since && e.stamp.ctime_ns < since);
-        entries
+/// Splits a relative path into its directory and name.
+pub(crate) fn split(path: &[u8]) -> (&[u8], &[u8]) {
+    match path.iter().rposition(|&b| b == b'/') {
+        Some(i) => (&path[..i], &path[i + 1..]),
+        None => (&[], path),
     }
 }
 
@@ -234,61 +266,43 @@ mod tests {
 
     const SCAN: i64 = 1_700_000_000_000_000_000;
 
-    fn entry_defaults() -> CacheEntry {
+    fn stamp(mtime_ns: i64, ctime_ns: i64) -> Stamp {
+        Stamp { dev: 1, ino: 42, size: 10, mtime_ns, ctime_ns, mode: 0o100644 }
+    }
+
+    fn entry(stamp: Stamp) -> CacheEntry {
         CacheEntry {
-            stamp: stamp(0, 0),
-            content: Vec::new(),
+            stamp,
+            content: vec![ObjectId::of(b"content")],
             secret: None,
             extra: Extra::default(),
             xattrs_left_out: Vec::new(),
         }
     }
 
-    fn stamp(mtime_ns: i64, ctime_ns: i64) -> Stamp {
-        Stamp { dev: 1, ino: 42, size: 10, mtime_ns, ctime_ns, mode: 0o100644 }
-    }
-
-    fn cache_with(entry: Stamp) -> (StatCache, Vec<ObjectId>) {
-        let content = vec![ObjectId::of(b"content")];
-        let cache = StatCache::from_scan(
-            SCAN,
-            vec![(
-                b"f".to_vec(),
-                CacheEntry { stamp: entry, content: content.clone(), secret: None, ..entry_defaults() },
-            )],
-        );
-        (cache, content)
+    fn files_with(stamp: Stamp) -> DirFiles {
+        DirFiles { scan_started_ns: SCAN, entries: vec![(b"f".to_vec(), entry(stamp))] }
     }
 
     #[test]
     fn an_entry_older_than_the_scan_is_trusted() {
         let old = stamp(SCAN - 1, SCAN - 1);
-        let (cache, content) = cache_with(old.clone());
-        assert_eq!(cache.lookup(b"f", &old), Some(content.as_slice()));
+        assert!(files_with(old.clone()).lookup(b"f", &old).is_some());
     }
 
     #[test]
-    fn an_entry_whose_mtime_is_at_or_after_the_scan_start_is_racy() {
-        for mtime in [SCAN, SCAN + 1] {
-            let racy = stamp(mtime, SCAN - 1);
-            let (cache, _) = cache_with(racy.clone());
-            assert_eq!(cache.lookup(b"f", &racy), None, "mtime {} after the scan start", mtime - SCAN);
-        }
-    }
-
-    #[test]
-    fn an_entry_whose_ctime_is_at_or_after_the_scan_start_is_racy() {
-        for ctime in [SCAN, SCAN + 1] {
-            let racy = stamp(SCAN - 1, ctime);
-            let (cache, _) = cache_with(racy.clone());
-            assert_eq!(cache.lookup(b"f", &racy), None, "ctime {} after the scan start", ctime - SCAN);
+    fn an_entry_whose_mtime_or_ctime_is_at_or_after_the_scan_start_is_racy() {
+        for t in [SCAN, SCAN + 1] {
+            for racy in [stamp(t, SCAN - 1), stamp(SCAN - 1, t)] {
+                assert!(files_with(racy.clone()).lookup(b"f", &racy).is_none(), "{racy:?}");
+            }
         }
     }
 
     #[test]
     fn any_stat_field_that_differs_means_the_file_is_read_again() {
         let cached = stamp(SCAN - 10, SCAN - 10);
-        let (cache, _) = cache_with(cached.clone());
+        let files = files_with(cached.clone());
         let changes: [fn(&mut Stamp); 6] = [
             |s| s.dev += 1,
             |s| s.ino += 1,
@@ -300,25 +314,31 @@ mod tests {
         for (i, change) in changes.iter().enumerate() {
             let mut live = cached.clone();
             change(&mut live);
-            assert_eq!(cache.lookup(b"f", &live), None, "field {i} changed");
+            assert!(files.lookup(b"f", &live).is_none(), "field {i} changed");
         }
-        assert_eq!(cache.lookup(b"other", &cached), None);
+        assert!(files.lookup(b"other", &cached).is_none());
     }
 
     #[test]
-    fn racy_entries_are_not_carried_into_a_rewritten_cache() {
-        let content = vec![ObjectId::of(b"x")];
-        let entry = |mtime_ns| CacheEntry {
-            stamp: stamp(mtime_ns, SCAN - 5),
-            content: content.clone(),
-            secret: None,
-            ..entry_defaults()
+    fn racy_entries_are_not_carried_into_a_rewritten_row() {
+        let files = DirFiles {
+            scan_started_ns: SCAN,
+            entries: vec![
+                (b"old".to_vec(), entry(stamp(SCAN - 5, SCAN - 5))),
+                (b"racy".to_vec(), entry(stamp(SCAN, SCAN - 5))),
+            ],
         };
-        let cache = StatCache::from_scan(
-            SCAN,
-            vec![(b"old".to_vec(), entry(SCAN - 5)), (b"racy".to_vec(), entry(SCAN))],
-        );
-        let kept = cache.into_trusted_entries();
-        assert!(kept.contains_key(b"old".as_slice()) && !kept.contains_key(b"racy".as_slice()));
+        let kept: Vec<_> = files.into_trusted().into_iter().map(|(n, _)| n).collect();
+        assert_eq!(kept, vec![b"old".to_vec()]);
+    }
+
+    #[test]
+    fn a_damaged_part_is_read_as_none() {
+        let mut blob = seal(FILES, &files_with(stamp(1, 1))).unwrap();
+        assert!(unseal::<DirFiles>(FILES, &blob).is_some());
+        assert!(unseal::<DirFiles>(META, &blob).is_none(), "another part's tag");
+        let last = blob.len() - 1;
+        blob[last] ^= 1;
+        assert!(unseal::<DirFiles>(FILES, &blob).is_none());
     }
 }

@@ -1,0 +1,261 @@
+//! The stat caches' tables: one header row per target (`stat_caches`: where its last capture
+//! stood in the watcher's journal) and one row per captured directory (`stat_cache_dirs`: the
+//! directory's summary and its files' stamps), so a save reads and writes only the directories
+//! it looks at. The rows are opaque here; `targets/dir/statcache.rs` encodes and checks them.
+//!
+//! Directory keys are the raw bytes of the path relative to the target's root (`""` for the
+//! root), compared as bytes, so everything below `a/b` is the key range `[a/b/, a/b0)`.
+
+use rusqlite::{OptionalExtension, params};
+
+use super::Catalog;
+use crate::error::Result;
+
+/// The directory rows' table; the header table is in the main schema.
+pub(super) const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS stat_cache_dirs(
+    target TEXT NOT NULL,
+    dir BLOB NOT NULL,
+    meta BLOB NOT NULL,
+    files BLOB NOT NULL,
+    PRIMARY KEY(target, dir)
+);
+";
+
+/// One directory row to write.
+pub(crate) enum RowWrite {
+    /// Its summary and its files.
+    Full { meta: Vec<u8>, files: Vec<u8> },
+    /// Its summary only: its files are as stored.
+    Meta(Vec<u8>),
+}
+
+/// Changes to one target's stat cache, applied in one transaction.
+#[derive(Default)]
+pub(crate) struct StatCacheWrite {
+    /// The new header, when it changes.
+    pub header: Option<Vec<u8>>,
+    /// Drop every directory row first.
+    pub replace_all: bool,
+    /// Rows at or below these directories are dropped.
+    pub drop_at_or_below: Vec<Vec<u8>>,
+    /// Rows strictly below the directory, other than at or below one of its listed children,
+    /// are dropped (a directory whose old children were not known).
+    pub drop_below_except: Vec<(Vec<u8>, Vec<Vec<u8>>)>,
+    pub rows: Vec<(Vec<u8>, RowWrite)>,
+}
+
+impl StatCacheWrite {
+    /// True when it changes nothing.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.header.is_none()
+            && !self.replace_all
+            && self.drop_at_or_below.is_empty()
+            && self.drop_below_except.is_empty()
+            && self.rows.is_empty()
+    }
+}
+
+/// The key range strictly below directory `dir`: `[dir/, dir0)` (`'0'` follows `'/'`).
+fn below(dir: &[u8]) -> (Vec<u8>, Vec<u8>) {
+    if dir.is_empty() {
+        // Every key but the root's own: all are at least one byte long.
+        return (vec![0], vec![0xff; 4097]);
+    }
+    ([dir, b"/"].concat(), [dir, b"0"].concat())
+}
+
+impl Catalog {
+    /// Reads a target's stat cache header.
+    pub(crate) fn stat_cache(&self, target: &str) -> Result<Option<Vec<u8>>> {
+        Ok(self
+            .reader()?
+            .query_row("SELECT data FROM stat_caches WHERE target = ?1", [target], |r| r.get(0))
+            .optional()?)
+    }
+
+    /// Reads one column (`meta` or `files`) of a directory row.
+    pub(crate) fn stat_cache_dir(&self, target: &str, dir: &[u8], files: bool) -> Result<Option<Vec<u8>>> {
+        let sql = if files {
+            "SELECT files FROM stat_cache_dirs WHERE target = ?1 AND dir = ?2"
+        } else {
+            "SELECT meta FROM stat_cache_dirs WHERE target = ?1 AND dir = ?2"
+        };
+        let reader = self.reader()?;
+        let mut stmt = reader.prepare_cached(sql)?;
+        Ok(stmt.query_row(params![target, dir], |r| r.get(0)).optional()?)
+    }
+
+    /// Both columns (`meta`, `files`) of a directory row.
+    pub(crate) fn stat_cache_row(&self, target: &str, dir: &[u8]) -> Result<Option<(Vec<u8>, Vec<u8>)>> {
+        let reader = self.reader()?;
+        let mut stmt = reader
+            .prepare_cached("SELECT meta, files FROM stat_cache_dirs WHERE target = ?1 AND dir = ?2")?;
+        Ok(stmt.query_row(params![target, dir], |r| Ok((r.get(0)?, r.get(1)?))).optional()?)
+    }
+
+    /// The files column of every row at or below `dir`.
+    pub(crate) fn stat_cache_files_at_or_below(
+        &self,
+        target: &str,
+        dir: &[u8],
+    ) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
+        let (lo, hi) = below(dir);
+        let reader = self.reader()?;
+        let mut stmt = reader.prepare_cached(
+            "SELECT dir, files FROM stat_cache_dirs
+             WHERE target = ?1 AND (dir = ?2 OR (dir >= ?3 AND dir < ?4))",
+        )?;
+        let rows = stmt.query_map(params![target, dir, lo, hi], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// Applies `write` to the stat cache of `target`, all or nothing.
+    pub(crate) fn write_stat_cache(&self, target: &str, write: &StatCacheWrite) -> Result<()> {
+        if write.is_empty() {
+            return Ok(());
+        }
+        let mut conn = self.conn();
+        let tx = conn.transaction()?;
+        if write.replace_all {
+            tx.execute("DELETE FROM stat_cache_dirs WHERE target = ?1", [target])?;
+        }
+        for dir in &write.drop_at_or_below {
+            let (lo, hi) = below(dir);
+            tx.prepare_cached(
+                "DELETE FROM stat_cache_dirs WHERE target = ?1 AND (dir = ?2 OR (dir >= ?3 AND dir < ?4))",
+            )?
+            .execute(params![target, dir, lo, hi])?;
+        }
+        for (dir, keep) in &write.drop_below_except {
+            let (lo, hi) = below(dir);
+            let keys: Vec<Vec<u8>> = tx
+                .prepare_cached(
+                    "SELECT dir FROM stat_cache_dirs WHERE target = ?1 AND dir >= ?2 AND dir < ?3",
+                )?
+                .query_map(params![target, lo, hi], |r| r.get(0))?
+                .collect::<rusqlite::Result<_>>()?;
+            let prefix_len = if dir.is_empty() { 0 } else { dir.len() + 1 };
+            for key in keys {
+                let rest = &key[prefix_len.min(key.len())..];
+                let child = rest.split(|b| *b == b'/').next().unwrap_or(rest);
+                if !keep.iter().any(|k| k.as_slice() == child) {
+                    tx.prepare_cached("DELETE FROM stat_cache_dirs WHERE target = ?1 AND dir = ?2")?
+                        .execute(params![target, key])?;
+                }
+            }
+        }
+        for (dir, row) in &write.rows {
+            match row {
+                RowWrite::Full { meta, files } => tx
+                    .prepare_cached(
+                        "INSERT INTO stat_cache_dirs(target, dir, meta, files) VALUES (?1, ?2, ?3, ?4)
+                         ON CONFLICT(target, dir) DO UPDATE SET meta = excluded.meta, files = excluded.files",
+                    )?
+                    .execute(params![target, dir, meta, files])?,
+                RowWrite::Meta(meta) => tx
+                    .prepare_cached("UPDATE stat_cache_dirs SET meta = ?3 WHERE target = ?1 AND dir = ?2")?
+                    .execute(params![target, dir, meta])?,
+            };
+        }
+        if let Some(header) = &write.header {
+            tx.execute(
+                "INSERT INTO stat_caches(target, data) VALUES (?1, ?2)
+                 ON CONFLICT(target) DO UPDATE SET data = excluded.data",
+                params![target, header],
+            )?;
+        }
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// Drops a target's stat cache (its next save reads every file).
+    pub(crate) fn drop_stat_cache(&self, target: &str) -> Result<()> {
+        let mut conn = self.conn();
+        let tx = conn.transaction()?;
+        tx.execute("DELETE FROM stat_caches WHERE target = ?1", [target])?;
+        tx.execute("DELETE FROM stat_cache_dirs WHERE target = ?1", [target])?;
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// Drops every stat cache.
+    pub(crate) fn drop_all_stat_caches(&self) -> Result<()> {
+        let mut conn = self.conn();
+        let tx = conn.transaction()?;
+        tx.execute("DELETE FROM stat_caches", [])?;
+        tx.execute("DELETE FROM stat_cache_dirs", [])?;
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// Calls `each` with the files column of every directory row of every stat cache, for gc
+    /// (the blobs they name stay alive), one row at a time.
+    pub(crate) fn for_each_stat_cache_files(&self, mut each: impl FnMut(&[u8])) -> Result<()> {
+        let reader = self.reader()?;
+        let mut stmt = reader.prepare("SELECT files FROM stat_cache_dirs")?;
+        let mut rows = stmt.query([])?;
+        while let Some(row) = rows.next()? {
+            each(row.get_ref(0)?.as_blob().unwrap_or_default());
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn keys(catalog: &Catalog) -> Vec<String> {
+        let conn = catalog.conn();
+        let mut stmt =
+            conn.prepare("SELECT dir FROM stat_cache_dirs WHERE target = 't' ORDER BY dir").unwrap();
+        let rows = stmt.query_map([], |r| r.get::<_, Vec<u8>>(0)).unwrap();
+        rows.map(|k| String::from_utf8(k.unwrap()).unwrap()).collect()
+    }
+
+    fn with_rows(dirs: &[&str]) -> (tempfile::TempDir, Catalog) {
+        let tmp = tempfile::tempdir().unwrap();
+        let catalog = Catalog::open(&tmp.path().join("catalog.db")).unwrap();
+        let rows = dirs
+            .iter()
+            .map(|d| (d.as_bytes().to_vec(), RowWrite::Full { meta: vec![1], files: vec![2] }))
+            .collect();
+        catalog.write_stat_cache("t", &StatCacheWrite { rows, ..StatCacheWrite::default() }).unwrap();
+        catalog
+            .write_stat_cache(
+                "other",
+                &StatCacheWrite {
+                    rows: vec![(b"a".to_vec(), RowWrite::Full { meta: vec![1], files: vec![2] })],
+                    ..StatCacheWrite::default()
+                },
+            )
+            .unwrap();
+        (tmp, catalog)
+    }
+
+    const TREE: [&str; 7] = ["", "a", "a/b", "a/b/c", "a-z", "ab", "c/d"];
+
+    #[test]
+    fn a_dropped_directory_takes_its_subtree_and_not_its_siblings_that_share_its_prefix() {
+        let (_tmp, catalog) = with_rows(&TREE);
+        let write = StatCacheWrite { drop_at_or_below: vec![b"a".to_vec()], ..StatCacheWrite::default() };
+        catalog.write_stat_cache("t", &write).unwrap();
+        assert_eq!(keys(&catalog), ["", "a-z", "ab", "c/d"]);
+        assert_eq!(catalog.stat_cache_files_at_or_below("other", b"").unwrap().len(), 1, "another target");
+    }
+
+    #[test]
+    fn rows_below_a_directory_of_unknown_children_go_unless_under_a_present_one() {
+        let (_tmp, catalog) = with_rows(&TREE);
+        let write = StatCacheWrite {
+            drop_below_except: vec![(b"".to_vec(), vec![b"a".to_vec()])],
+            ..StatCacheWrite::default()
+        };
+        catalog.write_stat_cache("t", &write).unwrap();
+        assert_eq!(keys(&catalog), ["", "a", "a/b", "a/b/c"]);
+        let below: Vec<Vec<u8>> =
+            catalog.stat_cache_files_at_or_below("t", b"a/b").unwrap().into_iter().map(|(k, _)| k).collect();
+        assert_eq!(below, [b"a/b".to_vec(), b"a/b/c".to_vec()]);
+    }
+}

@@ -1,0 +1,177 @@
+//! Writing stat caches (`statcache.rs`) back, a directory row at a time: what a capture
+//! learned (only the rows of the directories it listed, and only those that changed), a whole
+//! cache made by a restore into a new directory, and the amendment after an in-place restore
+//! (the rows of the directories it wrote in).
+
+use std::collections::{BTreeMap, BTreeSet, HashSet};
+
+use super::journal::{JournalState, at_or_below};
+use super::statcache::{
+    CacheEntry, DirFiles, FILES, HEADER, META, RelPath, RowMeta, StatCache, join, seal, split,
+};
+use crate::error::Result;
+use crate::store::Store;
+use crate::store::catalog::{RowWrite, StatCacheWrite};
+
+/// One directory a capture listed, for its row.
+pub(crate) struct WalkedDir {
+    pub rel: RelPath,
+    /// Its files' entries, sorted by name.
+    pub files: Vec<(Vec<u8>, CacheEntry)>,
+    /// True when they differ from the stored row's (or there was no row).
+    pub files_changed: bool,
+    /// What the stored row said of the directory.
+    pub old_meta: Option<RowMeta>,
+    /// What the new row says (set once the capture has summarised every directory).
+    pub meta: Option<RowMeta>,
+}
+
+/// The stat cache a capture made, not stored yet: the rows it changes.
+pub(crate) struct FreshCache {
+    pub scan_started_ns: i64,
+    /// The old cache was not read (none, or unreadable): every row is replaced.
+    pub replace_all: bool,
+    pub dirs: Vec<WalkedDir>,
+    /// Directories gone since the last capture: their rows and those below are dropped.
+    pub gone: Vec<RelPath>,
+    /// Listed directories whose old subdirectories were not known: rows below them other than
+    /// under their present subdirectories are dropped.
+    pub unknown_children: Vec<(RelPath, Vec<Vec<u8>>)>,
+    /// Where the capture stood in the watcher's journal, and whether that moved.
+    pub journal: JournalState,
+    pub journal_moved: bool,
+}
+
+impl FreshCache {
+    /// True when storing it would change nothing.
+    pub(crate) fn is_unchanged(&self) -> bool {
+        !self.replace_all
+            && !self.journal_moved
+            && self.gone.is_empty()
+            && self.unknown_children.is_empty()
+            && self.dirs.iter().all(|d| !d.files_changed && d.meta == d.old_meta)
+    }
+
+    /// Stores it as the stat cache of target `key`, in one transaction.
+    pub(crate) fn store(self, store: &Store, key: &str) -> Result<()> {
+        if self.is_unchanged() {
+            return Ok(());
+        }
+        let mut write = StatCacheWrite {
+            header: Some(seal(HEADER, &self.journal)?),
+            replace_all: self.replace_all,
+            drop_at_or_below: self.gone,
+            drop_below_except: self.unknown_children,
+            rows: Vec::new(),
+        };
+        for d in self.dirs {
+            let meta = seal(META, &d.meta)?;
+            if d.files_changed || self.replace_all {
+                let files =
+                    seal(FILES, &DirFiles { scan_started_ns: self.scan_started_ns, entries: d.files })?;
+                write.rows.push((d.rel, RowWrite::Full { meta, files }));
+            } else if d.meta != d.old_meta {
+                write.rows.push((d.rel, RowWrite::Meta(meta)));
+            }
+        }
+        store.catalog.write_stat_cache(key, &write)
+    }
+}
+
+/// Groups entries by their directory, each group sorted by name (a later entry of a name wins).
+fn by_dir(entries: Vec<(RelPath, CacheEntry)>) -> BTreeMap<RelPath, BTreeMap<Vec<u8>, CacheEntry>> {
+    let mut dirs: BTreeMap<RelPath, BTreeMap<Vec<u8>, CacheEntry>> = BTreeMap::new();
+    for (path, entry) in entries {
+        let (dir, name) = split(&path);
+        dirs.entry(dir.to_vec()).or_default().insert(name.to_vec(), entry);
+    }
+    dirs
+}
+
+impl StatCache<'_> {
+    /// Replaces the cache of `target` with `entries` from a scan that started at
+    /// `scan_started_ns`, with no journal place (the next save walks).
+    pub(crate) fn store(
+        store: &Store,
+        target: &str,
+        scan_started_ns: i64,
+        entries: Vec<(Vec<u8>, CacheEntry)>,
+    ) -> Result<()> {
+        let mut write = StatCacheWrite {
+            header: Some(seal(HEADER, &JournalState::default())?),
+            replace_all: true,
+            ..StatCacheWrite::default()
+        };
+        for (dir, files) in by_dir(entries) {
+            let files = DirFiles { scan_started_ns, entries: files.into_iter().collect() };
+            let row = RowWrite::Full { meta: seal(META, &None::<RowMeta>)?, files: seal(FILES, &files)? };
+            write.rows.push((dir, row));
+        }
+        store.catalog.write_stat_cache(target, &write)
+    }
+
+    /// Amends the cache of `target` after a restore changed `changed` (paths, each with
+    /// everything below it) and wrote `written`, settled at `settled_ns`: the rows of the
+    /// directories it touched are rewritten, the rest kept. Totals of every directory above a
+    /// change are dropped, so no subtree holding one is taken unseen. The journal's place
+    /// stays: the restore's own writes made events, which the next save asks for.
+    pub(crate) fn amend(
+        store: &Store,
+        target: &str,
+        changed: &[RelPath],
+        written: Vec<(RelPath, CacheEntry)>,
+        settled_ns: i64,
+    ) -> Result<()> {
+        let cache = StatCache::load(store, target)?;
+        if !cache.is_stored() {
+            return Self::store(store, target, settled_ns, written);
+        }
+        let changed_set: HashSet<&[u8]> = changed.iter().map(Vec::as_slice).collect();
+        // The root is never dropped: a change of its own metadata leaves its files alone.
+        let dropped: Vec<RelPath> = changed.iter().filter(|c| !c.is_empty()).cloned().collect();
+        let under_dropped = |d: &[u8]| dropped.iter().any(|c| at_or_below(d, c));
+        let mut written = by_dir(written);
+        let mut touched: BTreeSet<RelPath> = written.keys().cloned().collect();
+        touched.extend(changed.iter().filter(|c| !c.is_empty()).map(|c| split(c).0.to_vec()));
+        let mut write = StatCacheWrite {
+            header: Some(seal(HEADER, &cache.journal)?),
+            drop_at_or_below: dropped.clone(),
+            ..StatCacheWrite::default()
+        };
+        let mut above = BTreeSet::new();
+        for dir in &touched {
+            let fresh = under_dropped(dir);
+            let old_files = if fresh { None } else { cache.files(dir)? };
+            let old_meta = if fresh { None } else { cache.meta(dir)? };
+            let mut entries: BTreeMap<Vec<u8>, CacheEntry> = old_files
+                .map(DirFiles::into_trusted)
+                .unwrap_or_default()
+                .into_iter()
+                .filter(|(name, _)| !changed_set.contains(join(dir, name).as_slice()))
+                .collect();
+            entries.extend(written.remove(dir).unwrap_or_default());
+            let meta = old_meta.map(|m| RowMeta { totals: None, ..m });
+            let files = DirFiles { scan_started_ns: settled_ns, entries: entries.into_iter().collect() };
+            write.rows.push((
+                dir.clone(),
+                RowWrite::Full { meta: seal(META, &meta)?, files: seal(FILES, &files)? },
+            ));
+            let mut up = dir.as_slice();
+            while !up.is_empty() {
+                up = split(up).0;
+                if !touched.contains(up) && !under_dropped(up) {
+                    above.insert(up.to_vec());
+                }
+            }
+        }
+        for dir in above {
+            if let Some(meta) = cache.meta(&dir)?
+                && meta.totals.is_some()
+            {
+                let meta = Some(RowMeta { totals: None, ..meta });
+                write.rows.push((dir, RowWrite::Meta(seal(META, &meta)?)));
+            }
+        }
+        store.catalog.write_stat_cache(target, &write)
+    }
+}
