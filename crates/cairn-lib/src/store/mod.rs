@@ -11,10 +11,12 @@ pub(crate) mod chunker;
 #[cfg(test)]
 mod contract;
 pub(crate) mod fault;
+mod fetch;
 pub(crate) mod layout;
 pub(crate) mod lock;
 mod names;
 pub(crate) mod pack;
+pub(crate) mod pack_cache;
 pub(crate) mod remote;
 mod remote_gc;
 pub mod s3;
@@ -48,6 +50,8 @@ pub struct Store {
     shared: bool,
     /// Packs a shared store's gc condemned: no save dedups against them (read by the sync).
     condemned: std::sync::Mutex<std::collections::HashSet<String>>,
+    /// Ranges of a remote store's packs kept on this machine (none for a local store).
+    pack_cache: Option<pack_cache::PackCache>,
 }
 
 impl std::fmt::Debug for Store {
@@ -100,6 +104,7 @@ impl Store {
             notifier: None,
             shared: false,
             condemned: Default::default(),
+            pack_cache: None,
         };
         store.recover()?;
         Ok(store)
@@ -153,8 +158,25 @@ impl Store {
             Error::corrupt(format!("the store has lost object {id}"))
                 .hint(crate::error::Hint::Run(crate::error::Operation::Check))
         })?;
+        let Some(cache) = &self.pack_cache else {
+            let stored = self.backend.get_range(&loc.pack_key, loc.offset, loc.length)?;
+            return pack::decode(id, &stored, loc.compressed, loc.raw_length);
+        };
+        if let Some(stored) = cache.read(&loc.pack_key, loc.offset, loc.length)? {
+            match pack::decode(id, &stored, loc.compressed, loc.raw_length) {
+                Ok(plain) => return Ok(plain),
+                // A damaged cache file: dropped, and the bytes fetched again below.
+                Err(_) => cache.drop_covering(&loc.pack_key, loc.offset, loc.length)?,
+            }
+        }
         let stored = self.backend.get_range(&loc.pack_key, loc.offset, loc.length)?;
-        pack::decode(id, &stored, loc.compressed, loc.raw_length)
+        let plain = pack::decode(id, &stored, loc.compressed, loc.raw_length)?;
+        // Trees are small and read again by every diff and restore; content read one blob at
+        // a time is not kept (a prefetch caches content in whole ranges).
+        if loc.kind == pack::BlobKind::Tree {
+            cache.insert(&loc.pack_key, loc.offset, &stored)?;
+        }
+        Ok(plain)
     }
 
     /// Takes the writer lock of one target, refusing when another command holds it.
