@@ -3,7 +3,7 @@
 //! slows or holds answers, and counts requests. Saves and restores succeed by retrying, or
 //! fail in one line with nothing half-visible; a command killed with SIGKILL while an upload
 //! or a gc delete is in flight loses nothing committed, the next command cleans up, and
-//! `check --read-data` passes.
+//! `check --read-data` passes. The same proxy counts what saves and restores cost in requests.
 
 mod common;
 
@@ -252,4 +252,42 @@ fn a_gc_killed_while_it_deletes_leaves_a_consistent_store_that_the_next_gc_finis
     assert_eq!(objects["in_flight"].as_array().unwrap().len(), 0);
     assert_checks(&env);
     restores_exactly(&env, "keep", &kept, "restored-after");
+}
+
+/// Requests of one run of `args`, by method, counted by the proxy.
+fn requests_of(env: &TestEnv, proxy: &FaultProxy, args: &[&str]) -> Value {
+    proxy.call("POST", "reset", "");
+    env.ok(args);
+    proxy.stats()
+}
+
+#[test]
+fn a_no_change_save_costs_the_same_requests_at_any_size_and_a_second_restore_fetches_no_data() {
+    let (_moto, proxy, env) = setup();
+    env.ok(&["save"]);
+    let small = requests_of(&env, &proxy, &["save"]);
+    for i in 0..400 {
+        write(&env.work(), &format!("more/d{}/f{i}.txt", i % 20), format!("file {i}\n").repeat(20));
+    }
+    env.ok(&["save"]);
+    let large = requests_of(&env, &proxy, &["save"]);
+    assert_eq!(small["requests"], large["requests"], "no-change saves: {small} vs {large}");
+    assert!(small["requests"].as_u64().unwrap() <= 12, "a handful of requests: {small}");
+
+    for i in 0..20 {
+        write(&env.work(), &format!("more/d{i}/f{i}.txt"), format!("changed {i}\n"));
+    }
+    let changed = requests_of(&env, &proxy, &["save", "--name", "changed"]);
+    // One pack of the changed files and their trees, and the record.
+    assert_eq!(changed["by_method"]["PUT"], 2, "{changed}");
+
+    let out = env.root().join("first-restore");
+    let first = requests_of(&env, &proxy, &["restore", "changed", "--to", out.to_str().unwrap()]);
+    let again_out = env.root().join("second-restore");
+    let again = requests_of(&env, &proxy, &["restore", "changed", "--to", again_out.to_str().unwrap()]);
+    assert!(
+        again["bytes_received"].as_u64().unwrap() * 20 < first["bytes_received"].as_u64().unwrap(),
+        "the second restore is served by the pack cache: {first} vs {again}"
+    );
+    assert_eq!(common::describe(&again_out), common::describe(&out));
 }

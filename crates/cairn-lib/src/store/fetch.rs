@@ -1,6 +1,7 @@
 //! Reading many blobs from a remote store at once: their places are grouped by pack, sorted,
 //! and coalesced into ranges (neighbours closer than [`GAP`] are read as one, since a request
-//! costs more than the bytes between them), which are fetched in parallel, [`PARALLEL`] at a
+//! costs more than the bytes between them; a restore into a new directory merges far wider,
+//! [`WHOLE_GAP`]), which are fetched in parallel, [`PARALLEL`] at a
 //! time, into the pack cache. Blob reads that follow ([`Store::read_blob`]) are then served
 //! from disk. A store of one machine reads its packs directly and fetches nothing.
 //!
@@ -19,7 +20,11 @@ use crate::id::ObjectId;
 use crate::tree::{DirRoot, NodeKind, Tree};
 
 /// Two blobs of one pack less than this far apart are fetched in one request.
-const GAP: u64 = 256 * 1024;
+pub(crate) const GAP: u64 = 256 * 1024;
+/// The gap of a restore into a new directory, which reads everything the snapshot holds:
+/// the ranges that hold one tree level take the content around it along, so the content
+/// fetch that follows finds most of it cached, and a pack is read in a few requests.
+pub(crate) const WHOLE_GAP: u64 = 8 * 1024 * 1024;
 /// A coalesced range grows to at most this many bytes.
 const MAX_RANGE: u64 = 32 * 1024 * 1024;
 /// Requests in flight at once.
@@ -34,14 +39,14 @@ struct Span {
 }
 
 /// Coalesces blob places into requests: grouped by pack, sorted, neighbours merged.
-fn coalesce(mut places: Vec<BlobLocation>) -> Vec<Span> {
+fn coalesce(mut places: Vec<BlobLocation>, gap: u64) -> Vec<Span> {
     places.sort_by(|a, b| (a.pack_key.as_str(), a.offset).cmp(&(b.pack_key.as_str(), b.offset)));
     let mut out: Vec<Span> = Vec::new();
     for p in places {
         let (start, end) = (p.offset, p.offset + p.length);
         if let Some(last) = out.last_mut()
             && last.key == p.pack_key
-            && start <= last.end + GAP
+            && start <= last.end + gap
             && end.max(last.end) - last.start <= MAX_RANGE
         {
             last.end = last.end.max(end);
@@ -56,7 +61,7 @@ impl Store {
     /// Brings the stored bytes of `ids` into the pack cache (see the module documentation),
     /// as many as fit in half the cache: the rest is read blob by blob when asked for. Ids the
     /// index does not hold are left to the read that needs them to report.
-    pub(crate) fn prefetch(&self, ids: &[ObjectId]) -> Result<()> {
+    pub(crate) fn prefetch(&self, ids: &[ObjectId], gap: u64) -> Result<()> {
         let Some(cache) = self.pack_cache.as_ref() else { return Ok(()) };
         let mut places = Vec::new();
         let mut budget = cache.max_bytes() / 2;
@@ -71,7 +76,7 @@ impl Store {
             budget -= loc.length;
             places.push(loc);
         }
-        let spans = coalesce(places);
+        let spans = coalesce(places, gap);
         let next = AtomicUsize::new(0);
         let failure: Mutex<Option<crate::error::Error>> = Mutex::new(None);
         std::thread::scope(|scope| {
@@ -103,11 +108,11 @@ impl Store {
     /// Every blob a directory snapshot whose root document is `root` refers to (its trees and
     /// its files' content), walked one tree level at a time with each level prefetched at
     /// once. Trees come first in the list, then content, in tree order.
-    pub(crate) fn dir_blobs(&self, root: &ObjectId) -> Result<Vec<ObjectId>> {
+    pub(crate) fn dir_blobs(&self, root: &ObjectId, gap: u64) -> Result<Vec<ObjectId>> {
         let mut seen = HashSet::new();
         let mut trees = vec![*root];
         let mut content = Vec::new();
-        self.prefetch(&trees)?;
+        self.prefetch(&trees, gap)?;
         let doc: DirRoot = crate::tree::decode(root, &self.read_blob(root)?)?;
         seen.insert(*root);
         let mut level = Vec::new();
@@ -116,7 +121,7 @@ impl Store {
         }
         while !level.is_empty() {
             level.retain(|id| seen.insert(*id));
-            self.prefetch(&level)?;
+            self.prefetch(&level, gap)?;
             let mut below = Vec::new();
             for id in &level {
                 let tree: Tree = crate::tree::decode(id, &self.read_blob(id)?)?;
@@ -143,8 +148,8 @@ impl Store {
         if self.pack_cache.is_none() {
             return Ok(());
         }
-        let blobs = self.dir_blobs(root)?;
-        self.prefetch(&blobs)
+        let blobs = self.dir_blobs(root, WHOLE_GAP)?;
+        self.prefetch(&blobs, WHOLE_GAP)
     }
 }
 
@@ -166,12 +171,15 @@ mod tests {
 
     #[test]
     fn neighbours_in_one_pack_are_one_request_and_far_ones_two() {
-        let spans = coalesce(vec![
-            at("packs/b", 0, 10),
-            at("packs/a", 5000, 100),
-            at("packs/a", 0, 100),
-            at("packs/a", 10_000_000, 5),
-        ]);
+        let spans = coalesce(
+            vec![
+                at("packs/b", 0, 10),
+                at("packs/a", 5000, 100),
+                at("packs/a", 0, 100),
+                at("packs/a", 10_000_000, 5),
+            ],
+            GAP,
+        );
         let as_tuples: Vec<(&str, u64, u64)> =
             spans.iter().map(|s| (s.key.as_str(), s.start, s.end)).collect();
         assert_eq!(

@@ -11,7 +11,7 @@ pub(crate) mod chunker;
 #[cfg(test)]
 mod contract;
 pub(crate) mod fault;
-mod fetch;
+pub(crate) mod fetch;
 pub(crate) mod layout;
 pub(crate) mod lock;
 mod names;

@@ -85,7 +85,7 @@ impl<'a> Sender<'a> {
             redacted = entries;
         }
         let blobs = match snapshot.kind {
-            TargetKind::Dir => self.source.dir_blobs(&root)?,
+            TargetKind::Dir => self.source.dir_blobs(&root, crate::store::fetch::GAP)?,
             _ => {
                 let mut live = HashSet::new();
                 crate::targets::referenced_objects(self.source, snapshot.kind.as_str(), &root, &mut live)?;
@@ -128,7 +128,7 @@ impl<'a> Sender<'a> {
 
     fn send_batch(&self, batch: &[(ObjectId, BlobKind)]) -> Result<()> {
         let ids: Vec<ObjectId> = batch.iter().map(|(id, _)| *id).collect();
-        self.source.prefetch(&ids)?;
+        self.source.prefetch(&ids, crate::store::fetch::GAP)?;
         for (id, kind) in batch {
             let data = self.source.read_blob(id)?;
             self.writer.write(*kind, &data)?;
