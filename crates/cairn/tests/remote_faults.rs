@@ -288,8 +288,12 @@ fn a_no_change_save_costs_the_same_requests_at_any_size_and_a_second_restore_fet
     // What opening the store costs (its sync, the session pointer), and nothing more: the data
     // comes from the cache. A dry run reads only trees, and they are cached by the first restore.
     let dry = env.root().join("dry");
-    let opening = requests_of(&env, &proxy, &["restore", "latest", "--dry-run", "--to", dry.to_str().unwrap()]);
+    let opening =
+        requests_of(&env, &proxy, &["restore", "latest", "--dry-run", "--to", dry.to_str().unwrap()]);
     assert!(first["requests"].as_u64() > opening["requests"].as_u64(), "{first} vs {opening}");
-    assert_eq!(again["requests"], opening["requests"], "the second restore is served by the pack cache: {again}");
+    assert_eq!(
+        again["requests"], opening["requests"],
+        "the second restore is served by the pack cache: {again}"
+    );
     assert_eq!(common::describe(&again_out), common::describe(&out));
 }

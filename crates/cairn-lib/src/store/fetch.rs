@@ -1,7 +1,7 @@
 //! Reading many blobs from a remote store at once: their places are grouped by pack, sorted,
 //! and coalesced into ranges (neighbours closer than [`GAP`] are read as one, since a request
-//! costs more than the bytes between them; a restore into a new directory merges far wider,
-//! [`WHOLE_GAP`]), which are fetched in parallel, [`PARALLEL`] at a
+//! costs more than the bytes between them; a restore into a new directory fetches whole
+//! packs, [`WHOLE_PACKS`]), which are fetched in parallel, [`PARALLEL`] at a
 //! time, into the pack cache. Blob reads that follow ([`Store::read_blob`]) are then served
 //! from disk. A store of one machine reads its packs directly and fetches nothing.
 //!
@@ -21,10 +21,10 @@ use crate::tree::{DirRoot, NodeKind, Tree};
 
 /// Two blobs of one pack less than this far apart are fetched in one request.
 pub(crate) const GAP: u64 = 256 * 1024;
-/// The gap of a restore into a new directory, which reads everything the snapshot holds:
-/// the ranges that hold one tree level take the content around it along, so the content
-/// fetch that follows finds most of it cached, and a pack is read in a few requests.
-pub(crate) const WHOLE_GAP: u64 = 8 * 1024 * 1024;
+/// The "gap" of a restore into a new directory, which reads everything the snapshot holds:
+/// each pack it needs anything from is fetched whole, in one request, the first time any of
+/// its blobs is asked for, so the deeper tree levels and the content find it cached.
+pub(crate) const WHOLE_PACKS: u64 = u64::MAX;
 /// A coalesced range grows to at most this many bytes.
 const MAX_RANGE: u64 = 32 * 1024 * 1024;
 /// Requests in flight at once.
@@ -76,7 +76,7 @@ impl Store {
             budget -= loc.length;
             places.push(loc);
         }
-        let spans = coalesce(places, gap);
+        let spans = if gap == WHOLE_PACKS { self.whole_packs(places)? } else { coalesce(places, gap) };
         let next = AtomicUsize::new(0);
         let failure: Mutex<Option<crate::error::Error>> = Mutex::new(None);
         std::thread::scope(|scope| {
@@ -103,6 +103,18 @@ impl Store {
             Some(e) => Err(e),
             None => Ok(()),
         }
+    }
+
+    /// One request per pack that holds any of `places`: the whole pack.
+    fn whole_packs(&self, places: Vec<BlobLocation>) -> Result<Vec<Span>> {
+        let keys: std::collections::BTreeSet<String> = places.into_iter().map(|p| p.pack_key).collect();
+        let mut out = Vec::new();
+        for key in keys {
+            if let Some(size) = self.catalog.pack_size(&key)? {
+                out.push(Span { key, start: 0, end: size });
+            }
+        }
+        Ok(out)
     }
 
     /// Every blob a directory snapshot whose root document is `root` refers to (its trees and
@@ -148,8 +160,8 @@ impl Store {
         if self.pack_cache.is_none() {
             return Ok(());
         }
-        let blobs = self.dir_blobs(root, WHOLE_GAP)?;
-        self.prefetch(&blobs, WHOLE_GAP)
+        let blobs = self.dir_blobs(root, WHOLE_PACKS)?;
+        self.prefetch(&blobs, WHOLE_PACKS)
     }
 }
 
