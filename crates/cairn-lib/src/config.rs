@@ -99,6 +99,12 @@ const KEYS: &[(&str, Kind, &str, &str)] = &[
     ),
     ("gc.grace", Kind::Duration, "1h", "gc leaves unreferenced data younger than this alone"),
     (
+        "cache.max_bytes",
+        Kind::Bytes,
+        "1073741824",
+        "a remote store keeps at most this many bytes of the packs it fetched on this machine, least recently used out first (1 GiB)",
+    ),
+    (
         "secrets.include",
         Kind::Bool,
         "false",

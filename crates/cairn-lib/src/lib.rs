@@ -56,7 +56,7 @@ pub use session::{Session, SessionOrigin};
 pub use snapshot::{JournalReport, NotCovered, SecretEntry, SkippedEntry, Snapshot, SnapshotStats};
 pub use store::address::StoreAddress;
 pub use store::layout::FORMAT_VERSION;
-pub use store::s3::{S3Backend, S3Settings};
+pub use store::s3::{S3Backend, S3Settings, Traffic};
 pub use store::{Backend, LocalBackend, MemoryBackend, OpenMode, Secret, SecretUse, Store, Unlock};
 pub use targets::dir::restore::PlanEntry;
 pub use targets::{Target, TargetKind};

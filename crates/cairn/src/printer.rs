@@ -70,6 +70,17 @@ impl Printer {
     /// A spinner on stderr while `work` runs that also shows the live counts in `progress`
     /// (which `work` adds to), shown only when stderr is a terminal.
     pub fn with_counts<T>(&self, message: &str, progress: Option<&Progress>, work: impl FnOnce() -> T) -> T {
+        self.with_text(message, &|| counts(message, progress), work)
+    }
+
+    /// A spinner on stderr while `work` runs, showing what `text` says (asked ten times a
+    /// second, from counters `work` adds to) and what went to and from a remote store.
+    pub fn with_text<T>(
+        &self,
+        message: &str,
+        text: &(dyn Fn() -> String + Sync),
+        work: impl FnOnce() -> T,
+    ) -> T {
         if !std::io::stderr().is_terminal() {
             return work();
         }
@@ -80,15 +91,12 @@ impl Printer {
             // The library only bumps counters; this thread turns them into the spinner's text
             // until the work is done (the sender is dropped).
             let (done, ticks) = std::sync::mpsc::channel::<()>();
-            if let Some(progress) = progress {
-                let bar = &bar;
-                scope.spawn(move || {
-                    while let Err(RecvTimeoutError::Timeout) = ticks.recv_timeout(Duration::from_millis(100))
-                    {
-                        bar.set_message(counts(message, progress));
-                    }
-                });
-            }
+            let bar = &bar;
+            scope.spawn(move || {
+                while let Err(RecvTimeoutError::Timeout) = ticks.recv_timeout(Duration::from_millis(100)) {
+                    bar.set_message(with_traffic(text()));
+                }
+            });
             let out = work();
             drop(done);
             out
@@ -98,8 +106,19 @@ impl Printer {
     }
 }
 
+/// `text`, then what this command sent to and received from a remote store, once it did.
+fn with_traffic(text: String) -> String {
+    let traffic = cairn_lib::Traffic::now();
+    if traffic.sent == 0 && traffic.received == 0 {
+        return text;
+    }
+    let (up, down) = (crate::format::bytes(traffic.sent), crate::format::bytes(traffic.received));
+    format!("{text} [{up} sent, {down} received in {} requests]", traffic.requests)
+}
+
 /// The spinner's text for `progress`: what was scanned and what was written, once there is any.
-fn counts(message: &str, progress: &Progress) -> String {
+fn counts(message: &str, progress: Option<&Progress>) -> String {
+    let Some(progress) = progress else { return message.to_owned() };
     let mut parts = Vec::new();
     if progress.scanned_files() > 0 {
         let bytes = crate::format::bytes(progress.scanned_bytes());

@@ -5,6 +5,7 @@ pub mod agent;
 pub mod archive;
 pub mod codecalc;
 pub mod compose;
+pub mod copy;
 pub mod debug;
 pub mod diff;
 pub mod document;

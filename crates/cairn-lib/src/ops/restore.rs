@@ -160,6 +160,10 @@ impl Store {
         restorable(&snapshot)?;
         let root_id =
             snapshot.root.ok_or_else(|| Error::corrupt(format!("snapshot {} has no root", snapshot.id)))?;
+        if options.to.is_some() && !options.dry_run {
+            // From a remote store, everything a new directory needs is fetched at once.
+            self.prefetch_dir(&root_id)?;
+        }
         let root = tree::read_root(self, &root_id)?;
         match &options.to {
             Some(dest) => self.restore_new(snapshot, &root, dest, options.dry_run, progress),

@@ -14,11 +14,13 @@ pub(crate) mod crypto;
 #[cfg(test)]
 mod encrypted_tests;
 pub(crate) mod fault;
+pub(crate) mod fetch;
 pub(crate) mod keys;
 pub(crate) mod layout;
 pub(crate) mod lock;
 mod names;
 pub(crate) mod pack;
+pub(crate) mod pack_cache;
 pub(crate) mod remote;
 mod remote_gc;
 pub mod s3;
@@ -58,6 +60,8 @@ pub struct Store {
     condemned: std::sync::Mutex<std::collections::HashSet<String>>,
     /// An encrypted store's repository key and the key object that unlocked it.
     unlocked: Option<unlock::Unlocked>,
+    /// Ranges of a remote store's packs kept on this machine (none for a local store).
+    pack_cache: Option<pack_cache::PackCache>,
 }
 
 impl std::fmt::Debug for Store {
@@ -130,6 +134,7 @@ impl Store {
             shared: false,
             condemned: Default::default(),
             unlocked,
+            pack_cache: None,
         };
         store.recover()?;
         Ok(store)
@@ -197,9 +202,30 @@ impl Store {
             Error::corrupt(format!("the store has lost object {id}"))
                 .hint(crate::error::Hint::Run(crate::error::Operation::Check))
         })?;
+        let Some(cache) = &self.pack_cache else {
+            let stored = self.backend.get_range(&loc.pack_key, loc.offset, loc.length)?;
+            let stored = pack::unseal(self.sealing(), id, stored)?;
+            return pack::decode(id, &stored, loc.compressed, loc.raw_length);
+        };
+        // The cache holds the bytes as the bucket does (sealed, for an encrypted store).
+        if let Some(stored) = cache.read(&loc.pack_key, loc.offset, loc.length)? {
+            let plain = pack::unseal(self.sealing(), id, stored)
+                .and_then(|s| pack::decode(id, &s, loc.compressed, loc.raw_length));
+            match plain {
+                Ok(plain) => return Ok(plain),
+                // A damaged cache file: dropped, and the bytes fetched again below.
+                Err(_) => cache.drop_covering(&loc.pack_key, loc.offset, loc.length)?,
+            }
+        }
         let stored = self.backend.get_range(&loc.pack_key, loc.offset, loc.length)?;
-        let stored = pack::unseal(self.sealing(), id, stored)?;
-        pack::decode(id, &stored, loc.compressed, loc.raw_length)
+        // Trees are small and read again by every diff and restore; content read one blob at
+        // a time is not kept (a prefetch caches content in whole ranges).
+        let keep = (loc.kind == pack::BlobKind::Tree).then(|| stored.clone());
+        let plain = pack::decode(id, &pack::unseal(self.sealing(), id, stored)?, loc.compressed, loc.raw_length)?;
+        if let Some(stored) = keep {
+            cache.insert(&loc.pack_key, loc.offset, &stored)?;
+        }
+        Ok(plain)
     }
 
     /// Takes the writer lock of one target, refusing when another command holds it.

@@ -84,6 +84,26 @@ impl Store {
         Ok(())
     }
 
+    /// Gives up the name claim of `snapshot`, whose record could not be written: the claim is
+    /// replaced (compare-and-swap, so a claim another machine made since stays) by one dated
+    /// long ago, which the next save of the name takes over at once.
+    pub(crate) fn release_name(&self, snapshot: &Snapshot) -> Result<()> {
+        let Some(name) = snapshot.name.as_deref().filter(|_| self.shared) else {
+            return Ok(());
+        };
+        let target = ObjectId::of(snapshot.target.as_bytes()).to_hex();
+        let key = format!("names/{}/{}/{name}", snapshot.session, &target[..32]);
+        let Some(current) = self.backend.get_versioned(&key)? else { return Ok(()) };
+        let ours = serde_json::from_slice::<Claim>(&current.data)
+            .is_ok_and(|c| c.snapshot == snapshot.id.to_string());
+        if ours {
+            let expired = Claim { snapshot: snapshot.id.to_string(), at: 0 };
+            let bytes = serde_json::to_vec(&expired).map_err(|e| Error::corrupt(e.to_string()))?;
+            self.backend.put_versioned(&key, &bytes, Some(&current.tag))?;
+        }
+        Ok(())
+    }
+
     /// True when `snapshot` is in `session` under `name` in this catalog.
     fn holds_name(&self, session: SessionId, snapshot: &str, name: &str) -> Result<bool> {
         let Ok(id) = snapshot.parse::<uuid::Uuid>() else { return Ok(false) };

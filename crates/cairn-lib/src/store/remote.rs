@@ -120,6 +120,7 @@ impl Store {
         let mut store = Self::open_unlocked(backend, &root, OpenMode::CreateIfMissing, unlocked)?;
         store.catalog.share(store.backend.clone());
         store.shared = true;
+        store.pack_cache = Some(store.new_pack_cache());
         store.sync()?;
         Ok(store)
     }
@@ -184,7 +185,7 @@ impl Store {
             self.catalog.drop_all_stat_caches()?;
         }
         let mut pending: Vec<(String, String)> = Vec::new();
-        for prefix in ["records/", "log/"] {
+        for prefix in ["records/", "log/", "moments/"] {
             for key in self.backend.list(prefix)? {
                 if !self.catalog.seen(&key)? {
                     let id = key.trim_start_matches(prefix).trim_end_matches(".json").to_owned();
@@ -197,6 +198,8 @@ impl Store {
             let bytes = self.backend.get(&key)?;
             if key.starts_with("records/") {
                 self.apply_record(&key, &bytes)?;
+            } else if key.starts_with("moments/") {
+                self.add_moment_record(&bytes)?;
             } else {
                 let event = serde_json::from_slice(&bytes)
                     .map_err(|e| Error::corrupt(format!("event {key} does not decode: {e}")))?;

@@ -4,9 +4,10 @@
 //! runtime of the backend's own and waited for on a channel, which works from any thread, a
 //! runtime's worker included (the MCP server calls the store from async handlers, where a
 //! `block_on` would panic). Requests retry with exponential backoff (the crate's retry
-//! policy), so a dropped connection or a 500 costs time, not the command.
+//! policy, [`retry_config`]), so a dropped connection or a 500 costs time, not the command.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use futures_util::TryStreamExt;
@@ -56,6 +57,60 @@ impl S3Settings {
     }
 }
 
+/// Retries of a failed request (a dropped connection, a 5xx answer, a timeout): exponential
+/// backoff from 100 ms to 5 s, up to 8 retries within 2 minutes. `aws_max_attempts` (the AWS
+/// tools' `AWS_MAX_ATTEMPTS`, which counts the first try) lowers or raises the count.
+fn retry_config(settings: &S3Settings) -> RetryConfig {
+    let attempts = settings
+        .options
+        .iter()
+        .find(|(k, _)| k == "aws_max_attempts")
+        .and_then(|(_, v)| v.trim().parse::<usize>().ok())
+        .filter(|n| *n >= 1);
+    RetryConfig {
+        backoff: object_store::BackoffConfig {
+            init_backoff: Duration::from_millis(100),
+            max_backoff: Duration::from_secs(5),
+            base: 2.0,
+        },
+        max_retries: attempts.map_or(8, |n| n - 1),
+        retry_timeout: Duration::from_secs(120),
+    }
+}
+
+/// What this process sent to and received from S3 stores, for a front's progress line: a
+/// count over the whole process, since one command may open two stores (a copy).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Traffic {
+    /// Requests made (retries not counted).
+    pub requests: u64,
+    /// Bytes of object data sent.
+    pub sent: u64,
+    /// Bytes of object data received.
+    pub received: u64,
+}
+
+static REQUESTS: AtomicU64 = AtomicU64::new(0);
+static SENT: AtomicU64 = AtomicU64::new(0);
+static RECEIVED: AtomicU64 = AtomicU64::new(0);
+
+impl Traffic {
+    /// The counts so far.
+    pub fn now() -> Self {
+        Self {
+            requests: REQUESTS.load(Ordering::Relaxed),
+            sent: SENT.load(Ordering::Relaxed),
+            received: RECEIVED.load(Ordering::Relaxed),
+        }
+    }
+}
+
+fn count(sent: usize, received: usize) {
+    REQUESTS.fetch_add(1, Ordering::Relaxed);
+    SENT.fetch_add(sent as u64, Ordering::Relaxed);
+    RECEIVED.fetch_add(received as u64, Ordering::Relaxed);
+}
+
 /// Objects in an S3 bucket below a prefix.
 pub struct S3Backend {
     client: Arc<AmazonS3>,
@@ -75,16 +130,10 @@ impl S3Backend {
                 builder = builder.with_config(key, value);
             }
         }
-        let retry = RetryConfig {
-            backoff: object_store::BackoffConfig {
-                init_backoff: Duration::from_millis(100),
-                max_backoff: Duration::from_secs(5),
-                base: 2.0,
-            },
-            max_retries: 8,
-            retry_timeout: Duration::from_secs(120),
-        };
-        let client = builder.with_retry(retry).build().map_err(|e| remote_error(&settings.address(), e))?;
+        let client = builder
+            .with_retry(retry_config(settings))
+            .build()
+            .map_err(|e| remote_error(&settings.address(), e))?;
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(4)
             .thread_name("cairn-s3")
@@ -135,6 +184,7 @@ impl S3Backend {
     }
 
     fn list_meta(&self, prefix: &str) -> Result<Vec<object_store::ObjectMeta>> {
+        count(0, 0);
         let client = self.client.clone();
         let path =
             if prefix.is_empty() && self.prefix.is_empty() { None } else { Some(self.list_prefix(prefix)) };
@@ -188,6 +238,7 @@ fn first_line(e: &dyn std::fmt::Display) -> String {
 
 impl Backend for S3Backend {
     fn put_if_absent(&self, key: &str, data: &[u8]) -> Result<bool> {
+        count(data.len(), 0);
         let client = self.client.clone();
         let path = self.path(key);
         let payload = PutPayload::from(data.to_vec());
@@ -203,9 +254,10 @@ impl Backend for S3Backend {
     fn get(&self, key: &str) -> Result<Vec<u8>> {
         let client = self.client.clone();
         let path = self.path(key);
-        self.run(async move { client.get(&path).await?.bytes().await })
-            .map(|b| b.to_vec())
-            .map_err(|e| self.fail(key, e))
+        let bytes =
+            self.run(async move { client.get(&path).await?.bytes().await }).map_err(|e| self.fail(key, e))?;
+        count(0, bytes.len());
+        Ok(bytes.to_vec())
     }
 
     fn get_range(&self, key: &str, offset: u64, len: u64) -> Result<Vec<u8>> {
@@ -217,6 +269,7 @@ impl Backend for S3Backend {
         let bytes = self
             .run(async move { client.get_range(&path, offset..offset + len).await })
             .map_err(|e| self.fail(key, e))?;
+        count(0, bytes.len());
         if bytes.len() as u64 != len {
             return Err(Error::corrupt(format!("object {key} is shorter than {} bytes", offset + len)));
         }
@@ -239,6 +292,7 @@ impl Backend for S3Backend {
     }
 
     fn delete(&self, key: &str) -> Result<()> {
+        count(0, 0);
         let client = self.client.clone();
         let path = self.path(key);
         match self.run(async move { client.delete(&path).await }) {
@@ -248,6 +302,7 @@ impl Backend for S3Backend {
     }
 
     fn size(&self, key: &str) -> Result<Option<u64>> {
+        count(0, 0);
         let client = self.client.clone();
         let path = self.path(key);
         match self.run(async move { client.head(&path).await }) {
@@ -258,6 +313,7 @@ impl Backend for S3Backend {
     }
 
     fn get_versioned(&self, key: &str) -> Result<Option<Versioned>> {
+        count(0, 0);
         let client = self.client.clone();
         let path = self.path(key);
         let got = self.run(async move {
@@ -273,6 +329,7 @@ impl Backend for S3Backend {
     }
 
     fn put_versioned(&self, key: &str, data: &[u8], expected: Option<&str>) -> Result<bool> {
+        count(data.len(), 0);
         let client = self.client.clone();
         let path = self.path(key);
         let payload = PutPayload::from(data.to_vec());

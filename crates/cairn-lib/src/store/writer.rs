@@ -142,6 +142,12 @@ impl<'s> BlobWriter<'s> {
         Ok(true)
     }
 
+    /// True when the store holds `id` and vouches for it, or this writer has it pending (a
+    /// copy sends only what its destination lacks).
+    pub(crate) fn holds(&self, id: &ObjectId) -> Result<bool> {
+        Ok(self.lock().pending.contains(id) || self.vouched(id)?)
+    }
+
     /// True when the store vouches for every blob of `content` (a stat cache hit reuses it).
     pub(crate) fn vouches_all(&self, content: &[ObjectId]) -> Result<bool> {
         if self.suspect()?.is_empty() {

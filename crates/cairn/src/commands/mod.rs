@@ -6,6 +6,7 @@ mod check;
 mod completions;
 mod compose;
 mod config;
+mod copy;
 mod debug;
 mod diff;
 mod export;
@@ -106,6 +107,8 @@ pub enum Command {
     Export(export::ExportArgs),
     /// Read a tar archive (.tar, .tar.gz or .tar.zst) as a new directory snapshot.
     Import(import::ImportArgs),
+    /// Copy snapshots, moments or a whole session to another store (local or s3://).
+    Copy(copy::CopyArgs),
     /// Reclaim the space of data no snapshot references.
     Gc(gc::GcArgs),
     /// Make a store (remote stores are encrypted; --encrypt for a local directory).
@@ -169,6 +172,7 @@ pub fn run(cli: Cli, printer: &Printer) -> CommandResult {
         Command::Session(cmd) => session::run(global, cmd, printer),
         Command::Export(args) => export::run(global, args, printer),
         Command::Import(args) => import::run(global, args, printer),
+        Command::Copy(args) => copy::run(global, args, printer),
         Command::Gc(args) => gc::run(global, args, printer),
         Command::Check(args) => check::run(global, args, printer),
         Command::Init(args) => init::run(global, args, printer),

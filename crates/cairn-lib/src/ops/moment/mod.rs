@@ -125,6 +125,17 @@ impl Store {
         Ok(added)
     }
 
+    /// Adds a moment record another machine (or a copy) wrote to a shared store, unless the
+    /// catalog has it. A record that does not decode, or whose name this catalog already gives
+    /// another moment, is left out, as a rebuild from the objects leaves it out.
+    pub(crate) fn add_moment_record(&self, bytes: &[u8]) -> Result<()> {
+        let Ok(moment) = serde_json::from_slice::<Moment>(bytes) else { return Ok(()) };
+        if !self.catalog.has_moment(moment.id)? {
+            let _ = self.catalog.insert_moment(&moment);
+        }
+        Ok(())
+    }
+
     /// The moments of `session` whose parts still exist, oldest first. A part whose
     /// snapshot was removed on its own is left out; a moment left with no part is not listed.
     pub(crate) fn moments_of(&self, session: &Session) -> Result<Vec<Moment>> {

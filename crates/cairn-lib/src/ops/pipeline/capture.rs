@@ -79,7 +79,12 @@ impl Store {
         let bytes = serde_json::to_vec(&record)
             .map_err(|e| Error::corrupt(format!("could not encode the snapshot record: {e}")))?;
         self.claim_name(snapshot, force_name)?;
-        self.backend().put_if_absent(&format!("records/{}.json", snapshot.id), &bytes)?;
+        if let Err(e) = self.backend().put_if_absent(&format!("records/{}.json", snapshot.id), &bytes) {
+            // The snapshot will never exist: its claim must not hold the name for a save
+            // that is retried (best effort; an unreleased claim expires on its own).
+            let _ = self.release_name(snapshot);
+            return Err(e);
+        }
         self.catalog.insert_snapshot(NewSnapshot { snapshot, force_name })
     }
 }

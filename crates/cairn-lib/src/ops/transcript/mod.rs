@@ -14,7 +14,7 @@ mod diff;
 mod load;
 mod manage;
 mod save;
-mod secrets;
+pub(crate) mod secrets;
 
 use std::path::PathBuf;
 

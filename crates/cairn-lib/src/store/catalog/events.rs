@@ -114,6 +114,29 @@ impl Catalog {
         Ok(id)
     }
 
+    /// Makes `session` here under its own id, name and creation time (a copy from another
+    /// store), or adds `members` to it when it exists: one session event either way, published
+    /// first on a shared store, whose apply inserts what is missing and changes nothing else.
+    pub(crate) fn adopt_session(
+        &self,
+        session: &crate::session::Session,
+        members: Vec<Member>,
+    ) -> Result<()> {
+        let event = Event::SessionCreated {
+            id: session.id,
+            name: session.name.clone(),
+            created_at: session.created_at.clone(),
+            from: session.from.as_ref().map(|f| f.session),
+            members,
+        };
+        let key = self.publish(&event)?;
+        self.apply_event(&event)?;
+        if let Some(key) = key {
+            self.mark_seen(&key)?;
+        }
+        Ok(())
+    }
+
     /// Applies an event published by this or another machine.
     pub(crate) fn apply_event(&self, event: &Event) -> Result<()> {
         let mut conn = self.conn();

@@ -23,6 +23,8 @@ use rusqlite::Connection;
 use crate::error::{IoContext, Result};
 use std::os::unix::fs::OpenOptionsExt;
 
+pub(crate) use blobs::BlobLocation;
+pub(crate) use events::Member;
 pub(crate) use snapshots::{NewSnapshot, SnapshotFilter};
 pub(crate) use statcache::{RowWrite, StatCacheWrite};
 
