@@ -12,9 +12,11 @@ fn machine(moto: &Moto, address: &str) -> TestEnv {
     with_aws(TestEnv::new().with_store(address), moto)
 }
 
-/// `env` with the AWS settings that reach `moto`.
+/// `env` with the AWS settings that reach `moto`, and the password of the (encrypted) remote
+/// stores it makes.
 fn with_aws(env: TestEnv, moto: &Moto) -> TestEnv {
-    env.with_var("AWS_ENDPOINT_URL", format!("http://127.0.0.1:{}", moto.port))
+    env.with_var("CAIRN_PASSWORD", "the fleet's password")
+        .with_var("AWS_ENDPOINT_URL", format!("http://127.0.0.1:{}", moto.port))
         .with_var("AWS_ALLOW_HTTP", "true")
         .with_var("AWS_ACCESS_KEY_ID", "test")
         .with_var("AWS_SECRET_ACCESS_KEY", "test")

@@ -99,6 +99,7 @@ impl Drop for FaultProxy {
 fn machine(proxy: &FaultProxy) -> TestEnv {
     TestEnv::new()
         .with_store("s3://team/cairn")
+        .with_var("CAIRN_PASSWORD", "the fleet's password")
         .with_var("AWS_ENDPOINT_URL", format!("http://127.0.0.1:{}", proxy.port))
         .with_var("AWS_ALLOW_HTTP", "true")
         .with_var("AWS_ACCESS_KEY_ID", "test")
