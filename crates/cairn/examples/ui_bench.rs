@@ -4,7 +4,8 @@
 //!
 //! `cargo run -p cairn --example ui_bench [-- SNAPSHOTS FILES CHANGED]` (defaults 10000 50000 1000).
 
-#![allow(clippy::print_stdout)]
+// The test modules it borrows have parts only the tests use.
+#![allow(clippy::print_stdout, dead_code)]
 
 #[path = "../tests/ui/http.rs"]
 mod http;

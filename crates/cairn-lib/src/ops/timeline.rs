@@ -141,7 +141,7 @@ impl Store {
             if parts.is_empty() || !parts.iter().any(|s| wanted(s)) || (options.no_auto && moment.auto) {
                 continue;
             }
-            entries.push((moment.id.to_string(), Draft::Moment(moment, parts)));
+            entries.push((moment.id.to_string(), Draft::Moment(Box::new(moment), parts)));
         }
         for s in &snapshots {
             if in_moment.contains(&s.id) || !wanted(s) || (s.safety && !options.include_safety_snapshots) {
@@ -236,7 +236,7 @@ impl Store {
 
 /// An entry before its page is known: only the page's entries are filled in.
 enum Draft<'a> {
-    Moment(super::moment::Moment, Vec<&'a Snapshot>),
+    Moment(Box<super::moment::Moment>, Vec<&'a Snapshot>),
     Snapshot(&'a Snapshot),
 }
 

@@ -190,7 +190,10 @@ fn the_page_lists_the_turns_diffs_a_file_line_by_line_and_rewinds_as_the_cli_doe
             std::env::var("CI").as_deref() != Ok("true"),
             "chromium and chromedriver are missing on CI; run scripts/deps/chromium.sh"
         );
-        eprintln!(
+        // The one line a skipped test leaves, on the test's stderr.
+        use std::io::Write;
+        let _ = writeln!(
+            std::io::stderr(),
             "skipped: chromium and chromedriver are not installed (scripts/deps/chromium.sh installs them)"
         );
         return;

@@ -50,7 +50,8 @@ impl Browser {
         if Path::new("/usr/bin/chromium").exists() {
             caps["capabilities"]["alwaysMatch"]["goog:chromeOptions"]["binary"] = json!("/usr/bin/chromium");
         }
-        let mut browser = Browser { driver, addr, session: String::new(), browser_pid: None, _profile: profile };
+        let mut browser =
+            Browser { driver, addr, session: String::new(), browser_pid: None, _profile: profile };
         let created = browser.call("POST", "/session", Some(caps));
         browser.session = created["sessionId"].as_str().expect("a WebDriver session").to_owned();
         browser.browser_pid = created["capabilities"]["goog:processID"].as_u64();
