@@ -7,7 +7,6 @@ use std::collections::{HashMap, HashSet};
 
 use serde::{Deserialize, Serialize};
 
-use super::diff::DiffOptions;
 use super::moment::AgentTurn;
 use super::resolve::CallContext;
 use crate::error::{Error, Result};
@@ -15,7 +14,10 @@ use crate::id::SnapshotId;
 use crate::snapshot::Snapshot;
 use crate::store::Store;
 use crate::store::catalog::SnapshotFilter;
+use crate::store::writer::BlobWriter;
 use crate::targets::TargetKind;
+use crate::tree::diff::{TreeDiff, TreeSource};
+use crate::tree::{self, Node, NodeKind};
 
 /// The most entries one page may hold.
 const MAX_LIMIT: u64 = 1000;
@@ -157,10 +159,10 @@ impl Store {
         for s in snapshots.iter().filter(|s| !s.safety) {
             line.entry(&s.target).or_default().push(s);
         }
-        let previous = |s: &Snapshot| -> Option<SnapshotId> {
+        let previous = |s: &Snapshot| -> Option<&Snapshot> {
             let list = line.get(s.target.as_str())?;
             let i = list.partition_point(|x| x.id < s.id);
-            i.checked_sub(1).map(|i| list[i].id)
+            i.checked_sub(1).map(|i| list[i])
         };
         let mut page = Vec::new();
         for (id, draft) in entries.into_iter().skip(options.offset as usize).take(limit as usize) {
@@ -197,9 +199,7 @@ impl Store {
             let mut entry = entry;
             for s in parts {
                 let files_changed = match (s.kind, previous(s)) {
-                    (TargetKind::Dir, Some(prev)) => {
-                        Some(self.files_changed(&session.id.to_string(), prev, s.id)?)
-                    }
+                    (TargetKind::Dir, Some(prev)) => Some(self.files_changed(prev, s)?),
                     _ => None,
                 };
                 entry.parts.push(TimelinePart {
@@ -219,18 +219,22 @@ impl Store {
         Ok(TimelinePage { session: session.name, total, offset: options.offset, entries: page, targets })
     }
 
-    /// Files and links that differ between two snapshots of one directory.
-    fn files_changed(&self, session: &str, from: SnapshotId, to: SnapshotId) -> Result<u64> {
-        let diff = self.diff(
-            &DiffOptions {
-                from: from.to_string(),
-                to: Some(to.to_string()),
-                session: Some(session.to_owned()),
-                ..DiffOptions::default()
-            },
-            &CallContext::default(),
-        )?;
-        Ok(diff.entries.iter().filter(|e| e.kind != "dir").count() as u64)
+    /// Files and links that differ between two snapshots of one directory: the Merkle diff
+    /// of their roots, as `diff` counts it, without resolving either reference again (a
+    /// lookup by reference reads the session's whole list, once per side).
+    fn files_changed(&self, from: &Snapshot, to: &Snapshot) -> Result<u64> {
+        let (Some(a), Some(b)) = (from.root, to.root) else { return Ok(0) };
+        if a == b {
+            return Ok(0);
+        }
+        let writer = BlobWriter::dry(self);
+        let (a, b) = (tree::read_root(self, &a)?, tree::read_root(self, &b)?);
+        let mut changes = Vec::new();
+        if let (NodeKind::Dir { tree: a }, NodeKind::Dir { tree: b }) = (&a.top.kind, &b.top.kind) {
+            TreeDiff::new(&writer as &dyn TreeSource, true).trees(b"", a, b, &mut changes)?;
+        }
+        let is_dir = |n: Option<&Node>| n.is_some_and(|n| matches!(n.kind, NodeKind::Dir { .. }));
+        Ok(changes.iter().filter(|c| !is_dir(c.new.as_ref().or(c.old.as_ref()))).count() as u64)
     }
 }
 
