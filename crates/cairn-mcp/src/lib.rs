@@ -10,7 +10,6 @@
 
 mod edges;
 mod error;
-mod http_auth;
 pub mod profiles;
 pub mod registry;
 mod resources;

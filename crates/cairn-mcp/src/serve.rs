@@ -108,55 +108,15 @@ pub async fn serve(options: ServeOptions) -> Result<(), ServeError> {
     }
 }
 
-/// The `Host` header values an HTTP server at `addr` accepts: loopback names, the address it
-/// listens on (unless that is 0.0.0.0 or ::, which names no host a client can use), and
-/// `extra` (`--allowed-host`). Checking Host defeats DNS rebinding from a browser.
-fn allowed_hosts(addr: SocketAddr, extra: &[String]) -> Result<Vec<String>, ServeError> {
-    let mut hosts = vec!["localhost".to_owned(), "127.0.0.1".to_owned(), "::1".to_owned()];
-    if !addr.ip().is_unspecified() {
-        hosts.push(addr.ip().to_string());
-    }
-    for host in extra {
-        let host = host.trim();
-        // A bare IPv6 address is no authority (its colons read as a port), so it is let in as an
-        // address; the Host check strips brackets before comparing.
-        let valid = host.parse::<std::net::IpAddr>().is_ok()
-            || (!host.is_empty()
-                && !host.contains('/')
-                && host.parse::<axum::http::uri::Authority>().is_ok_and(|a| {
-                    !a.as_str().contains('@') && (a.port_u16().is_some() || a.host() == a.as_str())
-                }));
-        if !valid {
-            return Err(ServeError::Usage(format!(
-                "--allowed-host {host:?} is not a host name or address with an optional port; pass e.g. --allowed-host myhost.lan or --allowed-host 192.0.2.7:8765"
-            )));
-        }
-        hosts.push(host.to_owned());
-    }
-    Ok(hosts)
-}
-
 async fn serve_http(
     server: CairnServer,
     addr: SocketAddr,
     token: Option<String>,
     extra_hosts: Vec<String>,
 ) -> Result<(), ServeError> {
-    if token.as_deref().is_some_and(|t| t.trim().is_empty()) {
-        return Err(ServeError::Usage(
-            "--token is empty, and no client could authenticate with an empty secret; pass a secret, e.g. --token \"$(openssl rand -hex 16)\"".into(),
-        ));
-    }
-    if !addr.ip().is_loopback() && token.is_none() {
-        return Err(ServeError::Usage(format!(
-            "{addr} is reachable from other machines; listen on 127.0.0.1, or pass --token SECRET so only clients holding it get in"
-        )));
-    }
-    let hosts = allowed_hosts(addr, &extra_hosts)?;
-    if addr.ip().is_unspecified() && extra_hosts.is_empty() {
-        crate::state::warn(&format!(
-            "listening on {addr} accepts only loopback Host headers; pass --allowed-host NAME for each name or address other machines use to reach this one"
-        ));
+    let hosts = cairn_http::listen_policy(addr, token.as_deref(), &extra_hosts).map_err(ServeError::Usage)?;
+    if let Some(warning) = cairn_http::unspecified_warning(addr, &extra_hosts) {
+        crate::state::warn(&warning);
     }
     let config = StreamableHttpServerConfig::default().with_allowed_hosts(hosts);
     let factory = server.clone();
@@ -169,7 +129,7 @@ async fn serve_http(
     if let Some(token) = token {
         let expected: Arc<str> = Arc::from(token);
         router = router.layer(axum::middleware::from_fn(move |req, next| {
-            crate::http_auth::require_bearer(expected.clone(), req, next)
+            cairn_http::require_bearer(expected.clone(), req, next)
         }));
     }
     let listener =
@@ -183,23 +143,4 @@ async fn serve_http(
         })
         .await
         .map_err(|e| ServeError::Transport(e.to_string()))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn allowed_hosts_add_the_bound_address_and_valid_extras_only() {
-        let specific: SocketAddr = "192.0.2.7:8765".parse().unwrap();
-        let hosts =
-            allowed_hosts(specific, &["devbox.lan".into(), "fe80::1".into(), "[fe80::2]:80".into()]).unwrap();
-        assert_eq!(hosts[3..], ["192.0.2.7", "devbox.lan", "fe80::1", "[fe80::2]:80"]);
-        let any: SocketAddr = "0.0.0.0:8765".parse().unwrap();
-        assert_eq!(allowed_hosts(any, &[]).unwrap(), ["localhost", "127.0.0.1", "::1"]);
-        for bad in ["", "a/b", "user@host", "host:port"] {
-            let err = allowed_hosts(any, &[bad.into()]).unwrap_err().to_string();
-            assert!(err.contains("is not a host name or address"), "{bad}: {err}");
-        }
-    }
 }

@@ -20,7 +20,7 @@ use crate::tree::{self, DirRoot, Node, NodeKind};
 
 /// Files larger than this get no patch and no line counts (a line diff holds both sides in
 /// memory); they are still told apart as text or binary by their first bytes.
-const MAX_PATCH_BYTES: u64 = 8 * 1024 * 1024;
+pub(crate) const MAX_PATCH_BYTES: u64 = 8 * 1024 * 1024;
 
 /// How much of a file decides whether it is binary (git looks at the same amount).
 const SNIFF_BYTES: usize = 8192;
@@ -412,7 +412,7 @@ impl Store {
         Ok(logical(node, out, SNIFF_BYTES))
     }
 
-    fn content(&self, node: &Node, live_root: Option<&Path>, rel: &[u8]) -> Result<Vec<u8>> {
+    pub(crate) fn content(&self, node: &Node, live_root: Option<&Path>, rel: &[u8]) -> Result<Vec<u8>> {
         let NodeKind::File { content, .. } = &node.kind else {
             return Ok(Vec::new());
         };
@@ -459,7 +459,7 @@ fn xattr_changes(a: &[(Vec<u8>, Vec<u8>)], b: &[(Vec<u8>, Vec<u8>)]) -> impl Ite
 
 /// True when `bytes` hold a NUL in their first [`SNIFF_BYTES`], or are not UTF-8. When not `complete`, the
 /// bytes are a head that may end inside a character; only an invalid sequence before its end counts then.
-fn looks_binary(bytes: &[u8], complete: bool) -> bool {
+pub(crate) fn looks_binary(bytes: &[u8], complete: bool) -> bool {
     if bytes[..bytes.len().min(SNIFF_BYTES)].contains(&0) {
         return true;
     }

@@ -123,7 +123,7 @@ impl Store {
 
 /// The key of a target named in a read-only command: a directory that no longer exists is
 /// still a valid filter, by its absolute path.
-fn list_target_key(text: &str) -> Result<String> {
+pub(crate) fn list_target_key(text: &str) -> Result<String> {
     match crate::targets::Target::parse(text) {
         Ok(t) => Ok(t.key()),
         Err(e) if e.kind() == crate::error::ErrorKind::NotFound => {

@@ -28,6 +28,7 @@ mod save;
 mod session;
 mod show;
 mod transcript;
+mod ui;
 mod watch;
 
 use std::path::PathBuf;
@@ -153,6 +154,8 @@ pub enum Command {
     Moment(moment::MomentCommand),
     /// Go back to an agent turn of the current directory: its files and its conversation.
     Rewind(rewind::RewindArgs),
+    /// Serve a local web app to look at sessions, moments and diffs, and put things back.
+    Ui(ui::UiArgs),
 }
 
 /// Runs the parsed command.
@@ -191,6 +194,7 @@ pub fn run(cli: Cli, printer: &Printer) -> CommandResult {
         Command::Watch(args) => watch::run(global, args, printer),
         Command::Moment(cmd) => moment::run(global, cmd, printer),
         Command::Rewind(args) => rewind::run(global, args, printer),
+        Command::Ui(args) => ui::run(global, args, printer),
     }
 }
 

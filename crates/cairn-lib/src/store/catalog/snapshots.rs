@@ -192,6 +192,50 @@ impl Catalog {
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
+    /// Whether this is the catalog of a shared store, whose changes are published as events.
+    pub(crate) fn is_shared(&self) -> bool {
+        self.shared.is_some()
+    }
+
+    /// Gives `snapshot` the name `name` in `session` (or takes its name away), in one
+    /// transaction. Returns the id of another snapshot of the target that holds the name,
+    /// changing nothing, unless `force` moves the name from it.
+    pub(crate) fn rename_membership(
+        &self,
+        session: SessionId,
+        snapshot: &Snapshot,
+        name: Option<&str>,
+        force: bool,
+    ) -> Result<Option<String>> {
+        let mut conn = self.conn();
+        let tx = conn.transaction()?;
+        if let Some(name) = name {
+            let holder: Option<String> = tx
+                .query_row(
+                    "SELECT snapshot_id FROM memberships WHERE session_id = ?1 AND target = ?2 AND name = ?3
+                       AND snapshot_id <> ?4",
+                    params![session.to_string(), snapshot.target, name, snapshot.id.to_string()],
+                    |r| r.get(0),
+                )
+                .optional()?;
+            if let Some(holder) = holder {
+                if !force {
+                    return Ok(Some(holder));
+                }
+                tx.execute(
+                    "UPDATE memberships SET name = NULL WHERE session_id = ?1 AND snapshot_id = ?2",
+                    params![session.to_string(), holder],
+                )?;
+            }
+        }
+        tx.execute(
+            "UPDATE memberships SET name = ?3 WHERE session_id = ?1 AND snapshot_id = ?2",
+            params![session.to_string(), snapshot.id.to_string(), name],
+        )?;
+        tx.commit()?;
+        Ok(None)
+    }
+
     /// True when some session still holds a snapshot of `target`.
     pub(crate) fn target_has_snapshots(&self, target: &str) -> Result<bool> {
         Ok(self.conn().prepare("SELECT 1 FROM memberships WHERE target = ?1")?.exists([target])?)

@@ -1,4 +1,4 @@
-//! The optional bearer secret of the HTTP transport.
+//! The optional bearer secret of cairn's HTTP servers.
 
 use std::sync::Arc;
 
@@ -11,7 +11,7 @@ use axum::middleware::Next;
 /// scheme is matched in any case, as RFC 7235 has auth schemes.
 pub async fn require_bearer(expected: Arc<str>, request: Request<Body>, next: Next) -> Response<Body> {
     let presented = request.headers().get(header::AUTHORIZATION).and_then(|v| v.to_str().ok()).unwrap_or("");
-    if bearer_token(presented).is_some_and(|t| constant_time_eq(t.as_bytes(), expected.as_bytes())) {
+    if bearer_token(presented).is_some_and(|t| token_matches(t, &expected)) {
         return next.run(request).await;
     }
     let mut response = Response::new(Body::from(
@@ -23,13 +23,15 @@ pub async fn require_bearer(expected: Arc<str>, request: Request<Body>, next: Ne
 }
 
 /// The credentials of an `Authorization: Bearer …` value, whatever the scheme's case.
-fn bearer_token(value: &str) -> Option<&str> {
+pub fn bearer_token(value: &str) -> Option<&str> {
     let (scheme, token) = value.trim().split_once(' ')?;
     scheme.eq_ignore_ascii_case("bearer").then(|| token.trim_start())
 }
 
-/// Compares without stopping at the first difference, so timing does not reveal the secret.
-fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+/// Whether `presented` is the secret `expected`, compared without stopping at the first
+/// difference, so timing does not reveal the secret.
+pub fn token_matches(presented: &str, expected: &str) -> bool {
+    let (a, b) = (presented.as_bytes(), expected.as_bytes());
     if a.len() != b.len() {
         return false;
     }

@@ -1,0 +1,419 @@
+// cairn ui: the page. Plain DOM, no framework; every text from the store is set as text, never
+// as HTML. Data comes from the JSON API of the same server, a page at a time.
+"use strict";
+
+const $ = (id) => document.getElementById(id);
+const state = { session: "", offset: 0, total: 0, loading: false, marks: { A: null, B: null }, open: null };
+const PAGE = 100;
+
+function el(tag, attrs, ...children) {
+  const node = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v === undefined || v === null || v === false) continue;
+    if (k === "class") node.className = v;
+    else if (k.startsWith("on")) node.addEventListener(k.slice(2), v);
+    else node.setAttribute(k, v === true ? "" : v);
+  }
+  for (const c of children.flat()) if (c !== null && c !== undefined) node.append(c instanceof Node ? c : String(c));
+  return node;
+}
+
+function bytes(n) {
+  if (n === null || n === undefined) return "";
+  const units = ["B", "KiB", "MiB", "GiB", "TiB"];
+  let i = 0;
+  while (n >= 1024 && i < units.length - 1) { n /= 1024; i++; }
+  return (i ? n.toFixed(1) : n) + " " + units[i];
+}
+const when = (t) => new Date(t).toLocaleString(undefined, { dateStyle: "short", timeStyle: "medium" });
+
+async function api(path, params, body) {
+  const q = new URLSearchParams();
+  for (const [k, v] of Object.entries(params || {})) if (v !== "" && v !== null && v !== undefined) q.set(k, v);
+  const init = body === undefined ? {} : { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) };
+  const res = await fetch("/api/" + path + (q.toString() ? "?" + q : ""), { credentials: "same-origin", ...init });
+  const text = await res.text();
+  let data;
+  try { data = JSON.parse(text); } catch { data = { error: text.trim() }; }
+  if (!res.ok) throw new Error(data.error || res.statusText);
+  return data;
+}
+
+function toast(message, error) {
+  const line = el("div", { class: error ? "error" : "" }, message);
+  $("toast").append(line);
+  setTimeout(() => line.remove(), error ? 12000 : 6000);
+}
+
+// ---- timeline ----
+
+function filters() {
+  return {
+    session: state.session, target: $("target").value, kind: $("kind").value,
+    include_safety_snapshots: $("safety").checked, no_auto: !$("auto").checked,
+  };
+}
+
+async function loadSessions() {
+  const { sessions } = await api("sessions");
+  const select = $("session");
+  select.replaceChildren(...sessions.map((s) => el("option", { value: s.name, selected: s.current }, `${s.name} (${s.snapshot_count})`)));
+  state.session = select.value;
+}
+
+async function reload() {
+  state.offset = 0; state.total = 0;
+  state.marks = { A: null, B: null };
+  $("entries").replaceChildren();
+  updateCompare();
+  await more();
+}
+
+async function more() {
+  if (state.loading || (state.offset > 0 && state.offset >= state.total)) return;
+  state.loading = true;
+  try {
+    const page = await api("timeline", { ...filters(), offset: state.offset, limit: PAGE });
+    state.total = page.total;
+    const target = $("target");
+    if (target.options.length === 1) target.append(...page.targets.map((t) => el("option", { value: t }, t)));
+    $("entries").append(...page.entries.map(entryRow));
+    state.offset += page.entries.length;
+    $("timeline-count").textContent = `${page.total} entries in ${page.session}`;
+    $("more").textContent = state.offset < state.total ? `${state.offset} of ${state.total} shown; scroll for more` : "";
+  } catch (e) { toast(e.message, true); }
+  finally { state.loading = false; }
+}
+
+function partLine(p) {
+  const bits = [p.kind, bytes(p.bytes)];
+  if (p.kind === "dir") bits.push(`${p.files} files`);
+  if (p.files_changed !== null && p.files_changed !== undefined) bits.push(`${p.files_changed} changed`);
+  if (p.not_covered) bits.push(`${p.not_covered} not covered`);
+  return bits.join(" · ");
+}
+
+function entryTitle(e) {
+  if (e.turn) return `turn ${e.turn.number}` + (e.turn.prompt ? `: ${e.turn.prompt}` : ` (${e.turn.trigger})`);
+  return e.name || e.description || e.parts[0].target;
+}
+
+function entryRow(e) {
+  const mark = (which) => el("button", {
+    class: state.marks[which] === e.id ? "on" : "", title: `compare: mark as ${which}`, "data-mark": which,
+    onclick: (ev) => { ev.stopPropagation(); setMark(which, e.id); },
+  }, which);
+  const row = el("li", { class: "entry" + (e.auto ? " auto" : "") + (e.safety ? " safety" : ""), "data-id": e.id, "data-entry": e.entry, onclick: () => openEntry(e, row) },
+    el("span", { class: "time" }, when(e.created_at)),
+    el("span", { class: "title" },
+      e.auto ? el("span", { class: "badge auto" }, "auto") : null,
+      e.safety ? el("span", { class: "badge safety" }, "safety") : null,
+      e.name && e.turn ? el("span", { class: "badge" }, e.name) : null,
+      entryTitle(e)),
+    el("span", { class: "marks" }, mark("A"), " ", mark("B")),
+    el("span", { class: "parts" }, e.parts.map((p) => el("div", { title: p.target }, partLine(p)))));
+  row.entry = e;
+  return row;
+}
+
+function setMark(which, id) {
+  state.marks[which] = state.marks[which] === id ? null : id;
+  for (const b of document.querySelectorAll(`button[data-mark="${which}"]`)) b.classList.toggle("on", b.closest(".entry").dataset.id === state.marks[which]);
+  updateCompare();
+}
+
+function updateCompare() { $("compare").disabled = !(state.marks.A && state.marks.B && state.marks.A !== state.marks.B); }
+
+// ---- one point ----
+
+async function openEntry(e, row) {
+  for (const r of document.querySelectorAll(".entry.open")) r.classList.remove("open");
+  row.classList.add("open");
+  state.open = e;
+  const shown = await api("show", { ref: e.id, session: state.session }).catch((err) => toast(err.message, true));
+  if (!shown) return;
+  const pane = $("pane");
+  const acts = el("div", { class: "actions" });
+  const prev = row.nextElementSibling && row.nextElementSibling.entry;
+  if (prev) acts.append(el("button", { id: "diff-previous", onclick: () => showDiff(prev.id, e.id) }, "diff with the previous entry"));
+  if (e.turn && e.turn.trigger === "prompt") acts.append(el("button", { id: "rewind", class: "danger", onclick: () => rewind(e) }, `rewind to turn ${e.turn.number}`));
+  acts.append(el("button", { id: "restore", class: "danger", onclick: () => restore(e) }, "restore in place"));
+  const to = el("input", { type: "text", id: "restore-to", placeholder: "/new/or/empty/dir", size: 24 });
+  acts.append(to, el("button", { id: "restore-dir", onclick: () => restore(e, to.value) }, "restore to directory"));
+  acts.append(el("button", { id: "remove", class: "danger", onclick: () => remove(e) }, "remove"));
+  const fork = el("input", { type: "text", id: "fork-name", placeholder: "new session name", size: 16 });
+  acts.append(fork, el("button", { id: "fork", onclick: () => forkSession(fork.value) }, "fork session"));
+  pane.replaceChildren(
+    el("h2", {}, entryTitle(e)),
+    el("p", { class: "muted" }, `${e.entry} ${e.id} · ${when(e.created_at)}` + (e.description && e.turn ? ` · ${e.description}` : "")),
+    acts,
+    ...shown.snapshots.map(snapshotBlock));
+}
+
+function snapshotBlock(s) {
+  const nc = s.not_covered;
+  const name = el("input", { type: "text", value: s.name || "", placeholder: "name", size: 16, "data-name-for": s.id });
+  return el("div", { class: "snapshot" },
+    el("h3", {}, `${s.kind} ${s.target}`),
+    el("table", { class: "figures" },
+      el("tr", {}, el("td", {}, "snapshot"), el("td", {}, s.id + (s.safety ? " (safety)" : ""))),
+      el("tr", {}, el("td", {}, "captured"), el("td", {}, `${s.stats.files} files, ${s.stats.dirs} dirs, ${s.stats.symlinks} links, ${bytes(s.stats.bytes)}`)),
+      el("tr", {}, el("td", {}, "added to the store"), el("td", {}, `${bytes(s.stats.stored_bytes)} (read ${bytes(s.stats.read_bytes)} in ${s.stats.duration_ms} ms)`)),
+      el("tr", {}, el("td", {}, "not covered"), el("td", { class: "not-covered" }, notCovered(nc)))),
+    el("div", { class: "actions" }, name,
+      el("button", { onclick: () => rename(s, name.value) }, "set name"),
+      s.kind === "dir" ? el("button", { onclick: () => showPlan(s) }, "what a restore would change") : null));
+}
+
+function notCovered(nc) {
+  if (!nc.ignored && !nc.skipped.length && !(nc.secrets || []).length) return "nothing: the snapshot holds the whole target";
+  const out = [];
+  if (nc.ignored) out.push(el("div", {}, `${nc.ignored} ignored paths` + (nc.ignored_paths.length ? ` (${nc.ignored_paths.slice(0, 8).join(", ")}${nc.ignored_paths.length > 8 ? ", …" : ""})` : "")));
+  for (const s of nc.skipped) out.push(el("div", {}, `${s.path}: ${s.reason}`));
+  for (const s of nc.secrets || []) out.push(el("div", {}, `${s.path}: secret (${s.rule})`));
+  return out;
+}
+
+function planList(plan) {
+  if (!plan.length) return el("p", {}, "nothing would change: the live tree is the snapshot");
+  return el("div", { class: "plan" }, plan.slice(0, 500).map((p) => el("div", {}, `${p.action || p.op || ""} ${p.path || JSON.stringify(p)}`)),
+    plan.length > 500 ? el("div", { class: "muted" }, `… and ${plan.length - 500} more`) : null);
+}
+
+async function showPlan(s) {
+  try {
+    const r = await api("plan", { ref: s.id, session: state.session });
+    await confirmBox(`Restoring ${s.id} in place would change ${r.plan.length} entries`, [planList(r.plan)], true);
+  } catch (e) { toast(e.message, true); }
+}
+
+// ---- acting, each behind a confirmation ----
+
+function confirmBox(title, body, infoOnly) {
+  const d = $("confirm");
+  $("confirm-title").textContent = title;
+  $("confirm-body").replaceChildren(...body);
+  $("confirm-ok").hidden = !!infoOnly;
+  d.returnValue = "";
+  d.showModal();
+  return new Promise((resolve) => d.addEventListener("close", () => resolve(d.returnValue === "ok"), { once: true }));
+}
+
+async function act(title, body, call, done) {
+  if (!(await confirmBox(title, body))) return;
+  try { const r = await call(); toast(done(r)); await reload(); }
+  catch (e) { toast(e.message, true); }
+}
+
+async function restore(e, to) {
+  const dirPart = e.parts.find((p) => p.kind === "dir");
+  const body = [el("p", {}, to ? `Everything of this ${e.entry} is written into ${to}, which must be new or empty.` :
+    "Every part is put back in place. A safety snapshot of each live target is taken first, so this can be undone.")];
+  if (dirPart && !to) {
+    try { body.push(el("h3", {}, `files of ${dirPart.target}`), planList((await api("plan", { ref: dirPart.snapshot, session: state.session })).plan)); }
+    catch (err) { body.push(el("p", { class: "muted" }, err.message)); }
+  }
+  await act(to ? `Restore into ${to}?` : `Restore ${entryTitle(e)} in place?`, body,
+    // Into a directory, a moment's files go: its directory part is the snapshot restored.
+    () => api("restore", {}, { ref: to && dirPart ? dirPart.snapshot : e.id, to: to || null, session: state.session }),
+    (r) => r.safety_snapshot ? `restored; safety snapshot ${r.safety_snapshot.id}` : `restored ${r.destination || "every part"}`);
+}
+
+async function rewind(e) {
+  const dirPart = e.parts.find((p) => p.kind === "dir");
+  const body = [el("p", {}, `The files of ${e.turn.workspace} go back to just before prompt ${e.turn.number} (a safety snapshot is taken first), and the conversation is written as a new session that ends before it.`)];
+  if (dirPart) {
+    try { body.push(planList((await api("plan", { ref: dirPart.snapshot, session: state.session })).plan)); }
+    catch (err) { body.push(el("p", { class: "muted" }, err.message)); }
+  }
+  await act(`Rewind to turn ${e.turn.number}?`, body,
+    () => api("rewind", {}, { turn: e.id, workspace: e.turn.workspace, session: state.session }),
+    (r) => "rewound" + r.parts.map((p) => p.resume_command ? `; resume with: ${p.resume_command}` : "").join(""));
+}
+
+async function remove(e) {
+  const body = { session: state.session, moments: e.entry === "moment" ? [e.id] : [], snapshots: e.entry === "snapshot" ? [e.id] : [] };
+  await act(`Remove ${entryTitle(e)}?`, [el("p", {}, "Its records leave this session; gc reclaims data no snapshot holds any more.")],
+    () => api("remove", {}, body), () => "removed");
+}
+
+async function rename(s, name) {
+  await act(name ? `Name ${s.id} "${name}"?` : `Take the name of ${s.id} away?`, [],
+    () => api("name", {}, { ref: s.id, name: name || null, session: state.session }), (r) => `named ${r.name || "(none)"}`);
+}
+
+async function forkSession(name) {
+  await act(`Fork session ${state.session}${name ? ` as ${name}` : ""}?`, [el("p", {}, "The new session starts with this one's snapshots; no data is copied.")],
+    () => api("fork", {}, { name: name || null, from: state.session }),
+    (r) => `forked as ${r.name}`);
+  await loadSessions();
+}
+
+// ---- diff ----
+
+async function showDiff(from, to) {
+  const pane = $("pane");
+  pane.replaceChildren(el("p", { class: "muted" }, "comparing…"));
+  let d;
+  try { d = await api("diff", { from, to, session: state.session }); }
+  catch (e) { pane.replaceChildren(el("p", {}, e.message)); return; }
+  pane.replaceChildren(el("h2", { id: "diff-title" }, `${d.from.label} → ${d.to.label}`),
+    el("p", { class: "muted" }, `${when(d.from.created_at)} → ${when(d.to.created_at)}`),
+    ...d.parts.map((p, i) => partView(d, p, i)));
+}
+
+function partView(d, p, i) {
+  const head = el("h3", {}, `${p.kind} ${p.target}: ${p.change}`);
+  if (p.change === "added" || p.change === "removed" || p.change === "unchanged") return el("div", { class: "part" }, head);
+  if (p.kind === "dir") return el("div", { class: "part" }, head, dirView(d, p, i));
+  if (p.kind === "transcript") return el("div", { class: "part" }, head, talkView(p.transcript));
+  if (p.kind === "compose") return el("div", { class: "part" }, head, composeView(p.from, p.to));
+  if (p.kind === "debug") return el("div", { class: "part" }, head, debugView(p.debug));
+  return el("div", { class: "part" }, head);
+}
+
+function dirView(d, p, i) {
+  const s = p.summary;
+  const file = el("div", { class: "file-view" }, el("p", { class: "muted" }, "pick a file"));
+  const treeBox = el("div", { class: "tree" });
+  const entries = p.entries.slice();
+  const moreBtn = el("button", { onclick: async () => {
+    const page = await api("diff/entries", { from: d.from.id, to: d.to.id, session: state.session, part: i, offset: entries.length });
+    entries.push(...page.entries); draw();
+  } }, "show more");
+  const draw = () => {
+    treeBox.replaceChildren(buildTree(entries, (e, node) => openFile(p, e, node, file)));
+    moreBtn.hidden = entries.length >= p.entries_total;
+    moreBtn.textContent = `show more (${entries.length} of ${p.entries_total})`;
+  };
+  draw();
+  return el("div", {}, el("p", {}, `${s.added} added, ${s.removed} removed, ${s.modified} changed, ${s.unchanged} unchanged`),
+    el("div", { class: "split" }, el("div", { class: "tree" }, treeBox, moreBtn), file));
+}
+
+function buildTree(entries, onpick) {
+  const root = { dirs: new Map(), files: [] };
+  for (const e of entries) {
+    if (e.kind === "dir" && e.change === "modified") continue;
+    const parts = e.path.split("/");
+    let node = root;
+    for (const name of parts.slice(0, -1)) {
+      if (!node.dirs.has(name)) node.dirs.set(name, { dirs: new Map(), files: [] });
+      node = node.dirs.get(name);
+    }
+    node.files.push({ name: parts[parts.length - 1], e });
+  }
+  const render = (node) => el("ul", {},
+    [...node.dirs].map(([name, sub]) => el("li", {}, el("details", { open: true }, el("summary", {}, name + "/"), render(sub)))),
+    node.files.map(({ name, e }) => {
+      const size = e.change === "removed" ? e.size_before : e.size_after;
+      const item = el("li", { class: `file ${e.change}`, "data-path": e.path, title: `${e.change} ${e.what.join(", ")}` },
+        name, el("span", { class: "muted" }, ` ${e.change}` + (size !== null && size !== undefined ? `, ${bytes(size)}` : "")));
+      item.addEventListener("click", () => onpick(e, item));
+      return item;
+    }));
+  return render(root);
+}
+
+async function openFile(p, e, node, box) {
+  for (const n of document.querySelectorAll(".tree .file.open")) n.classList.remove("open");
+  node.classList.add("open");
+  if (e.kind !== "file") {
+    box.replaceChildren(el("p", {}, `${e.kind} ${e.path}: ${e.change}` + (e.link_after || e.link_before ? ` (→ ${e.link_after || e.link_before})` : "")));
+    return;
+  }
+  box.replaceChildren(el("p", { class: "muted" }, "reading…"));
+  try {
+    const f = await api("file-diff", { from: p.from.id, to: p.to.id, path: e.path, session: state.session });
+    const title = el("h3", { id: "file-title" }, e.path);
+    if (f.binary) return box.replaceChildren(title, el("p", { class: "binary" }, `binary, ${f.size_before ?? 0} → ${f.size_after ?? 0} bytes`));
+    if (f.too_large) return box.replaceChildren(title, el("p", {}, `too large for a line diff (${bytes(Math.max(f.size_before || 0, f.size_after || 0))})`));
+    if (!f.rows.length) return box.replaceChildren(title, el("p", {}, `same text (${e.what.join(", ")} changed)`));
+    box.replaceChildren(title, el("table", { class: "sbs" }, f.rows.map((r) => el("tr", { class: r.tag },
+      el("td", { class: "no" }, r.old_line ?? ""), el("td", { class: "old" }, r.old ?? ""),
+      el("td", { class: "no" }, r.new_line ?? ""), el("td", { class: "new" }, r.new ?? "")))));
+  } catch (err) { box.replaceChildren(el("p", {}, err.message)); }
+}
+
+function talkView(t) {
+  if (!t) return el("p", { class: "muted" }, "no conversation diff");
+  const line = (cls) => (x) => el("li", { class: cls }, el("span", { class: "role" }, (cls === "added" ? "+ " : "− ") + x.role), x.preview);
+  return el("div", {}, el("p", {}, `${t.added.length} entries added, ${t.removed.length} dropped, ${t.unchanged} kept`),
+    el("ul", { class: "talk" }, t.removed.map(line("removed")), t.added.map(line("added"))));
+}
+
+function composeView(a, b) {
+  const da = (a && a.details) || {}, db = (b && b.details) || {};
+  const rows = [];
+  const vols = new Map();
+  for (const v of da.stats || []) vols.set(v.source, [v, null]);
+  for (const v of db.stats || []) vols.set(v.source, [(vols.get(v.source) || [null])[0], v]);
+  for (const [src, [x, y]] of vols) {
+    const change = !x ? "added" : !y ? "removed" : x.object_id === y.object_id ? "unchanged" : "changed";
+    rows.push(el("tr", { class: change }, el("td", {}, `${(y || x).kind} ${src}`), el("td", {}, change), el("td", {}, `${bytes(x && x.bytes)} → ${bytes(y && y.bytes)}`)));
+  }
+  const layers = new Map();
+  for (const l of da.writable_layers || []) layers.set(l.container_name, [l, null]);
+  for (const l of db.writable_layers || []) layers.set(l.container_name, [(layers.get(l.container_name) || [null])[0], l]);
+  for (const [name, [x, y]] of layers) {
+    const same = x && y && x.changes === y.changes && x.bytes === y.bytes && JSON.stringify(x.deleted) === JSON.stringify(y.deleted);
+    rows.push(el("tr", {}, el("td", {}, `layer ${name}`), el("td", {}, !x ? "added" : !y ? "removed" : same ? "same size" : "changed"),
+      el("td", {}, `${x ? x.changes : 0} → ${y ? y.changes : 0} changes, ${bytes(x && x.bytes)} → ${bytes(y && y.bytes)}`)));
+  }
+  return el("table", {}, rows);
+}
+
+function debugView(d) {
+  if (!d) return el("p", { class: "muted" }, "no capture diff");
+  const row = (sign, e, text) => el("tr", {}, el("td", {}, sign), el("td", {}, e.path), el("td", {}, text));
+  return el("div", {}, el("p", {}, `${d.summary.added} added, ${d.summary.removed} removed, ${d.summary.modified} changed`),
+    el("table", {}, d.added.map((e) => row("+", e, e.value)), d.removed.map((e) => row("−", e, e.value)),
+      d.modified.map((e) => row("~", e, `${e.oldValue} → ${e.newValue}`))));
+}
+
+// ---- store figures ----
+
+async function showStats() {
+  let s;
+  try { s = await api("stats", { points: 60 }); } catch (e) { return toast(e.message, true); }
+  $("pane").replaceChildren(el("h2", {}, "store"),
+    el("table", { class: "figures", id: "store-figures" },
+      el("tr", {}, el("td", {}, "on disk"), el("td", {}, bytes(s.stored_bytes))),
+      el("tr", {}, el("td", {}, "held by snapshots"), el("td", {}, bytes(s.logical_bytes))),
+      el("tr", {}, el("td", {}, "dedup ratio"), el("td", {}, s.dedup_ratio.toFixed(1) + "×")),
+      el("tr", {}, el("td", {}, "snapshots"), el("td", {}, s.snapshots)),
+      el("tr", {}, el("td", {}, "sessions"), el("td", {}, s.sessions))),
+    el("h3", {}, "growth"), chart(s.growth),
+    el("p", { class: "muted" }, "solid: bytes saves added to the store; dashed: bytes the snapshots hold, counted whole."));
+}
+
+function chart(points) {
+  const ns = "http://www.w3.org/2000/svg";
+  const svg = document.createElementNS(ns, "svg");
+  svg.setAttribute("class", "chart"); svg.setAttribute("viewBox", "0 0 640 180");
+  if (points.length < 2) { svg.append(svgText(ns, 10, 90, "not enough saves yet")); return svg; }
+  const max = Math.max(...points.map((p) => p.logical_bytes), 1);
+  const x = (i) => 50 + (i * 580) / (points.length - 1);
+  const y = (v) => 160 - (v * 145) / max;
+  for (const [key, cls] of [["logical_bytes", "logical"], ["stored_bytes", "stored"]]) {
+    const path = document.createElementNS(ns, "path");
+    path.setAttribute("class", cls);
+    path.setAttribute("d", points.map((p, i) => `${i ? "L" : "M"}${x(i).toFixed(1)},${y(p[key]).toFixed(1)}`).join(""));
+    svg.append(path);
+  }
+  svg.append(svgText(ns, 2, 18, bytes(max)), svgText(ns, 2, 162, "0"),
+    svgText(ns, 50, 176, when(points[0].time)), svgText(ns, 470, 176, when(points[points.length - 1].time)));
+  return svg;
+}
+function svgText(ns, x, y, text) { const t = document.createElementNS(ns, "text"); t.setAttribute("x", x); t.setAttribute("y", y); t.textContent = text; return t; }
+
+// ---- start ----
+
+addEventListener("DOMContentLoaded", async () => {
+  for (const id of ["target", "kind", "auto", "safety"]) $(id).addEventListener("change", reload);
+  $("session").addEventListener("change", () => { state.session = $("session").value; $("target").replaceChildren(el("option", { value: "" }, "all")); reload(); });
+  $("compare").addEventListener("click", () => showDiff(state.marks.A, state.marks.B));
+  $("show-stats").addEventListener("click", showStats);
+  new IntersectionObserver((seen) => { if (seen.some((s) => s.isIntersecting)) more(); }).observe($("more"));
+  try { await loadSessions(); await reload(); } catch (e) { toast(e.message, true); }
+});

@@ -1,0 +1,135 @@
+//! What the page changes: restore, rewind, fork, name, remove. Each is one library operation
+//! called as the CLI calls it, so it takes the same safety snapshots (an in-place restore or
+//! rewind saves the live tree first) and follows the same rules; the page asks for
+//! confirmation before it sends any of these.
+
+use std::sync::Arc;
+
+use axum::Json;
+use axum::extract::State;
+use cairn_lib::ops::moment::{MomentRemoveOptions, MomentRestoreOptions, MomentShowOptions, RewindOptions};
+use cairn_lib::ops::name::NameOptions;
+use cairn_lib::ops::remove::RemoveOptions;
+use cairn_lib::ops::restore::RestoreOptions;
+use cairn_lib::ops::session::SessionCreateOptions;
+use serde::Deserialize;
+
+use crate::api::{Reply, blocking};
+use crate::serve::AppState;
+
+/// A restore: of a moment (every part, or `only` some kinds) or of a snapshot (in place, or
+/// into the new or empty directory `to`).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RestoreBody {
+    #[serde(rename = "ref")]
+    reference: String,
+    to: Option<String>,
+    #[serde(default)]
+    only: Vec<String>,
+    session: Option<String>,
+}
+
+pub(crate) async fn restore(State(state): State<Arc<AppState>>, Json(body): Json<RestoreBody>) -> Reply {
+    blocking(state, move |state, store, context| {
+        let moment = MomentShowOptions { reference: body.reference.clone(), session: body.session.clone() };
+        if body.to.is_none() && store.moment_show(&moment, context).is_ok() {
+            let options = MomentRestoreOptions {
+                reference: body.reference,
+                only: body.only,
+                session: body.session,
+                places: state.places.clone(),
+                cut_before_prompt: None,
+            };
+            return Ok(serde_json::to_value(store.moment_restore(&options, context)?).unwrap_or_default());
+        }
+        let options = RestoreOptions {
+            reference: Some(body.reference),
+            to: body.to.filter(|t| !t.is_empty()).map(Into::into),
+            session: body.session,
+            ..RestoreOptions::default()
+        };
+        Ok(serde_json::to_value(store.restore(&options, context)?).unwrap_or_default())
+    })
+    .await
+}
+
+/// A rewind to the turn moment `turn` of workspace `workspace`, as `cairn rewind` run there.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RewindBody {
+    turn: String,
+    workspace: String,
+    #[serde(default)]
+    code: bool,
+    #[serde(default)]
+    conversation: bool,
+    session: Option<String>,
+}
+
+pub(crate) async fn rewind(State(state): State<Arc<AppState>>, Json(body): Json<RewindBody>) -> Reply {
+    blocking(state, move |state, store, context| {
+        // The CLI runs in the workspace: new conversation files go where its agent looks.
+        let mut places = state.places.clone();
+        places.cwd = body.workspace.clone();
+        let options = RewindOptions {
+            turn: body.turn,
+            code: body.code,
+            conversation: body.conversation,
+            workspace: body.workspace,
+            session: body.session,
+            places,
+        };
+        Ok(store.rewind(&options, context)?)
+    })
+    .await
+}
+
+pub(crate) async fn fork(
+    State(state): State<Arc<AppState>>,
+    Json(options): Json<SessionCreateOptions>,
+) -> Reply {
+    blocking(state, move |_, store, context| Ok(store.session_create(&options, context)?)).await
+}
+
+pub(crate) async fn name(State(state): State<Arc<AppState>>, Json(options): Json<NameOptions>) -> Reply {
+    blocking(state, move |_, store, context| Ok(store.name(&options, context)?)).await
+}
+
+/// Removing timeline entries: moments (with the parts no other moment holds) or snapshots.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RemoveBody {
+    #[serde(default)]
+    moments: Vec<String>,
+    #[serde(default)]
+    snapshots: Vec<String>,
+    session: Option<String>,
+}
+
+pub(crate) async fn remove(State(state): State<Arc<AppState>>, Json(body): Json<RemoveBody>) -> Reply {
+    blocking(state, move |_, store, context| {
+        let mut removed = serde_json::Map::new();
+        if !body.moments.is_empty() {
+            let options = MomentRemoveOptions {
+                refs: body.moments,
+                session: body.session.clone(),
+                ..Default::default()
+            };
+            removed.insert(
+                "moments".into(),
+                serde_json::to_value(store.moment_remove(&options, context)?).unwrap_or_default(),
+            );
+        }
+        if !body.snapshots.is_empty() {
+            let options =
+                RemoveOptions { refs: body.snapshots, session: body.session, ..RemoveOptions::default() };
+            removed.insert(
+                "snapshots".into(),
+                serde_json::to_value(store.remove(&options, context)?).unwrap_or_default(),
+            );
+        }
+        Ok(serde_json::Value::Object(removed))
+    })
+    .await
+}
