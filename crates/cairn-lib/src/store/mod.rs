@@ -221,7 +221,8 @@ impl Store {
         // Trees are small and read again by every diff and restore; content read one blob at
         // a time is not kept (a prefetch caches content in whole ranges).
         let keep = (loc.kind == pack::BlobKind::Tree).then(|| stored.clone());
-        let plain = pack::decode(id, &pack::unseal(self.sealing(), id, stored)?, loc.compressed, loc.raw_length)?;
+        let plain =
+            pack::decode(id, &pack::unseal(self.sealing(), id, stored)?, loc.compressed, loc.raw_length)?;
         if let Some(stored) = keep {
             cache.insert(&loc.pack_key, loc.offset, &stored)?;
         }

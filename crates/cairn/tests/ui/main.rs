@@ -1,7 +1,8 @@
 //! `cairn ui` driven in headless Chromium against a real store: a Claude Code session recorded
 //! through `cairn hook claude-code`, its timeline, a diff down to a file's lines, a rewind from
 //! the page checked against `cairn rewind`, and the access rules (token, Host, same origin).
-//! Screenshots of the main views go to docs/ui/, which docs/ui.md shows.
+//! Screenshots of the main views go to target/ui-screenshots/, or with
+//! `CAIRN_UI_SCREENSHOTS=docs` to docs/ui/, which docs/ui.md shows.
 //!
 //! Needs `chromium` and `chromedriver` (scripts/deps/chromium.sh). Without them the test says
 //! so and passes, except on CI (`CI=true`), where it must run.
@@ -133,8 +134,14 @@ impl Drop for KillOnDrop {
     }
 }
 
+/// Where the screenshots go: docs/ui/ when `CAIRN_UI_SCREENSHOTS=docs` asks to retake the
+/// docs' pictures, else a folder of the build's (so a test run leaves the checkout clean).
 fn shots() -> PathBuf {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/ui");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let dir = match std::env::var("CAIRN_UI_SCREENSHOTS").as_deref() {
+        Ok("docs") => root.join("docs/ui"),
+        _ => root.join("target/ui-screenshots"),
+    };
     std::fs::create_dir_all(&dir).unwrap();
     dir
 }
