@@ -267,7 +267,7 @@ function partView(d, p, i) {
   if (p.change === "added" || p.change === "removed" || p.change === "unchanged") return el("div", { class: "part" }, head);
   if (p.kind === "dir") return el("div", { class: "part" }, head, dirView(d, p, i));
   if (p.kind === "transcript") return el("div", { class: "part" }, head, talkView(p.transcript));
-  if (p.kind === "compose") return el("div", { class: "part" }, head, composeView(p.from, p.to));
+  if (p.kind === "compose") return el("div", { class: "part" }, head, composeView(p.from, p.to, p.compose));
   if (p.kind === "debug") return el("div", { class: "part" }, head, debugView(p.debug));
   return el("div", { class: "part" }, head);
 }
@@ -342,27 +342,29 @@ function talkView(t) {
     el("ul", { class: "talk" }, t.removed.map(line("removed")), t.added.map(line("added"))));
 }
 
-function composeView(a, b) {
-  const da = (a && a.details) || {}, db = (b && b.details) || {};
+function composeView(a, b, d) {
+  if (!d) return el("p", { class: "muted" }, "no Compose diff");
+  const sizes = (x, y) => `${bytes(x && x.bytes)} → ${bytes(y && y.bytes)}`;
+  const stat = (s, src) => (((s && s.details) || {}).stats || []).find((v) => v.source === src);
   const rows = [];
-  const vols = new Map();
-  for (const v of da.stats || []) vols.set(v.source, [v, null]);
-  for (const v of db.stats || []) vols.set(v.source, [(vols.get(v.source) || [null])[0], v]);
-  for (const [src, [x, y]] of vols) {
-    const change = !x ? "added" : !y ? "removed" : x.object_id === y.object_id ? "unchanged" : "changed";
-    rows.push(el("tr", { class: change }, el("td", {}, `${(y || x).kind} ${src}`), el("td", {}, change), el("td", {}, `${bytes(x && x.bytes)} → ${bytes(y && y.bytes)}`)));
+  for (const v of d.volumes) {
+    rows.push(el("tr", { class: v.change }, el("td", {}, `volume ${v.source}`), el("td", {}, v.change),
+      el("td", {}, sizes(stat(a, v.source), stat(b, v.source)))));
+    for (const f of v.files) {
+      rows.push(el("tr", { class: f.change }, el("td", {}, `  ${f.path}`), el("td", {}, f.change),
+        el("td", {}, `${bytes(f.old_size)} → ${bytes(f.new_size)}`)));
+    }
   }
-  const layers = new Map();
-  for (const l of da.writable_layers || []) layers.set(l.container_name, [l, null]);
-  for (const l of db.writable_layers || []) layers.set(l.container_name, [(layers.get(l.container_name) || [null])[0], l]);
-  for (const [name, [x, y]] of layers) {
-    const same = x && y && x.changes === y.changes && x.bytes === y.bytes && JSON.stringify(x.deleted) === JSON.stringify(y.deleted);
-    rows.push(el("tr", {}, el("td", {}, `layer ${name}`), el("td", {}, !x ? "added" : !y ? "removed" : same ? "same size" : "changed"),
-      el("td", {}, `${x ? x.changes : 0} → ${y ? y.changes : 0} changes, ${bytes(x && x.bytes)} → ${bytes(y && y.bytes)}`)));
+  for (const l of d.layers) {
+    rows.push(el("tr", { class: l.change }, el("td", {}, `layer ${l.container}`), el("td", {}, l.change),
+      el("td", {}, `${l.paths_added.length} paths newly changed, ${l.paths_dropped.length} no longer`)));
   }
+  for (const i of d.images_added) rows.push(el("tr", { class: "added" }, el("td", {}, `image ${i}`), el("td", {}, "added"), el("td", {}, "")));
+  for (const i of d.images_removed) rows.push(el("tr", { class: "removed" }, el("td", {}, `image ${i}`), el("td", {}, "removed"), el("td", {}, "")));
+  for (const f of d.spec_files_changed) rows.push(el("tr", { class: "changed" }, el("td", {}, `compose file ${f}`), el("td", {}, "changed"), el("td", {}, "")));
+  if (!rows.length) return el("p", { class: "muted" }, "no change in volumes, layers, images or compose files");
   return el("table", {}, rows);
 }
-
 function debugView(d) {
   if (!d) return el("p", { class: "muted" }, "no capture diff");
   const row = (sign, e, text) => el("tr", {}, el("td", {}, sign), el("td", {}, e.path), el("td", {}, text));

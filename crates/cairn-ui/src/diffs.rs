@@ -2,8 +2,7 @@
 //!
 //! A point is a moment or a lone snapshot; its parts are paired by target and each pair is
 //! compared by the library operation of its kind (`diff` for directories and conversations,
-//! `debug_diff` for debugger captures; a Compose pair is sent as its two records, whose
-//! volumes and layers the page compares). A directory diff of 50,000 files is computed once,
+//! `debug_diff` for debugger captures, `compose_snapshot_diff` for Compose projects). A directory diff of 50,000 files is computed once,
 //! kept here (the last few), and sent a page of entries at a time.
 
 use std::collections::VecDeque;
@@ -12,7 +11,7 @@ use std::sync::{Arc, Mutex};
 use cairn_lib::ops::debug::DebugDiffOptions;
 use cairn_lib::ops::diff::{DiffEntry, DiffOptions, DiffSummary};
 use cairn_lib::ops::list::ShowOptions;
-use cairn_lib::ops::moment::MomentShowOptions;
+use cairn_lib::ops::moment::{ComposeDiff, MomentShowOptions};
 use cairn_lib::ops::resolve::CallContext;
 use cairn_lib::{Snapshot, Store, TargetKind};
 use serde::Serialize;
@@ -48,6 +47,9 @@ pub(crate) struct PartDiff {
     /// Debugger captures: the variables changed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub debug: Option<serde_json::Value>,
+    /// Compose projects: volumes with the files that differ, layers, images, compose files.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub compose: Option<ComposeDiff>,
     #[serde(skip)]
     pub entries: Vec<DiffEntry>,
 }
@@ -146,6 +148,7 @@ fn pair(
         entries_total: 0,
         transcript: None,
         debug: None,
+        compose: None,
         entries: Vec::new(),
     };
     let (Some(x), Some(y)) = (x, y) else { return Ok(out) };
@@ -189,9 +192,11 @@ fn pair(
             out.change = "changed";
             out.debug = Some(value);
         }
-        // The page compares the two records' volumes and layers; the parts differ (their ids
-        // do), so the Compose state may have changed.
-        TargetKind::Compose => out.change = "changed",
+        TargetKind::Compose => {
+            let diff = store.compose_snapshot_diff(x, y)?;
+            out.change = if diff.is_empty() { "unchanged" } else { "changed" };
+            out.compose = Some(diff);
+        }
     }
     Ok(out)
 }

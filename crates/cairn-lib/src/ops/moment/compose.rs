@@ -6,7 +6,9 @@ use serde::Serialize;
 
 use crate::error::Result;
 use crate::ops::diff::ChangeKind;
+use crate::snapshot::Snapshot;
 use crate::store::Store;
+use crate::targets::compose;
 use crate::targets::compose::record::{ComposeRoot, MountContent, MountData};
 use crate::tree::diff::TreeDiff;
 use crate::tree::{self, NodeKind};
@@ -75,6 +77,20 @@ pub struct LayerDiff {
     pub paths_added: Vec<String>,
     /// Paths the layer changed in the older snapshot and no longer does.
     pub paths_dropped: Vec<String>,
+}
+
+impl Store {
+    /// Compares two Compose snapshots (of one project) layer by layer: what a moment diff
+    /// and the UI's diff of two points report for their Compose parts.
+    pub fn compose_snapshot_diff(&self, old: &Snapshot, new: &Snapshot) -> Result<ComposeDiff> {
+        match (old.root, new.root) {
+            (Some(x), Some(y)) if x != y => {
+                let (x, y) = (compose::read_root(self, &x)?, compose::read_root(self, &y)?);
+                compare(self, &x, &y)
+            }
+            _ => Ok(ComposeDiff::default()),
+        }
+    }
 }
 
 /// Compares the root documents of two compose snapshots.

@@ -11,7 +11,6 @@ use crate::ops::diff::{DiffOptions, DiffResult};
 use crate::ops::resolve::CallContext;
 use crate::session::Session;
 use crate::store::Store;
-use crate::targets::compose;
 
 /// Which moments to compare.
 #[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
@@ -112,14 +111,7 @@ impl Store {
         let Some(b) = b else { return Ok(out) };
         if a.kind == "compose" {
             let (x, y) = (self.part_snapshot(session, a)?, self.part_snapshot(session, b)?);
-            let diff = match (x.root, y.root) {
-                (Some(x), Some(y)) if x == y => super::ComposeDiff::default(),
-                (Some(x), Some(y)) => {
-                    let (x, y) = (compose::read_root(self, &x)?, compose::read_root(self, &y)?);
-                    super::compose::compare(self, &x, &y)?
-                }
-                _ => super::ComposeDiff::default(),
-            };
+            let diff = self.compose_snapshot_diff(&x, &y)?;
             out.change = if diff.is_empty() { "unchanged" } else { "changed" }.into();
             out.compose = Some(diff);
             return Ok(out);
