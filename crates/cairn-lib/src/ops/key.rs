@@ -94,10 +94,12 @@ impl Store {
     pub fn key_list(&self, _options: &KeyListOptions, _context: &CallContext) -> Result<KeyListResult> {
         self.require_encrypted()?;
         let current = self.key_id();
-        let keys = keys::list(self.backend())?
+        let mut keys: Vec<_> = keys::list(self.backend())?
             .into_iter()
             .map(|(id, object)| info(&id, &object, current == Some(id.as_str())))
             .collect();
+        // Oldest first: key ids are random, so their order would change from store to store.
+        keys.sort_by_key(|k| (k.created.parse::<jiff::Timestamp>().ok(), k.id.clone()));
         Ok(KeyListResult { keys })
     }
 

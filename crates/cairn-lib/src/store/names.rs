@@ -37,16 +37,7 @@ impl Store {
         let Some(name) = snapshot.name.as_deref().filter(|_| self.shared) else {
             return Ok(());
         };
-        let key = match self.sealing() {
-            Some(seal) => {
-                let what = format!("{}\0{}\0{name}", snapshot.session, snapshot.target);
-                format!("names/{}", &seal.keyed_hash(what.as_bytes())[..48])
-            }
-            None => {
-                let target = ObjectId::of(snapshot.target.as_bytes()).to_hex();
-                format!("names/{}/{}/{name}", snapshot.session, &target[..32])
-            }
-        };
+        let key = self.name_key(snapshot, name);
         // What other machines committed since this store was opened decides who holds it.
         self.sync()?;
         let taken = || {
@@ -91,8 +82,7 @@ impl Store {
         let Some(name) = snapshot.name.as_deref().filter(|_| self.shared) else {
             return Ok(());
         };
-        let target = ObjectId::of(snapshot.target.as_bytes()).to_hex();
-        let key = format!("names/{}/{}/{name}", snapshot.session, &target[..32]);
+        let key = self.name_key(snapshot, name);
         let Some(current) = self.backend.get_versioned(&key)? else { return Ok(()) };
         let ours = serde_json::from_slice::<Claim>(&current.data)
             .is_ok_and(|c| c.snapshot == snapshot.id.to_string());
@@ -102,6 +92,20 @@ impl Store {
             self.backend.put_versioned(&key, &bytes, Some(&current.tag))?;
         }
         Ok(())
+    }
+
+    /// The object that holds `name` for `snapshot`'s session and target.
+    fn name_key(&self, snapshot: &Snapshot, name: &str) -> String {
+        match self.sealing() {
+            Some(seal) => {
+                let what = format!("{}\0{}\0{name}", snapshot.session, snapshot.target);
+                format!("names/{}", &seal.keyed_hash(what.as_bytes())[..48])
+            }
+            None => {
+                let target = ObjectId::of(snapshot.target.as_bytes()).to_hex();
+                format!("names/{}/{}/{name}", snapshot.session, &target[..32])
+            }
+        }
     }
 
     /// True when `snapshot` is in `session` under `name` in this catalog.
