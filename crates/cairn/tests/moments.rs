@@ -42,21 +42,6 @@ fn append(path: &Path, text: &str) {
         .unwrap();
 }
 
-/// Each entry's kind, mode and content: what a rewind puts back (a file it rewrites gets the
-/// time of the rewind, as any restore gives it).
-fn contents(root: &Path) -> Vec<(PathBuf, String)> {
-    common::describe(root)
-        .into_iter()
-        .map(|(path, entry)| {
-            let what = match entry {
-                common::Entry::File { mode, content_hash, .. } => format!("file {mode:o} {content_hash}"),
-                other => format!("{other:?}"),
-            };
-            (path, what)
-        })
-        .collect()
-}
-
 fn settle() {
     // Files written in the clock tick a scan starts in are read again (the stat cache's racy
     // rule); waiting keeps the byte counts of the outputs stable.
@@ -166,7 +151,7 @@ fn hooks_checkpoint_each_turn_and_rewind_puts_back_files_and_conversation_before
     );
     append(&session, &claude_line(&env, "assistant", 2, "Wrote README.md."));
     hook(&env, event(&env, "Stop", json!({"stop_hook_active": false})));
-    let at_turn_2 = contents(&env.work());
+    let at_turn_2 = common::contents(&env.work());
 
     // Turn 2: a Bash tool deletes and creates files.
     append(&session, &claude_line(&env, "user", 3, "Clean the build\nand add a Makefile"));
@@ -200,7 +185,7 @@ fn hooks_checkpoint_each_turn_and_rewind_puts_back_files_and_conversation_before
     insta::assert_snapshot!("rewind_turn_2", out);
 
     // The files are exactly as they were when prompt 2 was submitted.
-    assert_eq!(contents(&env.work()), at_turn_2);
+    assert_eq!(common::contents(&env.work()), at_turn_2);
     // A new session whose active path ends just before prompt 2.
     let dir = session.parent().unwrap();
     let mut files: Vec<PathBuf> =

@@ -221,6 +221,21 @@ pub enum Entry {
     Symlink { target: PathBuf },
 }
 
+/// Each entry's kind, mode and content, without times: what a rewind puts back (a file it
+/// rewrites gets the time of the rewind, as any restore gives it).
+pub fn contents(root: &Path) -> Vec<(PathBuf, String)> {
+    describe(root)
+        .into_iter()
+        .map(|(path, entry)| {
+            let what = match entry {
+                Entry::File { mode, content_hash, .. } => format!("file {mode:o} {content_hash}"),
+                other => format!("{other:?}"),
+            };
+            (path, what)
+        })
+        .collect()
+}
+
 /// Describes a tree: relative path → entry, with contents digested.
 pub fn describe(root: &Path) -> BTreeMap<PathBuf, Entry> {
     let mut out = BTreeMap::new();

@@ -61,20 +61,6 @@ fn settle() {
     std::thread::sleep(std::time::Duration::from_millis(30));
 }
 
-/// Each entry's kind, mode and content: what a rewind puts back.
-fn contents(root: &Path) -> Vec<(PathBuf, String)> {
-    common::describe(root)
-        .into_iter()
-        .map(|(path, entry)| {
-            let what = match entry {
-                common::Entry::File { mode, content_hash, .. } => format!("file {mode:o} {content_hash}"),
-                other => format!("{other:?}"),
-            };
-            (path, what)
-        })
-        .collect()
-}
-
 /// Three turns of an agent, as Claude Code runs its hooks; returns the tree as it was when
 /// prompt 2 was submitted.
 fn record_session(env: &TestEnv) -> Vec<(PathBuf, String)> {
@@ -89,7 +75,7 @@ fn record_session(env: &TestEnv) -> Vec<(PathBuf, String)> {
     hook(env, "PostToolUse", json!({"tool_name": "Edit", "tool_input": {"file_path": "src/main.rs"}}));
     say(env, "assistant", 2, "Done: main prints a greeting.");
     hook(env, "Stop", json!({"stop_hook_active": false}));
-    let at_turn_2 = contents(&env.work());
+    let at_turn_2 = common::contents(&env.work());
 
     say(env, "user", 3, "Add a README\nand a Makefile");
     hook(env, "UserPromptSubmit", json!({"prompt": "Add a README\nand a Makefile"}));
@@ -278,9 +264,9 @@ fn the_page_lists_the_turns_diffs_a_file_line_by_line_and_rewinds_as_the_cli_doe
     );
 
     // The files are as they were at prompt 2, and `cairn rewind` to it changes nothing more.
-    assert_eq!(contents(&env.work()), at_turn_2);
+    assert_eq!(common::contents(&env.work()), at_turn_2);
     env.ok(&["rewind", "2", "--code"]);
-    assert_eq!(contents(&env.work()), at_turn_2);
+    assert_eq!(common::contents(&env.work()), at_turn_2);
     // The conversation was forked before prompt 2, beside the original.
     let dir = claude_file(&env).parent().unwrap().to_owned();
     let forked: Vec<PathBuf> = std::fs::read_dir(&dir)
