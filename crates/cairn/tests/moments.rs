@@ -10,18 +10,6 @@ use serde_json::{Value, json};
 
 const SESSION: &str = "7a1d2c3b-4e5f-4a6b-8c7d-9e0f1a2b3c4d";
 
-/// A Claude Code line of the main chain (the format of Claude Code 2.0).
-fn claude_line(env: &TestEnv, kind: &str, n: u32, text: &str) -> String {
-    let uuid = format!("00000000-0000-4000-8000-{n:012}");
-    let parent = (n > 1).then(|| format!("00000000-0000-4000-8000-{:012}", n - 1));
-    let content = if kind == "user" { json!(text) } else { json!([{"type": "text", "text": text}]) };
-    let line = json!({"parentUuid": parent, "isSidechain": false, "userType": "external",
-        "cwd": env.work().display().to_string(), "sessionId": SESSION, "version": "2.0.14", "type": kind,
-        "message": {"role": kind, "content": content}, "uuid": uuid,
-        "timestamp": format!("2025-10-01T12:00:{n:02}.000Z")});
-    format!("{line}\n")
-}
-
 fn claude_file(env: &TestEnv) -> PathBuf {
     let dir = env
         .home()
@@ -54,16 +42,16 @@ fn a_moment_of_a_directory_and_a_conversation_is_saved_shown_diffed_restored_and
     env.write("app.py", "print('v1')\n");
     env.write("notes/todo.txt", "migrate\n");
     let session = claude_file(&env);
-    append(&session, &claude_line(&env, "user", 1, "Add a migration"));
-    append(&session, &claude_line(&env, "assistant", 2, "Which table?"));
+    append(&session, &common::claude_line(&env, SESSION, "user", 1, "Add a migration"));
+    append(&session, &common::claude_line(&env, SESSION, "assistant", 2, "Which table?"));
     settle();
     let first = env.transcript(&[&["save", ".", "transcript:auto", "--name", "before-migration"]]);
 
     env.write("app.py", "print('v2')\n");
     env.write("migration.sql", "ALTER TABLE orders ADD note TEXT;\n");
     std::fs::remove_file(env.work().join("notes/todo.txt")).unwrap();
-    append(&session, &claude_line(&env, "user", 3, "orders"));
-    append(&session, &claude_line(&env, "assistant", 4, "Done."));
+    append(&session, &common::claude_line(&env, SESSION, "user", 3, "orders"));
+    append(&session, &common::claude_line(&env, SESSION, "assistant", 4, "Done."));
     settle();
     let out = first
         + &env.transcript(&[
@@ -137,7 +125,7 @@ fn hooks_checkpoint_each_turn_and_rewind_puts_back_files_and_conversation_before
     settle();
 
     // Turn 1: the prompt is written to the transcript, then the hook runs.
-    append(&session, &claude_line(&env, "user", 1, "Write a README"));
+    append(&session, &common::claude_line(&env, SESSION, "user", 1, "Write a README"));
     hook(&env, event(&env, "UserPromptSubmit", json!({"prompt": "Write a README"})));
     env.write("README.md", "# demo\n");
     hook(
@@ -149,12 +137,12 @@ fn hooks_checkpoint_each_turn_and_rewind_puts_back_files_and_conversation_before
         &env,
         event(&env, "PostToolUse", json!({"tool_name": "Read", "tool_input": {"file_path": "README.md"}})),
     );
-    append(&session, &claude_line(&env, "assistant", 2, "Wrote README.md."));
+    append(&session, &common::claude_line(&env, SESSION, "assistant", 2, "Wrote README.md."));
     hook(&env, event(&env, "Stop", json!({"stop_hook_active": false})));
     let at_turn_2 = common::contents(&env.work());
 
     // Turn 2: a Bash tool deletes and creates files.
-    append(&session, &claude_line(&env, "user", 3, "Clean the build\nand add a Makefile"));
+    append(&session, &common::claude_line(&env, SESSION, "user", 3, "Clean the build\nand add a Makefile"));
     hook(&env, event(&env, "UserPromptSubmit", json!({"prompt": "Clean the build\nand add a Makefile"})));
     std::fs::remove_dir_all(env.work().join("build")).unwrap();
     env.write("Makefile", "all:\n\tcargo build\n");
@@ -169,11 +157,11 @@ fn hooks_checkpoint_each_turn_and_rewind_puts_back_files_and_conversation_before
     );
     // The same tool again with nothing new: no checkpoint.
     hook(&env, event(&env, "PostToolUse", json!({"tool_name": "Bash", "tool_input": {"command": "ls"}})));
-    append(&session, &claude_line(&env, "assistant", 4, "Cleaned."));
+    append(&session, &common::claude_line(&env, SESSION, "assistant", 4, "Cleaned."));
     hook(&env, event(&env, "Stop", json!({"stop_hook_active": false})));
 
     // Turn 3.
-    append(&session, &claude_line(&env, "user", 5, "Delete main.rs"));
+    append(&session, &common::claude_line(&env, SESSION, "user", 5, "Delete main.rs"));
     hook(&env, event(&env, "UserPromptSubmit", json!({"prompt": "Delete main.rs"})));
     std::fs::remove_file(env.work().join("src/main.rs")).unwrap();
     hook(

@@ -221,6 +221,20 @@ pub enum Entry {
     Symlink { target: PathBuf },
 }
 
+/// Line `n` of the main chain of a Claude Code 2.0 session `session` of the work tree: a user
+/// message as text, an assistant message as a text block, each the child of line `n - 1`.
+pub fn claude_line(env: &TestEnv, session: &str, kind: &str, n: u32, text: &str) -> String {
+    use serde_json::json;
+    let uuid = format!("00000000-0000-4000-8000-{n:012}");
+    let parent = (n > 1).then(|| format!("00000000-0000-4000-8000-{:012}", n - 1));
+    let content = if kind == "user" { json!(text) } else { json!([{"type": "text", "text": text}]) };
+    let line = json!({"parentUuid": parent, "isSidechain": false, "userType": "external",
+        "cwd": env.work().display().to_string(), "sessionId": session, "version": "2.0.14", "type": kind,
+        "message": {"role": kind, "content": content}, "uuid": uuid,
+        "timestamp": format!("2025-10-01T12:00:{n:02}.000Z")});
+    format!("{line}\n")
+}
+
 /// Each entry's kind, mode and content, without times: what a rewind puts back (a file it
 /// rewrites gets the time of the rewind, as any restore gives it).
 pub fn contents(root: &Path) -> Vec<(PathBuf, String)> {

@@ -32,18 +32,12 @@ fn claude_file(env: &TestEnv) -> PathBuf {
     dir.join(format!("{SESSION}.jsonl"))
 }
 
-/// A Claude Code line of the main chain (the format of Claude Code 2.0).
+/// Appends Claude Code line `n` to the session file.
 fn say(env: &TestEnv, kind: &str, n: u32, text: &str) {
-    let uuid = format!("00000000-0000-4000-8000-{n:012}");
-    let parent = (n > 1).then(|| format!("00000000-0000-4000-8000-{:012}", n - 1));
-    let content = if kind == "user" { json!(text) } else { json!([{"type": "text", "text": text}]) };
-    let line = json!({"parentUuid": parent, "isSidechain": false, "userType": "external",
-        "cwd": env.work().display().to_string(), "sessionId": SESSION, "version": "2.0.14", "type": kind,
-        "message": {"role": kind, "content": content}, "uuid": uuid,
-        "timestamp": format!("2025-10-01T12:00:{n:02}.000Z")});
+    let line = common::claude_line(env, SESSION, kind, n, text);
     use std::io::Write;
     let mut file = std::fs::OpenOptions::new().create(true).append(true).open(claude_file(env)).unwrap();
-    writeln!(file, "{line}").unwrap();
+    write!(file, "{line}").unwrap();
 }
 
 fn hook(env: &TestEnv, name: &str, extra: Value) {
