@@ -97,6 +97,12 @@ const KEYS: &[(&str, Kind, &str, &str)] = &[
         "10000",
         "how many entries (files, directories, links) a workspace holds before an agent checkpoint starts a watcher for it (with hooks.watch)",
     ),
+    (
+        "mcp.watch",
+        Kind::Bool,
+        "true",
+        "a save through the MCP server of a directory of hooks.watch_from entries or more starts a change-journal watcher for it",
+    ),
     ("gc.grace", Kind::Duration, "1h", "gc leaves unreferenced data younger than this alone"),
     (
         "cache.max_bytes",

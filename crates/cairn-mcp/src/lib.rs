@@ -23,4 +23,4 @@ pub use profiles::{PROFILES, Profile};
 pub use resources::SNAPSHOTS_URI;
 pub use serve::{ServeOptions, Transport, serve};
 pub use server::CairnServer;
-pub use state::ServerState;
+pub use state::{ServerState, WatchStarter};

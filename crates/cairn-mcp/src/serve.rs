@@ -14,7 +14,7 @@ use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use crate::error::ServeError;
 use crate::profiles;
 use crate::server::CairnServer;
-use crate::state::ServerState;
+use crate::state::{ServerState, WatchStarter};
 
 /// How the server talks to its client.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -50,6 +50,9 @@ pub struct ServeOptions {
     pub workspace_root: Option<PathBuf>,
     /// How to unlock the store when it is encrypted.
     pub unlock: cairn_lib::Unlock,
+    /// Starts a change-journal watcher for a large directory the server saves (`mcp.watch`);
+    /// `None` never starts one.
+    pub watch: Option<WatchStarter>,
 }
 
 impl CairnServer {
@@ -91,6 +94,8 @@ impl CairnServer {
             workspace_root: options.workspace_root.clone(),
             debug: Default::default(),
             pi: Default::default(),
+            watch: options.watch.clone(),
+            watch_asked: Default::default(),
         };
         CairnServer::new(state, profile)
     }

@@ -1,11 +1,12 @@
 //! What every tool call sees: the open store and the server's own settings.
 
+use std::collections::HashSet;
 use std::io::Write;
-use std::path::PathBuf;
-use std::sync::Arc;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
-use cairn_lib::Store;
 use cairn_lib::ops::agent::{Capability, INVALID_CONFIG_CODE, check_agent_permission};
+use cairn_lib::{Snapshot, Store, TargetKind};
 
 use crate::error::ToolError;
 
@@ -25,6 +26,24 @@ pub struct ServerState {
     pub debug: crate::profiles::debug::DebugSlot,
     /// The conversation the pi profile serves, once it is known.
     pub pi: crate::profiles::pi::PiSlot,
+    /// Starts a change-journal watcher for a large directory the server saved.
+    pub watch: Option<WatchStarter>,
+    /// The directories a watcher was already asked for, so each is asked once per server.
+    pub watch_asked: Mutex<HashSet<PathBuf>>,
+}
+
+/// Starts a change-journal watcher for a directory (the CLI's, which runs `cairn watch` as a
+/// process of its own); an error is one line for the server's stderr.
+#[derive(Clone)]
+pub struct WatchStarter(pub Arc<StartWatch>);
+
+/// What a [`WatchStarter`] calls: the store, and the directory to watch.
+pub type StartWatch = dyn Fn(&Store, &Path) -> Result<(), String> + Send + Sync;
+
+impl std::fmt::Debug for WatchStarter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("WatchStarter")
+    }
 }
 
 impl ServerState {
@@ -43,6 +62,39 @@ impl ServerState {
             }
             ToolError::from(err)
         })
+    }
+}
+
+impl ServerState {
+    /// After a save: starts a watcher for each directory snapshot of `hooks.watch_from` entries
+    /// or more (with `mcp.watch`), so the next saves of the tree stat only what changed. The
+    /// watcher starts on a thread of its own: the tool call does not wait for it.
+    pub fn saved<'a>(&self, snapshots: impl IntoIterator<Item = &'a Snapshot>) {
+        let Some(starter) = &self.watch else { return };
+        // Read now, not at start: `cairn config set` applies to a running server.
+        let Ok(config) = self.store.reload_config() else { return };
+        if !config.flag("mcp.watch") {
+            return;
+        }
+        let from = config.count("hooks.watch_from").unwrap_or(u64::MAX);
+        for snapshot in snapshots {
+            let entries = snapshot.stats.files + snapshot.stats.dirs + snapshot.stats.symlinks;
+            if snapshot.kind != TargetKind::Dir || snapshot.safety || entries == 0 || entries < from {
+                continue;
+            }
+            let dir = PathBuf::from(&snapshot.target);
+            let mut asked = self.watch_asked.lock().unwrap_or_else(|p| p.into_inner());
+            if !asked.insert(dir.clone()) {
+                continue;
+            }
+            drop(asked);
+            let (store, starter) = (Arc::clone(&self.store), starter.clone());
+            std::thread::spawn(move || {
+                if let Err(e) = (starter.0)(&store, &dir) {
+                    warn(&format!("could not start a watcher for {}: {e}", dir.display()));
+                }
+            });
+        }
     }
 }
 

@@ -4,7 +4,7 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use common::TestEnv;
+use common::{TestEnv, eventually};
 
 fn fixture(name: &str) -> String {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../cairn-lib/tests/fixtures/agents").join(name);
@@ -144,15 +144,6 @@ fn the_hook_exits_zero_with_one_line_on_stderr_when_it_cannot_work() {
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(stderr.lines().count(), 1, "{stderr}");
         assert!(stderr.starts_with("error: cairn hook: "), "{stderr}");
-    }
-}
-
-/// Polls `check` every 50 ms for up to 30 s.
-fn eventually(what: &str, mut check: impl FnMut() -> bool) {
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    while !check() {
-        assert!(std::time::Instant::now() < deadline, "gave up waiting for {what}");
-        std::thread::sleep(std::time::Duration::from_millis(50));
     }
 }
 

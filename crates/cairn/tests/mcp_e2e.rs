@@ -15,7 +15,7 @@ use rmcp::{RoleClient, ServiceExt};
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, BufReader};
 
-use common::TestEnv;
+use common::{TestEnv, eventually};
 
 /// `cairn --store STORE` in the harness's cleared environment, as a child the client drives.
 fn cairn(env: &TestEnv) -> tokio::process::Command {
@@ -92,6 +92,51 @@ async fn http_round_trip_with_a_token() {
     save_modify_diff_restore(&client, &env.work()).await;
     client.cancel().await.unwrap();
     child.kill().await.unwrap();
+}
+
+/// Stops the store's watcher when the test ends, however it ends.
+struct StopsWatcher<'a>(&'a TestEnv);
+
+impl Drop for StopsWatcher<'_> {
+    fn drop(&mut self) {
+        let _ = self.0.cairn(&["watch", "--stop"]).output();
+    }
+}
+
+#[tokio::test]
+async fn a_save_of_a_large_directory_starts_a_watcher_unless_mcp_watch_is_off() {
+    let env = TestEnv::new();
+    let _stop = StopsWatcher(&env);
+    env.write("src/lib.rs", "pub fn f() {}\n");
+    let other = env.root().join("other");
+    std::fs::create_dir_all(&other).unwrap();
+    std::fs::write(other.join("a.txt"), "a\n").unwrap();
+    // "Large" is 1 entry here, so the rule is tested without writing 10,000 files.
+    env.ok(&["config", "set", "hooks.watch_from", "1"]);
+    env.ok(&["config", "set", "mcp.watch", "false"]);
+    let client = ()
+        .serve(
+            TokioChildProcess::new(cairn(&env).configure(|c| {
+                c.arg("mcp");
+            }))
+            .unwrap(),
+        )
+        .await
+        .unwrap();
+    ok(&client, "snapshot_save", json!({"target": other})).await;
+    // The setting is read at each save, so the running server follows it.
+    env.ok(&["config", "set", "mcp.watch", "true"]);
+    ok(&client, "snapshot_save", json!({"target": env.work()})).await;
+    eventually("the watcher", || env.json(&["watch", "--status"])["running"] == true);
+    client.cancel().await.unwrap();
+    let status = env.json(&["watch", "--status"]);
+    let roots: Vec<_> = status["roots"].as_array().unwrap().iter().map(|r| r["root"].clone()).collect();
+    assert_eq!(roots.len(), 1, "only the directory saved with mcp.watch on: {status}");
+    assert_eq!(
+        std::fs::canonicalize(roots[0].as_str().unwrap()).unwrap(),
+        std::fs::canonicalize(env.work()).unwrap()
+    );
+    env.ok(&["watch", "--stop"]);
 }
 
 #[test]

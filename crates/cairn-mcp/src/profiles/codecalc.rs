@@ -145,6 +145,7 @@ fn session_snapshot(state: &ServerState, a: SessionSnapshotArgs) -> Result<Sessi
                 session: None,
             };
             let s = state.store.save_workspace(&options, &state.context())?;
+            state.saved([&s]);
             out.snapshot_id = Some(s.id.to_string());
             out.label = s.description;
             out.created_at = Some(s.created_at);

@@ -32,6 +32,7 @@ pub fn options(dir: &tempfile::TempDir) -> ServeOptions {
         allow: Vec::new(),
         workspace_root: None,
         unlock: Default::default(),
+        watch: None,
     }
 }
 

@@ -54,6 +54,16 @@ fn allow_help() -> String {
     )
 }
 
+/// Starts `cairn watch` in the background for a directory the server saved (or hands the
+/// directory to the store's running watcher), as the agent hooks do.
+fn watch_starter(global: &GlobalArgs) -> cairn_mcp::WatchStarter {
+    let global = GlobalArgs { store: global.store.clone(), json: false, open_mode: global.open_mode };
+    cairn_mcp::WatchStarter(std::sync::Arc::new(move |store: &cairn_lib::Store, dir: &std::path::Path| {
+        let options = cairn_lib::ops::watch::WatchOptions { dirs: vec![dir.to_path_buf()] };
+        super::watch::ensure_detached(&global, store, &options).map_err(|e| crate::error::render(&e))
+    }))
+}
+
 /// Runs the server until its client leaves (stdio) or the process is interrupted (HTTP).
 pub fn run(global: &GlobalArgs, args: McpArgs, _printer: &Printer) -> CommandResult {
     let store = store_address(global)?;
@@ -70,6 +80,7 @@ pub fn run(global: &GlobalArgs, args: McpArgs, _printer: &Printer) -> CommandRes
         pinned_session: pinned_session(args.session, &args.profile),
         allow: args.allow,
         workspace_root: args.workspace_root,
+        watch: Some(watch_starter(global)),
     };
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().map_err(|e| {
         CommandError::new(cairn_lib::ErrorKind::Io, format!("could not start the async runtime: {e}"))

@@ -357,3 +357,13 @@ pub fn compose_cli() -> std::process::Command {
         std::process::Command::new("docker-compose")
     }
 }
+
+/// Polls `check` every 50 ms for up to 60 s (a loaded two-core machine runs the background
+/// work it waits for slowly), failing the test with `what` after that.
+pub fn eventually(what: &str, mut check: impl FnMut() -> bool) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !check() {
+        assert!(std::time::Instant::now() < deadline, "gave up waiting for {what}");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}

@@ -59,6 +59,7 @@ pub fn save(
         places,
     };
     let saved = state.store.moment_save(&options, &state.context())?;
+    state.saved(&saved.snapshots);
     Ok(SaveOutcome { snapshot: None, moment: Some(saved) })
 }
 

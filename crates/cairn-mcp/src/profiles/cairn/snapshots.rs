@@ -59,6 +59,7 @@ fn save(state: &ServerState, a: SaveArgs) -> Result<super::moments::SaveOutcome,
         return super::moments::save(state, targets, a.name, a.description, a.no_ignore, a.session);
     }
     let saved = state.store.save(&a, &state.context())?;
+    state.saved([&saved.snapshot]);
     Ok(super::moments::SaveOutcome { snapshot: Some(saved), moment: None })
 }
 
