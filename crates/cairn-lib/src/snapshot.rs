@@ -68,6 +68,13 @@ pub struct JournalReport {
     pub used: bool,
     /// How many directories the journal named.
     pub dirs_listed: u64,
+    /// How many directories were read whole, every entry looked at.
+    #[serde(default)]
+    pub dirs_read_whole: u64,
+    /// How many directories were looked at by the names of the entries that changed in them
+    /// (and their subdirectories), every other entry taken from the last capture.
+    #[serde(default)]
+    pub dirs_by_names: u64,
     /// Why the whole tree was walked, when it was.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,

@@ -91,7 +91,7 @@ fn after_every_batch_a_journal_save_equals_a_full_walk() {
     };
     std::thread::spawn(move || watcher.run());
 
-    let (mut ops, mut used, mut restores) = (0u64, 0, 0);
+    let (mut ops, mut used, mut restores, mut by_names) = (0u64, 0, 0, 0u64);
     let mut earlier = vec![save(&watched, &tree).id.to_string()];
     for (seed, batch) in
         [0x0bad_5eed_u64, 0x1234_5678].into_iter().flat_map(|s| (0..40u64).map(move |b| (s, b)))
@@ -122,6 +122,7 @@ fn after_every_batch_a_journal_save_equals_a_full_walk() {
         let full = save(&walked, &tree);
         let report = journal.stats.change_journal.clone().expect("the watcher answered");
         used += usize::from(report.used);
+        by_names += report.dirs_by_names;
         let what = format!("seed {seed:#x}, batch {batch} ({report:?})");
         if journal.root != full.root {
             panic!(
@@ -140,5 +141,6 @@ fn after_every_batch_a_journal_save_equals_a_full_walk() {
     assert!(ops > 400, "only {ops} operations");
     assert!(restores > 3, "only {restores} restores");
     assert!(used > 60, "the journal was used in only {used} of 80 saves");
+    assert!(by_names > 100, "only {by_names} directories were looked at by the names of what changed");
     watched.watch_stop().unwrap();
 }

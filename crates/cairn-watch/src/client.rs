@@ -34,7 +34,7 @@ pub fn request(socket: &Path, request: &Request) -> Result<Option<Response>> {
 
 /// What changed below `root` since `since`; `None` when no watcher runs for the store.
 pub fn changes(socket: &Path, root: &Path, since: Option<Token>) -> Result<Option<Changes>> {
-    match request(socket, &Request::Changes { root: root.to_owned(), since })? {
+    match request(socket, &Request::ChangedEntries { root: root.to_owned(), since })? {
         None => Ok(None),
         Some(Response::Changes(c)) => Ok(Some(c)),
         Some(Response::Refused { message }) => Err(Error::Refused(message)),

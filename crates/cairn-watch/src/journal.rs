@@ -6,6 +6,10 @@
 //! larger number than that answer's token. Anything that may have lost events (queue overflow,
 //! a watch that could not be added, too many marks) raises the floor: a token below it is
 //! answered with "walk the whole tree".
+//!
+//! A mark also keeps the names of the entries that changed in its directory, each with its own
+//! sequence number, up to [`MAX_NAMES`]; past that, or for a change no name describes, the
+//! directory is marked whole, and an answer for a token before that says "any entry".
 
 use std::collections::HashMap;
 
@@ -15,10 +19,19 @@ use crate::protocol::{Answer, DirtyDir};
 /// that would look at that many directories gains little over a walk.
 pub const MAX_DIRTY: usize = 1 << 20;
 
-#[derive(Debug, Clone, Copy)]
+/// More changed entries than this in one directory and the directory is marked whole: a save
+/// then lists it, which costs little more than looking at that many names.
+pub const MAX_NAMES: usize = 256;
+
+#[derive(Debug, Clone, Default)]
 struct Mark {
+    /// The newest change of any kind.
     seq: u64,
     subtree: bool,
+    /// The newest change that named no entry (0: none yet).
+    whole: u64,
+    /// Entries changed since `whole`, with the newest change of each.
+    names: HashMap<Vec<u8>, u64>,
 }
 
 /// The marks of one tree.
@@ -53,12 +66,34 @@ impl Journal {
         }
     }
 
-    /// Records that the entries of `dir` changed (and, with `subtree`, everything below it).
+    /// Records that any entry of `dir` may have changed (and, with `subtree`, everything
+    /// below it).
     pub fn mark(&mut self, dir: &[u8], subtree: bool) {
         let seq = self.seq;
-        let mark = self.dirty.entry(dir.to_vec()).or_insert(Mark { seq, subtree });
+        let mark = self.dirty.entry(dir.to_vec()).or_default();
         mark.seq = seq;
         mark.subtree |= subtree;
+        mark.whole = seq;
+        mark.names = HashMap::new();
+        self.check_size();
+    }
+
+    /// Records that the entry `name` of `dir` changed: created, written, removed, renamed, or
+    /// its metadata.
+    pub fn mark_name(&mut self, dir: &[u8], name: &[u8]) {
+        let seq = self.seq;
+        let mark = self.dirty.entry(dir.to_vec()).or_default();
+        mark.seq = seq;
+        if mark.names.len() >= MAX_NAMES && !mark.names.contains_key(name) {
+            mark.whole = seq;
+            mark.names = HashMap::new();
+        } else if mark.whole != seq {
+            mark.names.insert(name.to_vec(), seq);
+        }
+        self.check_size();
+    }
+
+    fn check_size(&mut self) {
         if self.dirty.len() > self.max_dirty {
             let n = self.max_dirty;
             self.doubt(format!("more than {n} directories changed since the last save"));
@@ -100,7 +135,16 @@ impl Journal {
                     .dirty
                     .iter()
                     .filter(|(_, m)| m.seq > s)
-                    .map(|(path, m)| DirtyDir { path: path.clone(), subtree: m.subtree })
+                    .map(|(path, m)| DirtyDir {
+                        path: path.clone(),
+                        subtree: m.subtree,
+                        names: (!m.subtree && m.whole <= s).then(|| {
+                            let mut names: Vec<Vec<u8>> =
+                                m.names.iter().filter(|(_, at)| **at > s).map(|(n, _)| n.clone()).collect();
+                            names.sort();
+                            names
+                        }),
+                    })
                     .collect();
                 dirs.sort_by(|a, b| a.path.cmp(&b.path));
                 Answer::Dirs(dirs)
@@ -116,7 +160,10 @@ impl Journal {
 
     /// Bytes held for the marks, roughly.
     pub fn memory_bytes(&self) -> usize {
-        self.dirty.keys().map(|k| k.len() + 48).sum()
+        self.dirty
+            .iter()
+            .map(|(k, m)| k.len() + 96 + m.names.keys().map(|n| n.len() + 40).sum::<usize>())
+            .sum()
     }
 
     /// Why the next answer would be a walk for a token from the last answer, if it would.
@@ -181,6 +228,47 @@ mod tests {
         assert_eq!(after, Answer::Walk { reason: "the queue overflowed".into() });
         j.mark(b"x", false);
         assert_eq!(dirs(j.answer(Some(t2)).1), [("x".into(), false)]);
+    }
+
+    fn names(answer: Answer) -> Vec<(String, Option<Vec<String>>)> {
+        let Answer::Dirs(d) = answer else { panic!("a walk") };
+        let text = |b: Vec<u8>| String::from_utf8(b).unwrap();
+        d.into_iter().map(|d| (text(d.path), d.names.map(|n| n.into_iter().map(text).collect()))).collect()
+    }
+
+    #[test]
+    fn an_answer_names_the_entries_changed_since_its_token_until_a_whole_mark() {
+        let mut j = Journal::default();
+        let (t1, _) = j.answer(None);
+        j.mark_name(b"a", b"x.rs");
+        j.mark_name(b"a", b"y.rs");
+        let (t2, second) = j.answer(Some(t1));
+        assert_eq!(names(second), [("a".into(), Some(vec!["x.rs".into(), "y.rs".into()]))]);
+        j.mark_name(b"a", b"z.rs");
+        assert_eq!(names(j.answer(Some(t2)).1), [("a".into(), Some(vec!["z.rs".into()]))]);
+        // An older token still sees every name since it.
+        assert_eq!(
+            names(j.answer(Some(t1)).1),
+            [("a".into(), Some(vec!["x.rs".into(), "y.rs".into(), "z.rs".into()]))]
+        );
+        let (t5, _) = j.answer(Some(t1));
+        j.mark(b"a", false);
+        j.mark_name(b"a", b"w.rs");
+        let (t6, whole) = j.answer(Some(t5));
+        assert_eq!(names(whole), [("a".into(), None)]);
+        j.mark_name(b"a", b"v.rs");
+        assert_eq!(names(j.answer(Some(t6)).1), [("a".into(), Some(vec!["v.rs".into()]))]);
+        assert_eq!(names(j.answer(Some(t5)).1), [("a".into(), None)], "the whole mark is after t5");
+    }
+
+    #[test]
+    fn too_many_names_in_one_directory_mark_it_whole() {
+        let mut j = Journal::default();
+        let (t1, _) = j.answer(None);
+        for i in 0..=MAX_NAMES {
+            j.mark_name(b"big", format!("f{i}").as_bytes());
+        }
+        assert_eq!(names(j.answer(Some(t1)).1), [("big".into(), None)]);
     }
 
     #[test]

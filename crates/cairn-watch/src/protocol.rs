@@ -23,10 +23,12 @@ pub struct Token {
     pub seq: u64,
 }
 
-/// A request to the watcher.
+/// A request to the watcher. Variants are only ever added at the end: a client and a watcher
+/// of different versions then fail to understand each other, and the save walks.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub enum Request {
-    /// What changed below `root` since `since` (none: this is the first question).
+    /// The first protocol's question, whose answer named directories only. Answered with a
+    /// walk: its client would read the names of [`DirtyDir`] as something else.
     Changes {
         /// The tree, as an absolute path without symlinks.
         root: PathBuf,
@@ -42,6 +44,14 @@ pub enum Request {
     Status,
     /// Stop the watcher.
     Stop,
+    /// What changed below `root` since `since` (none: this is the first question), down to
+    /// the names of the entries that changed.
+    ChangedEntries {
+        /// The tree, as an absolute path without symlinks.
+        root: PathBuf,
+        /// The token of the previous answer.
+        since: Option<Token>,
+    },
 }
 
 /// The watcher's reply.
@@ -94,6 +104,17 @@ pub struct DirtyDir {
     pub path: Vec<u8>,
     /// Everything below it is new to the journal too (a directory created or moved in).
     pub subtree: bool,
+    /// The entries of the directory that changed (created, written, removed, renamed, their
+    /// metadata changed), when the journal knows them all; `None`: any of them may have.
+    /// Always `None` with `subtree`.
+    pub names: Option<Vec<Vec<u8>>>,
+}
+
+impl DirtyDir {
+    /// A directory any of whose entries may have changed.
+    pub fn whole(path: Vec<u8>, subtree: bool) -> Self {
+        Self { path, subtree, names: None }
+    }
 }
 
 /// What a watcher watches and what it costs.

@@ -121,7 +121,13 @@ fn serve_connection(state: &Shared, stream: UnixStream, socket: &Path) -> bool {
 fn answer(state: &Shared, request: Request) -> Response {
     let mut watcher = state.watcher.lock().unwrap_or_else(|p| p.into_inner());
     match request {
-        Request::Changes { root, since } => {
+        Request::Changes { .. } => Response::Changes(Changes {
+            token: Token { epoch: state.epoch, seq: 0 },
+            answer: Answer::Walk {
+                reason: "the watcher runs another version of cairn: restart it".to_owned(),
+            },
+        }),
+        Request::ChangedEntries { root, since } => {
             watcher.drain();
             let restarted = since.is_some_and(|t| t.epoch != state.epoch);
             let since = since.filter(|t| t.epoch == state.epoch).map(|t| t.seq);

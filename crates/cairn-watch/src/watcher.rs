@@ -135,7 +135,7 @@ impl Watcher {
         let root = &mut self.roots[r];
         let (token, answer) = root.journal.answer(since);
         let Answer::Dirs(mut dirs) = answer else { return Some((token, answer)) };
-        dirs.extend(root.always.iter().map(|p| DirtyDir { path: p.clone(), subtree: true }));
+        dirs.extend(root.always.iter().map(|p| DirtyDir::whole(p.clone(), true)));
         if prefix.is_empty() {
             dirs.sort_by(|a, b| a.path.cmp(&b.path));
             dirs.dedup();
@@ -146,7 +146,7 @@ impl Watcher {
         let mut inside = Vec::new();
         for d in dirs {
             if let Some(rest) = below(&d.path, &prefix) {
-                inside.push(DirtyDir { path: rest.to_vec(), subtree: d.subtree });
+                inside.push(DirtyDir { path: rest.to_vec(), ..d });
             } else if d.subtree && below(&prefix, &d.path).is_some() {
                 let reason = "the directory was created or moved since the last save".to_owned();
                 return Some((token, Answer::Walk { reason }));
@@ -216,11 +216,13 @@ impl Watcher {
             } else if mask.contains(EventMask::ATTRIB) {
                 // A directory's own metadata is recorded in its parent's entries.
                 journal.mark(rel, false);
-                journal.mark(parent(rel), false);
+                if !rel.is_empty() {
+                    journal.mark_name(parent(rel), base_name(rel));
+                }
             }
             return;
         };
-        journal.mark(rel, false);
+        journal.mark_name(rel, name);
         if !mask.contains(EventMask::ISDIR) {
             return;
         }
@@ -341,6 +343,11 @@ fn below<'a>(path: &'a [u8], dir: &[u8]) -> Option<&'a [u8]> {
 
 fn parent(rel: &[u8]) -> &[u8] {
     rel.iter().rposition(|&b| b == b'/').map_or(&[][..], |i| &rel[..i])
+}
+
+/// The last component of a relative path.
+fn base_name(rel: &[u8]) -> &[u8] {
+    rel.iter().rposition(|&b| b == b'/').map_or(rel, |i| &rel[i + 1..])
 }
 
 fn join(dir: &[u8], name: &[u8]) -> Vec<u8> {

@@ -69,6 +69,30 @@ fn covered(dirs: &[DirtyDir], path: &[u8]) -> bool {
     })
 }
 
+/// The entries of `dir` that differ between two listings and that the answer, when it names
+/// entries for `dir`, leaves out.
+fn unnamed_changes(dirs: &[DirtyDir], dir: &[u8], before: Option<&Listing>, after: &Listing) -> Vec<String> {
+    if dirs.iter().any(|d| d.subtree && covered(std::slice::from_ref(d), dir)) {
+        return Vec::new();
+    }
+    let Some(names) = dirs.iter().find(|d| d.path == dir).and_then(|d| d.names.as_ref()) else {
+        return Vec::new();
+    };
+    let empty = Listing::new();
+    let before = before.unwrap_or(&empty);
+    let changed = |name: &Vec<u8>| match (before.get(name), after.get(name)) {
+        (Some(Some(a)), Some(Some(b))) => a != b,
+        (Some(_), Some(_)) => false,
+        _ => true,
+    };
+    before
+        .keys()
+        .chain(after.keys())
+        .filter(|n| changed(n) && !names.contains(n))
+        .map(|n| String::from_utf8_lossy(n).into_owned())
+        .collect()
+}
+
 #[test]
 fn after_every_batch_the_answer_covers_every_changed_directory() {
     let tmp = tempfile::tempdir().unwrap();
@@ -87,7 +111,7 @@ fn after_every_batch_the_answer_covers_every_changed_directory() {
     let first = client::changes(&socket, &root, None).unwrap().unwrap();
     assert!(matches!(first.answer, Answer::Walk { .. }), "the first answer must be a walk");
     let mut token = Some(first.token);
-    let (mut ops, mut answered_dirs) = (0u64, 0usize);
+    let (mut ops, mut answered_dirs, mut named_dirs) = (0u64, 0usize, 0usize);
     for (seed, batch) in
         [0x5eed_cafe_u64, 0xdeca_de01, 0xfeed_1234].into_iter().flat_map(|s| (0..50u64).map(move |b| (s, b)))
     {
@@ -109,11 +133,19 @@ fn after_every_batch_the_answer_covers_every_changed_directory() {
                     "seed {seed:#x}, batch {batch}: {:?} changed and is not in the answer {dirs:?}",
                     String::from_utf8_lossy(dir)
                 );
+                let unnamed = unnamed_changes(&dirs, dir, before.get(dir), listing);
+                assert!(
+                    unnamed.is_empty(),
+                    "seed {seed:#x}, batch {batch}: in {:?}, {unnamed:?} changed and the answer names only {dirs:?}",
+                    String::from_utf8_lossy(dir)
+                );
+                named_dirs += usize::from(dirs.iter().any(|d| d.path == *dir && d.names.is_some()));
             }
         }
     }
     assert!(ops > 3000, "only {ops} operations");
     assert!(answered_dirs > 0);
+    assert!(named_dirs > 50, "only {named_dirs} changed directories came with the names of their entries");
     client::request(&socket, &cairn_watch::protocol::Request::Stop).unwrap();
 }
 
@@ -131,7 +163,10 @@ fn an_unchanged_tree_is_answered_with_no_directories_and_a_restarted_watcher_wit
     // Asked below the watched tree, the answer is relative to the directory asked about.
     std::fs::write(root.join("src/main.rs"), "fn main() {}").unwrap();
     let sub = client::changes(&socket, &root.join("src"), Some(second.token)).unwrap().unwrap();
-    assert_eq!(sub.answer, Answer::Dirs(vec![DirtyDir { path: vec![], subtree: false }]));
+    assert_eq!(
+        sub.answer,
+        Answer::Dirs(vec![DirtyDir { path: vec![], subtree: false, names: Some(vec![b"main.rs".to_vec()]) }])
+    );
     let foreign = Token { epoch: uuid::Uuid::nil(), seq: 1 };
     let restarted = client::changes(&socket, &root, Some(foreign)).unwrap().unwrap();
     assert_eq!(

@@ -22,6 +22,8 @@ use rayon::prelude::*;
 
 use super::Progress;
 use super::journal::{self, DirSummary, JournalState, Plan};
+
+mod by_names;
 use super::secrets;
 use super::sparse::{ExtentReader, data_extents};
 use super::statcache::{CacheEntry, DirFiles, RowMeta, Stamp, StatCache, Totals, coarse_now_ns, join};
@@ -176,6 +178,9 @@ struct JournalWalk {
     reused: Mutex<HashMap<RelPath, Totals>>,
     /// Directories listed by this walk.
     walked: Mutex<HashSet<RelPath>>,
+    /// With a plan: how many directories were read whole, and how many by names.
+    read_whole: Option<AtomicU64>,
+    by_names: AtomicU64,
 }
 
 struct Walk<'a> {
@@ -228,8 +233,9 @@ pub(crate) fn capture_observed(
     let filter_key = (filter.no_ignore, filter.include_secrets);
     let socket = writer.store().watch_socket();
     let (token, mut plan, mut report) = journal::ask(&socket, root, &old_cache.journal, filter_key);
-    let walk_because =
-        |reason: &str| Some(JournalReport { used: false, dirs_listed: 0, reason: Some(reason.into()) });
+    let walk_because = |reason: &str| {
+        Some(JournalReport { used: false, reason: Some(reason.into()), ..JournalReport::default() })
+    };
     if plan.is_some() && !writer.vouches_everything()? {
         plan = None;
         report = walk_because("the store knows of damaged data, so every file is looked at");
@@ -280,6 +286,7 @@ fn walk_tree(
     JournalStart { token, plan, report }: JournalStart,
 ) -> Result<Walked> {
     let filter_key = (filter.no_ignore, filter.include_secrets);
+    let plan_given = plan.is_some();
     let walk = Walk {
         writer,
         old_cache,
@@ -301,6 +308,8 @@ fn walk_tree(
             forced: Mutex::default(),
             reused: Mutex::default(),
             walked: Mutex::default(),
+            read_whole: plan_given.then(AtomicU64::default),
+            by_names: AtomicU64::default(),
         },
     };
     let tree = match walk.reuse(b"")? {
@@ -349,6 +358,13 @@ fn walk_tree(
     top.extra.xattrs = top_xattrs;
     let root_id = tree::write(writer, &DirRoot { top, hardlinks: hardlinks.clone() })?;
     let c = &walk.counters;
+    let mut report = report;
+    if let (Some(r), Some(read_whole)) = (report.as_mut(), &walk.journal.read_whole)
+        && r.used
+    {
+        r.dirs_read_whole = read_whole.load(Ordering::Relaxed);
+        r.dirs_by_names = walk.journal.by_names.load(Ordering::Relaxed);
+    }
     let journal_moved = token.is_some() && report.as_ref().is_none_or(|r| !r.used || r.dirs_listed > 0);
     let summaries = summarize(
         walk.journal.summaries.into_inner().unwrap_or_else(|p| p.into_inner()),
@@ -519,6 +535,12 @@ impl Walk<'_> {
         parents: &[Gitignore],
         in_git: bool,
     ) -> Result<ObjectId> {
+        if let Some(id) = self.dir_by_names(abs, rel, parents, in_git)? {
+            return Ok(id);
+        }
+        if let Some(report) = &self.journal.read_whole {
+            report.fetch_add(1, Ordering::Relaxed);
+        }
         let mut names: Vec<(Vec<u8>, std::fs::DirEntry)> = Vec::new();
         for entry in listing {
             let entry = entry.at("list", abs)?;
@@ -530,6 +552,17 @@ impl Walk<'_> {
         if self.journal.plan.is_some() && self.ignore_rules_changed(&ctx, &names) {
             self.journal.forced.lock().unwrap_or_else(|p| p.into_inner()).push(rel.to_vec());
         }
+        let matchers = self.matchers(abs, parents, in_git)?;
+        let nodes: Vec<Option<Node>> = names
+            .into_par_iter()
+            .map(|(name, entry)| self.entry(abs, rel, name, entry.metadata(), &matchers, in_git, &ctx))
+            .collect::<Result<_>>()?;
+        let tree = Tree { nodes: nodes.into_iter().flatten().collect() };
+        self.finish_dir(rel, tree, ctx, old_meta)
+    }
+
+    /// The ignore rules in force in directory `abs`: its parents' and its own.
+    fn matchers(&self, abs: &Path, parents: &[Gitignore], in_git: bool) -> Result<Vec<Gitignore>> {
         let mut matchers = parents.to_vec();
         if !self.no_ignore
             && !in_git
@@ -537,11 +570,11 @@ impl Walk<'_> {
         {
             matchers.push(m);
         }
-        let nodes: Vec<Option<Node>> = names
-            .into_par_iter()
-            .map(|(name, entry)| self.entry(abs, rel, name, &entry, &matchers, in_git, &ctx))
-            .collect::<Result<_>>()?;
-        let tree = Tree { nodes: nodes.into_iter().flatten().collect() };
+        Ok(matchers)
+    }
+
+    /// Writes the tree of directory `rel`, its stat cache row and its summary.
+    fn finish_dir(&self, rel: &[u8], tree: Tree, ctx: DirCtx, old_meta: Option<RowMeta>) -> Result<ObjectId> {
         let id = tree::write(self.writer, &tree)?;
         self.row(rel, &tree, ctx, old_meta);
         if self.journal.record {
@@ -670,13 +703,13 @@ impl Walk<'_> {
         dir_abs: &Path,
         dir_rel: &[u8],
         name: Vec<u8>,
-        entry: &std::fs::DirEntry,
+        meta: std::io::Result<std::fs::Metadata>,
         matchers: &[Gitignore],
         in_git: bool,
         ctx: &DirCtx,
     ) -> Result<Option<Node>> {
         let rel = join(dir_rel, &name);
-        let mut meta = match entry.metadata() {
+        let mut meta = match meta {
             Ok(m) => m,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 self.skip(&rel, "vanished", false);

@@ -10,7 +10,7 @@
 //! write through a link outside it makes no event here), one with skipped entries, and
 //! everything below a directory whose ignore files changed.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
 use cairn_watch::{Answer, DirtyDir, Token};
@@ -85,6 +85,10 @@ pub(crate) struct Plan {
     listed: HashSet<RelPath>,
     /// Directories whose whole subtree is new to the journal.
     fresh: Vec<RelPath>,
+    /// Named directories any of whose entries may have changed.
+    whole: HashSet<RelPath>,
+    /// Named directories with the names of the entries that changed in them.
+    by_names: HashMap<RelPath, Vec<Vec<u8>>>,
 }
 
 /// What a subtree taken from the last capture brings.
@@ -113,7 +117,9 @@ pub(crate) fn ask(
     if !socket.exists() {
         return (None, None, None);
     }
-    let walk = |reason: String| Some(JournalReport { used: false, dirs_listed: 0, reason: Some(reason) });
+    let walk = |reason: String| {
+        Some(JournalReport { used: false, reason: Some(reason), ..JournalReport::default() })
+    };
     let Ok(root) = root.canonicalize() else { return (None, None, None) };
     let changes = match cairn_watch::client::changes(socket, &root, old.token) {
         Ok(Some(c)) => c,
@@ -130,7 +136,16 @@ pub(crate) fn ask(
     }
     let mut listed = HashSet::new();
     let mut fresh = Vec::new();
+    let (mut whole, mut by_names) = (HashSet::new(), HashMap::new());
     for d in &dirs {
+        match &d.names {
+            Some(names) if !d.subtree => {
+                by_names.entry(d.path.clone()).or_insert_with(Vec::new).extend(names.iter().cloned());
+            }
+            _ => {
+                whole.insert(d.path.clone());
+            }
+        }
         let mut path = d.path.as_slice();
         loop {
             if !listed.insert(path.to_vec()) {
@@ -146,8 +161,9 @@ pub(crate) fn ask(
             fresh.push(d.path.clone());
         }
     }
-    let report = Some(JournalReport { used: true, dirs_listed: dirs.len() as u64, reason: None });
-    (token, Some(Plan { named: dirs, listed, fresh }), report)
+    let report =
+        Some(JournalReport { used: true, dirs_listed: dirs.len() as u64, ..JournalReport::default() });
+    (token, Some(Plan { named: dirs, listed, fresh, whole, by_names }), report)
 }
 
 impl DirSummary {
@@ -167,6 +183,19 @@ impl DirSummary {
 }
 
 impl Plan {
+    /// The entries of directory `rel` that may have changed since the last capture, when the
+    /// journal knows them (none for an ancestor of a named directory: only its subdirectories'
+    /// trees changed); `None` when any entry may have, or `rel` is not named.
+    pub(crate) fn changed_names(&self, rel: &[u8]) -> Option<&[Vec<u8>]> {
+        if self.whole.contains(rel) || self.fresh.iter().any(|f| at_or_below(rel, f)) {
+            return None;
+        }
+        match self.by_names.get(rel) {
+            Some(names) => Some(names),
+            None => self.listed.contains(rel).then_some(&[]),
+        }
+    }
+
     /// The (device, inode) of every file with several links in a named directory that the
     /// capture did not walk (`walked`): ignored, skipped, or inside such a directory. A link
     /// made there to a file of an unchanged directory, and written through, makes no event in
@@ -306,6 +335,8 @@ mod tests {
             named: Vec::new(),
             listed: listed.iter().map(|p| p.to_vec()).collect(),
             fresh: fresh.iter().map(|p| p.to_vec()).collect(),
+            whole: HashSet::new(),
+            by_names: HashMap::new(),
         }
     }
 
