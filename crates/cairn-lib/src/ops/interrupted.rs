@@ -162,7 +162,7 @@ impl Store {
             no_ignore: journal.no_ignore,
             ..SaveOptions::default()
         };
-        let DirCapture { snapshot: recovery, cache, uncovered } =
+        let DirCapture { snapshot: recovery, uncovered } =
             self.capture_dir(&target, key, session, &save, false, &Progress::default())?;
         let live = tree::read_root(
             self,
@@ -170,9 +170,6 @@ impl Store {
         )?;
         let with_mtimes = how == Resolve::RollBack || journal.preserve_mtime;
         let plan = Plan::between(self, &live, &goal, with_mtimes, &uncovered)?;
-        if let Some(cache) = cache {
-            cache.store(self, key)?;
-        }
         crate::store::fault::kill_at(crate::store::fault::FaultPoint::RecoverySaved);
         let applied = self.apply_planned(&plan, &target, key, &goal, with_mtimes, &Progress::default())?;
         std::fs::remove_file(&path).map_err(|e| Error::io("remove", &path, e))?;

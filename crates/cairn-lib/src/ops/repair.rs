@@ -169,10 +169,18 @@ impl Store {
                 format!("recovered-{}", &snapshot.session.to_string()[..8])
             };
             self.catalog.ensure_session(snapshot.session, &name)?;
-            if self.catalog.insert_snapshot(NewSnapshot { snapshot: &snapshot, force_name: false }).is_err() {
+            if self
+                .catalog
+                .insert_snapshot(NewSnapshot { snapshot: &snapshot, force_name: false, stat_cache: None })
+                .is_err()
+            {
                 // Its name is taken in the rebuilt session: keep the snapshot, by id.
                 snapshot.name = None;
-                self.catalog.insert_snapshot(NewSnapshot { snapshot: &snapshot, force_name: false })?;
+                self.catalog.insert_snapshot(NewSnapshot {
+                    snapshot: &snapshot,
+                    force_name: false,
+                    stat_cache: None,
+                })?;
             }
             added += 1;
         }

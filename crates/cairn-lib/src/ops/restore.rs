@@ -312,7 +312,7 @@ impl Store {
             include_secrets: filter.include_secrets,
             ..SaveOptions::default()
         };
-        let DirCapture { snapshot: safety, cache: live_cache, uncovered } =
+        let DirCapture { snapshot: safety, uncovered } =
             self.capture_dir(&path, &key, session.id, &save, true, progress)?;
         let safety_root = tree::read_root(
             self,
@@ -322,11 +322,6 @@ impl Store {
         // changed nothing, so there is nothing to put back.
         let plan = Plan::between(self, &safety_root, want, options.preserve_mtime, &uncovered)?;
         let journal = self.write_journal(&key, &snapshot, &safety, no_ignore, options.preserve_mtime)?;
-        // The live state's rows first: the apply rewrites only those of the directories it
-        // touches.
-        if let Some(cache) = live_cache {
-            cache.store(self, &key)?;
-        }
         let outcome = self.apply_planned(&plan, &path, &key, want, options.preserve_mtime, progress);
         let (plan, files, bytes) = match outcome {
             Ok(done) => done,

@@ -2,8 +2,8 @@
 //!
 //! Pipeline: resolve the target and session → check the name → take the target's lock →
 //! capture through the blob writer (stat cache first) → publish the last pack → write the
-//! record object → commit the catalog row (the snapshot exists from here) → store the new
-//! stat cache → apply the store's keep policy. The capture and the commit live in
+//! record object → commit the catalog row with the new stat cache rows (the snapshot exists
+//! from here) → apply the store's keep policy. The capture and the commit live in
 //! `pipeline/capture.rs`, shared with a restore's safety snapshot.
 
 use serde::{Deserialize, Serialize};
@@ -144,11 +144,8 @@ impl Store {
         }
         let _lock = self.lock_target(&key, "a save")?;
         let interrupted_restore = self.resolve_interrupted(&key, super::interrupted::Resolve::RollBack)?;
-        let DirCapture { snapshot, cache, .. } =
+        let DirCapture { snapshot, .. } =
             self.capture_dir(path, &key, session.id, options, false, progress)?;
-        if let Some(cache) = cache {
-            cache.store(self, &key)?;
-        }
         let removed_by_policy = self.apply_keep_policy(&session, &key, snapshot.id)?;
         Ok(SaveResult { snapshot, removed_by_policy, interrupted_restore })
     }

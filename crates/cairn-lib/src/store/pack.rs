@@ -69,14 +69,14 @@ thread_local! {
     static DECOMPRESSOR: RefCell<Option<zstd::bulk::Decompressor<'static>>> = const { RefCell::new(None) };
 }
 
-fn compress(data: &[u8]) -> std::io::Result<Vec<u8>> {
+pub(crate) fn compress(data: &[u8]) -> std::io::Result<Vec<u8>> {
     COMPRESSOR.with_borrow_mut(|slot| match slot {
         Some(c) => c.compress(data),
         None => slot.insert(zstd::bulk::Compressor::new(1)?).compress(data),
     })
 }
 
-fn decompress(stored: &[u8], capacity: usize) -> std::io::Result<Vec<u8>> {
+pub(crate) fn decompress(stored: &[u8], capacity: usize) -> std::io::Result<Vec<u8>> {
     DECOMPRESSOR.with_borrow_mut(|slot| match slot {
         Some(d) => d.decompress(stored, capacity),
         None => slot.insert(zstd::bulk::Decompressor::new()?).decompress(stored, capacity),

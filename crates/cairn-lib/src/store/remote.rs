@@ -221,7 +221,7 @@ impl Store {
         snapshot.root = value["root"].as_str().and_then(|h| ObjectId::from_hex(h).ok());
         // The writer held the name when it committed; a later record with the same name moved
         // it there, as it did on the writer's machine.
-        self.catalog.insert_snapshot(NewSnapshot { snapshot: &snapshot, force_name: true })
+        self.catalog.insert_snapshot(NewSnapshot { snapshot: &snapshot, force_name: true, stat_cache: None })
     }
 }
 

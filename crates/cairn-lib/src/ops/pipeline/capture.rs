@@ -9,19 +9,16 @@ use crate::id::SnapshotId;
 use crate::ops::save::SaveOptions;
 use crate::snapshot::Snapshot;
 use crate::store::Store;
-use crate::store::catalog::NewSnapshot;
+use crate::store::catalog::{NewSnapshot, StatCacheWrite};
 use crate::store::writer::BlobWriter;
 use crate::targets::dir::Progress;
 use crate::targets::dir::capture::{self, Uncovered};
 use crate::targets::dir::statcache::StatCache;
-use crate::targets::dir::statcache_write::FreshCache;
 
-/// A committed directory snapshot, and what its capture learned about the live tree.
+/// A committed directory snapshot (with the stat cache rows its capture changed), and what
+/// its capture learned about the live tree.
 pub(crate) struct DirCapture {
     pub snapshot: Snapshot,
-    /// The rows of the stat cache the capture changed, when any; the caller stores them once
-    /// the snapshot is committed.
-    pub cache: Option<FreshCache>,
     /// Every path the capture left out, which a restore must not remove.
     pub uncovered: Uncovered,
 }
@@ -65,14 +62,25 @@ impl Store {
             details: serde_json::json!({ "no_ignore": options.no_ignore, "include_secrets": include_secrets }),
             root: Some(captured.root),
         };
-        self.commit_snapshot(&snapshot, options.force).inspect_err(|_| writer.abandon())?;
-        let cache = (!captured.cache.is_unchanged()).then_some(captured.cache);
-        Ok(DirCapture { snapshot, cache, uncovered: captured.uncovered })
+        let cache = captured.cache.into_write().inspect_err(|_| writer.abandon())?;
+        self.commit_snapshot_with(&snapshot, options.force, cache.as_ref())
+            .inspect_err(|_| writer.abandon())?;
+        Ok(DirCapture { snapshot, uncovered: captured.uncovered })
     }
 
     /// Makes a snapshot durable: its record object first (so the catalog can be rebuilt from
     /// objects), then the catalog row, which is the moment the snapshot exists.
     pub(crate) fn commit_snapshot(&self, snapshot: &Snapshot, force_name: bool) -> Result<()> {
+        self.commit_snapshot_with(snapshot, force_name, None)
+    }
+
+    /// [`Store::commit_snapshot`], with stat cache rows committed in the same transaction.
+    pub(crate) fn commit_snapshot_with(
+        &self,
+        snapshot: &Snapshot,
+        force_name: bool,
+        stat_cache: Option<&StatCacheWrite>,
+    ) -> Result<()> {
         let mut record = serde_json::to_value(snapshot)
             .map_err(|e| Error::corrupt(format!("could not encode the snapshot record: {e}")))?;
         record["root"] = serde_json::json!(snapshot.root.map(|r| r.to_hex()));
@@ -85,6 +93,6 @@ impl Store {
             let _ = self.release_name(snapshot);
             return Err(e);
         }
-        self.catalog.insert_snapshot(NewSnapshot { snapshot, force_name })
+        self.catalog.insert_snapshot(NewSnapshot { snapshot, force_name, stat_cache })
     }
 }

@@ -19,6 +19,8 @@ pub(crate) struct NewSnapshot<'a> {
     pub snapshot: &'a Snapshot,
     /// Move the name from whichever snapshot holds it (`--force`).
     pub force_name: bool,
+    /// Rows of the target's stat cache that the capture changed, committed with the snapshot.
+    pub stat_cache: Option<&'a super::statcache::StatCacheWrite>,
 }
 
 const SELECT: &str = "SELECT s.id, m.name, s.description, s.target, s.kind, m.session_id, s.created_at,
@@ -116,6 +118,9 @@ impl Catalog {
         )?;
         // Applied: a shared store's sync must not add it back once it is removed.
         tx.execute("INSERT OR IGNORE INTO synced(key) VALUES (?1)", [format!("records/{}.json", s.id)])?;
+        if let Some(write) = new.stat_cache.filter(|w| !w.is_empty()) {
+            super::statcache::write_stat_cache_in(&tx, &s.target, write)?;
+        }
         tx.commit()?;
         drop(conn);
         crate::store::fault::kill_at(crate::store::fault::FaultPoint::SnapshotCommitted);

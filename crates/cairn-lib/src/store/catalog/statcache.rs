@@ -117,54 +117,7 @@ impl Catalog {
         }
         let mut conn = self.conn();
         let tx = conn.transaction()?;
-        if write.replace_all {
-            tx.execute("DELETE FROM stat_cache_dirs WHERE target = ?1", [target])?;
-        }
-        for dir in &write.drop_at_or_below {
-            let (lo, hi) = below(dir);
-            tx.prepare_cached(
-                "DELETE FROM stat_cache_dirs WHERE target = ?1 AND (dir = ?2 OR (dir >= ?3 AND dir < ?4))",
-            )?
-            .execute(params![target, dir, lo, hi])?;
-        }
-        for (dir, keep) in &write.drop_below_except {
-            let (lo, hi) = below(dir);
-            let keys: Vec<Vec<u8>> = tx
-                .prepare_cached(
-                    "SELECT dir FROM stat_cache_dirs WHERE target = ?1 AND dir >= ?2 AND dir < ?3",
-                )?
-                .query_map(params![target, lo, hi], |r| r.get(0))?
-                .collect::<rusqlite::Result<_>>()?;
-            let prefix_len = if dir.is_empty() { 0 } else { dir.len() + 1 };
-            for key in keys {
-                let rest = &key[prefix_len.min(key.len())..];
-                let child = rest.split(|b| *b == b'/').next().unwrap_or(rest);
-                if !keep.iter().any(|k| k.as_slice() == child) {
-                    tx.prepare_cached("DELETE FROM stat_cache_dirs WHERE target = ?1 AND dir = ?2")?
-                        .execute(params![target, key])?;
-                }
-            }
-        }
-        for (dir, row) in &write.rows {
-            match row {
-                RowWrite::Full { meta, files } => tx
-                    .prepare_cached(
-                        "INSERT INTO stat_cache_dirs(target, dir, meta, files) VALUES (?1, ?2, ?3, ?4)
-                         ON CONFLICT(target, dir) DO UPDATE SET meta = excluded.meta, files = excluded.files",
-                    )?
-                    .execute(params![target, dir, meta, files])?,
-                RowWrite::Meta(meta) => tx
-                    .prepare_cached("UPDATE stat_cache_dirs SET meta = ?3 WHERE target = ?1 AND dir = ?2")?
-                    .execute(params![target, dir, meta])?,
-            };
-        }
-        if let Some(header) = &write.header {
-            tx.execute(
-                "INSERT INTO stat_caches(target, data) VALUES (?1, ?2)
-                 ON CONFLICT(target) DO UPDATE SET data = excluded.data",
-                params![target, header],
-            )?;
-        }
+        write_stat_cache_in(&tx, target, write)?;
         tx.commit()?;
         Ok(())
     }
@@ -200,6 +153,62 @@ impl Catalog {
         }
         Ok(())
     }
+}
+
+/// Applies `write` to the stat cache of `target` inside transaction `tx` (a snapshot's commit
+/// carries the rows its capture changed, so a save commits once).
+pub(crate) fn write_stat_cache_in(
+    tx: &rusqlite::Transaction<'_>,
+    target: &str,
+    write: &StatCacheWrite,
+) -> Result<()> {
+    if write.replace_all {
+        tx.execute("DELETE FROM stat_cache_dirs WHERE target = ?1", [target])?;
+    }
+    for dir in &write.drop_at_or_below {
+        let (lo, hi) = below(dir);
+        tx.prepare_cached(
+            "DELETE FROM stat_cache_dirs WHERE target = ?1 AND (dir = ?2 OR (dir >= ?3 AND dir < ?4))",
+        )?
+        .execute(params![target, dir, lo, hi])?;
+    }
+    for (dir, keep) in &write.drop_below_except {
+        let (lo, hi) = below(dir);
+        let keys: Vec<Vec<u8>> = tx
+            .prepare_cached("SELECT dir FROM stat_cache_dirs WHERE target = ?1 AND dir >= ?2 AND dir < ?3")?
+            .query_map(params![target, lo, hi], |r| r.get(0))?
+            .collect::<rusqlite::Result<_>>()?;
+        let prefix_len = if dir.is_empty() { 0 } else { dir.len() + 1 };
+        for key in keys {
+            let rest = &key[prefix_len.min(key.len())..];
+            let child = rest.split(|b| *b == b'/').next().unwrap_or(rest);
+            if !keep.iter().any(|k| k.as_slice() == child) {
+                tx.prepare_cached("DELETE FROM stat_cache_dirs WHERE target = ?1 AND dir = ?2")?
+                    .execute(params![target, key])?;
+            }
+        }
+    }
+    for (dir, row) in &write.rows {
+        match row {
+            RowWrite::Full { meta, files } => tx
+                .prepare_cached(
+                    "INSERT INTO stat_cache_dirs(target, dir, meta, files) VALUES (?1, ?2, ?3, ?4)
+                     ON CONFLICT(target, dir) DO UPDATE SET meta = excluded.meta, files = excluded.files",
+                )?
+                .execute(params![target, dir, meta, files])?,
+            RowWrite::Meta(meta) => tx
+                .prepare_cached("UPDATE stat_cache_dirs SET meta = ?3 WHERE target = ?1 AND dir = ?2")?
+                .execute(params![target, dir, meta])?,
+        };
+    }
+    if let Some(header) = &write.header {
+        tx.execute(
+            "INSERT INTO stat_caches(target, data) VALUES (?1, ?2)
+             ON CONFLICT(target) DO UPDATE SET data = excluded.data",
+            params![target, header],
+        )?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]

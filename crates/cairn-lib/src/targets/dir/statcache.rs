@@ -139,10 +139,13 @@ pub(crate) const FILES: &[u8; 4] = b"SF4\0";
 pub(crate) fn seal<T: Serialize>(tag: &[u8; 4], value: &T) -> Result<Vec<u8>> {
     let raw = postcard::to_allocvec(value)
         .map_err(|e| Error::corrupt(format!("could not encode the stat cache: {e}")))?;
-    let packed = zstd::bulk::compress(&raw, 1)
+    let packed = crate::store::pack::compress(&raw)
         .map_err(|e| Error::corrupt(format!("could not compress the stat cache: {e}")))?;
     Ok([tag.as_slice(), ObjectId::of(&packed).0.as_slice(), &packed].concat())
 }
+
+/// No stored part decodes to more than this (a directory of millions of files stays below it).
+const MAX_PART: usize = 1 << 30;
 
 /// Decodes a stored part, or `None` when it is damaged or of another form.
 fn unseal<T: DeserializeOwned>(tag: &[u8; 4], blob: &[u8]) -> Option<T> {
@@ -151,7 +154,10 @@ fn unseal<T: DeserializeOwned>(tag: &[u8; 4], blob: &[u8]) -> Option<T> {
     if ObjectId::of(packed).0.as_slice() != hash {
         return None;
     }
-    let raw = zstd::decode_all(packed).ok()?;
+    // The frame says how large it is, so the buffer is allocated once, not grown.
+    let size = zstd::zstd_safe::get_frame_content_size(packed).ok()??;
+    let raw = crate::store::pack::decompress(packed, usize::try_from(size).ok().filter(|&s| s <= MAX_PART)?)
+        .ok()?;
     postcard::from_bytes(&raw).ok()
 }
 

@@ -54,8 +54,16 @@ impl FreshCache {
 
     /// Stores it as the stat cache of target `key`, in one transaction.
     pub(crate) fn store(self, store: &Store, key: &str) -> Result<()> {
+        match self.into_write()? {
+            Some(write) => store.catalog.write_stat_cache(key, &write),
+            None => Ok(()),
+        }
+    }
+
+    /// The catalog writes that store it; none when it changes nothing.
+    pub(crate) fn into_write(self) -> Result<Option<StatCacheWrite>> {
         if self.is_unchanged() {
-            return Ok(());
+            return Ok(None);
         }
         let mut write = StatCacheWrite {
             header: Some(seal(HEADER, &self.journal)?),
@@ -74,7 +82,7 @@ impl FreshCache {
                 write.rows.push((d.rel, RowWrite::Meta(meta)));
             }
         }
-        store.catalog.write_stat_cache(key, &write)
+        Ok(Some(write))
     }
 }
 
