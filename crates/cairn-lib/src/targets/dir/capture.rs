@@ -27,7 +27,7 @@ mod by_names;
 use super::secrets;
 use super::sparse::{ExtentReader, data_extents};
 use super::statcache::{CacheEntry, DirFiles, RowMeta, Stamp, StatCache, Totals, coarse_now_ns, join};
-use super::statcache_write::{FreshCache, WalkedDir};
+use super::statcache_write::{FreshCache, WalkedDir, seal_files};
 use super::xattrs;
 use crate::error::{Error, IoContext, Result};
 use crate::id::ObjectId;
@@ -140,6 +140,8 @@ struct Counters {
 /// The stat cache's part of listing one directory: its stored row, and its new entries.
 struct DirCtx {
     old: Option<DirFiles>,
+    /// How many files the stored row held (`old` may hold only some of them).
+    old_len: Option<usize>,
     new: Mutex<Vec<(Vec<u8>, CacheEntry)>>,
     /// Files the stored row could not vouch for (read again).
     misses: AtomicU64,
@@ -185,6 +187,8 @@ struct JournalWalk {
 
 struct Walk<'a> {
     writer: &'a BlobWriter<'a>,
+    /// When the walk started, for the rows it writes (the racy-entry rule).
+    scan_started_ns: i64,
     old_cache: &'a StatCache<'a>,
     no_ignore: bool,
     include_secrets: bool,
@@ -289,6 +293,7 @@ fn walk_tree(
     let plan_given = plan.is_some();
     let walk = Walk {
         writer,
+        scan_started_ns,
         old_cache,
         no_ignore: filter.no_ignore,
         include_secrets: filter.include_secrets,
@@ -395,7 +400,6 @@ fn walk_tree(
         },
         not_covered,
         cache: FreshCache {
-            scan_started_ns,
             replace_all: !old_cache.is_stored(),
             dirs: with_totals(
                 walk.rows.into_inner().unwrap_or_else(|p| p.into_inner()),
@@ -548,7 +552,8 @@ impl Walk<'_> {
         }
         names.sort_by(|a, b| a.0.cmp(&b.0));
         let (old_meta, old) = self.old_cache.row(rel)?;
-        let ctx = DirCtx { old, new: Mutex::default(), misses: AtomicU64::new(0) };
+        let old_len = old.as_ref().map(|o| o.entries.len());
+        let ctx = DirCtx { old, old_len, new: Mutex::default(), misses: AtomicU64::new(0) };
         if self.journal.plan.is_some() && self.ignore_rules_changed(&ctx, &names) {
             self.journal.forced.lock().unwrap_or_else(|p| p.into_inner()).push(rel.to_vec());
         }
@@ -576,7 +581,7 @@ impl Walk<'_> {
     /// Writes the tree of directory `rel`, its stat cache row and its summary.
     fn finish_dir(&self, rel: &[u8], tree: Tree, ctx: DirCtx, old_meta: Option<RowMeta>) -> Result<ObjectId> {
         let id = tree::write(self.writer, &tree)?;
-        self.row(rel, &tree, ctx, old_meta);
+        self.row(rel, &tree, ctx, old_meta)?;
         if self.journal.record {
             let mut summary = DirSummary::new(id);
             for node in &tree.nodes {
@@ -596,7 +601,7 @@ impl Walk<'_> {
     }
 
     /// Records the stat cache row of listed directory `rel`, whose tree is `tree`.
-    fn row(&self, rel: &[u8], tree: &Tree, ctx: DirCtx, old_meta: Option<RowMeta>) {
+    fn row(&self, rel: &[u8], tree: &Tree, ctx: DirCtx, old_meta: Option<RowMeta>) -> Result<()> {
         let children: Vec<Vec<u8>> = tree
             .nodes
             .iter()
@@ -616,11 +621,15 @@ impl Walk<'_> {
         }
         let mut files = ctx.new.into_inner().unwrap_or_else(|p| p.into_inner());
         files.sort_by(|a, b| a.0.cmp(&b.0));
-        let files_changed = ctx.misses.into_inner() > 0
-            || ctx.old.as_ref().is_none_or(|old| old.entries.len() != files.len());
+        let files_changed = ctx.misses.into_inner() > 0 || ctx.old_len != Some(files.len());
+        drop(ctx.old);
+        let files = (files_changed || !self.old_cache.is_stored())
+            .then(|| seal_files(self.scan_started_ns, files))
+            .transpose()?;
         let meta = Some(RowMeta { summary: None, children, totals: None });
-        let row = WalkedDir { rel: rel.to_vec(), files, files_changed, old_meta, meta };
+        let row = WalkedDir { rel: rel.to_vec(), files, old_meta, meta };
         self.rows.lock().unwrap_or_else(|p| p.into_inner()).push(row);
+        Ok(())
     }
 
     /// True when an ignore file of the directory `ctx` lists is new, gone, or changed since

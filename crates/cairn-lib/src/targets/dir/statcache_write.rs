@@ -16,19 +16,23 @@ use crate::store::catalog::{RowWrite, StatCacheWrite};
 /// One directory a capture listed, for its row.
 pub(crate) struct WalkedDir {
     pub rel: RelPath,
-    /// Its files' entries, sorted by name.
-    pub files: Vec<(Vec<u8>, CacheEntry)>,
-    /// True when they differ from the stored row's (or there was no row).
-    pub files_changed: bool,
+    /// Its files' entries, sealed as soon as the directory is done (a capture of a million
+    /// files holds a few dozen bytes per file, not the entries); none when the stored row's
+    /// are the same.
+    pub files: Option<Vec<u8>>,
     /// What the stored row said of the directory.
     pub old_meta: Option<RowMeta>,
     /// What the new row says (set once the capture has summarised every directory).
     pub meta: Option<RowMeta>,
 }
 
+/// Seals the files part of a directory row written by a scan that started at `scan_started_ns`.
+pub(crate) fn seal_files(scan_started_ns: i64, entries: Vec<(Vec<u8>, CacheEntry)>) -> Result<Vec<u8>> {
+    seal(FILES, &DirFiles { scan_started_ns, entries })
+}
+
 /// The stat cache a capture made, not stored yet: the rows it changes.
 pub(crate) struct FreshCache {
-    pub scan_started_ns: i64,
     /// The old cache was not read (none, or unreadable): every row is replaced.
     pub replace_all: bool,
     pub dirs: Vec<WalkedDir>,
@@ -49,7 +53,7 @@ impl FreshCache {
             && !self.journal_moved
             && self.gone.is_empty()
             && self.unknown_children.is_empty()
-            && self.dirs.iter().all(|d| !d.files_changed && d.meta == d.old_meta)
+            && self.dirs.iter().all(|d| d.files.is_none() && d.meta == d.old_meta)
     }
 
     /// Stores it as the stat cache of target `key`, in one transaction.
@@ -74,9 +78,7 @@ impl FreshCache {
         };
         for d in self.dirs {
             let meta = seal(META, &d.meta)?;
-            if d.files_changed || self.replace_all {
-                let files =
-                    seal(FILES, &DirFiles { scan_started_ns: self.scan_started_ns, entries: d.files })?;
+            if let Some(files) = d.files {
                 write.rows.push((d.rel, RowWrite::Full { meta, files }));
             } else if d.meta != d.old_meta {
                 write.rows.push((d.rel, RowWrite::Meta(meta)));

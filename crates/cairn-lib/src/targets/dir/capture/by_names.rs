@@ -62,6 +62,7 @@ impl Walk<'_> {
         // does not name keeps its node and its cache entry (moved, not copied); every other
         // entry of the row stays in `rest`, for the entries looked at.
         let DirFiles { scan_started_ns: since, entries } = old_files;
+        let old_len = entries.len();
         let trusted = |stamp: &Stamp| stamp.mtime_ns < since && stamp.ctime_ns < since;
         let mut look: BTreeSet<Vec<u8>> = changed.iter().cloned().collect();
         let mut entries = entries.into_iter().peekable();
@@ -128,7 +129,12 @@ impl Walk<'_> {
                 }
             }
         }
-        let ctx = DirCtx { old: Some(old_files), new: Mutex::new(kept), misses: AtomicU64::new(0) };
+        let ctx = DirCtx {
+            old: Some(old_files),
+            old_len: Some(old_len),
+            new: Mutex::new(kept),
+            misses: AtomicU64::new(0),
+        };
         let matchers = self.matchers(abs, parents, in_git)?;
         let looked: Vec<Option<Node>> = look
             .into_iter()
