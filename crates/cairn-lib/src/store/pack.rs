@@ -141,6 +141,12 @@ pub(crate) struct PackBuilder {
 
 impl PackBuilder {
     pub(crate) fn push(&mut self, blob: EncodedBlob) {
+        if self.bytes.capacity() == 0 {
+            // A pack is published once it reaches the target, so it never holds more than the
+            // target and one blob (a chunk or a whole file, at most a MiB, or a tree): sized
+            // once, its buffer is not doubled past the target as it fills.
+            self.bytes.reserve(TARGET_PACK_SIZE + blob.stored.len().max(2 << 20));
+        }
         let offset = self.bytes.len() as u32;
         self.bytes.extend_from_slice(&blob.stored);
         self.entries.push(PackEntry {
