@@ -68,12 +68,30 @@ class Results:
         return {
             "sections": [{
                 "title": s.title,
+                "intro": s.intro,
                 "rows": [{"key": r.key, "op": r.op, "tool": r.tool, "seconds": r.m.seconds,
                           "median": r.m.median, "max_rss_kib": r.m.max_rss_kib, "error": r.m.error,
                           "store_bytes": r.store, "note": r.note} for r in s.rows],
             } for s in self.sections],
             "facts": self.facts,
         }
+
+
+    @classmethod
+    def from_json(cls, data: dict) -> "Results":
+        """The results `to_json` wrote, to render them again (`bench/run --from-json`)."""
+        results = cls(facts=data.get("facts", {}))
+        scale = results.facts.get("scale")
+        if scale:  # JSON made the sizes' keys strings
+            for name, value in scale.items():
+                if isinstance(value, dict):
+                    scale[name] = {int(k): v for k, v in value.items()}
+        for s in data.get("sections", []):
+            section = results.section(s["title"], s.get("intro", ""))
+            for r in s["rows"]:
+                m = Measurement(list(r["seconds"]), list(r["max_rss_kib"]), r.get("error"))
+                section.rows.append(Row(r["key"], r["op"], r["tool"], m, r.get("store_bytes"), r.get("note", "")))
+        return results
 
 
 # ---------------------------------------------------------------------------------- formats

@@ -57,10 +57,14 @@ def runs_for(ctx: Context, files: int) -> tuple[int, int]:
     return ctx.runs, ctx.heavy_runs
 
 
-def run(ctx: Context, sizes: list[int]) -> None:
+def run(ctx: Context, sizes: list[int], after_size=None) -> None:
+    """`after_size()` runs when a size is done (the run writes what it has so far, as the
+    largest size alone can take most of an hour)."""
     ctx.results.facts["scale"] = {"sizes": [], "bytes": {}, "dirs": {}, "runs": {}, "watcher_rss_kib": {}}
     for files in sizes:
         run_size(ctx, files)
+        if after_size is not None:
+            after_size()
 
 
 def run_size(ctx: Context, files: int) -> None:
