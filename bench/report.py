@@ -94,6 +94,21 @@ class Results:
         return results
 
 
+    def merge(self, other: "Results") -> None:
+        """Add another run's sections after these; the scale series' sizes join this one's."""
+        self.sections += other.sections
+        for name, value in other.facts.items():
+            mine = self.facts.setdefault(name, {})
+            if name != "scale":
+                mine.update(value)
+                continue
+            for k, v in value.items():
+                if isinstance(v, list):
+                    mine[k] = sorted(set(mine.get(k, [])) | set(v))
+                elif isinstance(v, dict):
+                    mine.setdefault(k, {}).update(v)
+
+
 # ---------------------------------------------------------------------------------- formats
 
 def seconds(value: float | None) -> str:
@@ -339,6 +354,8 @@ def machine(path: Path) -> dict[str, str]:
 def render(results: Results, header: dict) -> str:
     out: list[str] = [BEGIN, ""]
     out.append(f"Produced by `{header['command']}` on {header['date']}, in {header['elapsed']}.")
+    for line in header.get("later", []):
+        out.append(f"Measured after it: {line}.")
     out.append("")
     m = header["machine"]
     out.append(f"- **Machine:** {m['cpus']}, {m['memory']} memory, {m['kernel']}; "

@@ -57,17 +57,21 @@ def runs_for(ctx: Context, files: int) -> tuple[int, int]:
     return ctx.runs, ctx.heavy_runs
 
 
-def run(ctx: Context, sizes: list[int], after_size=None) -> None:
+def run(ctx: Context, sizes: list[int], after_size=None, git_up_to: int | None = None) -> None:
     """`after_size()` runs when a size is done (the run writes what it has so far, as the
-    largest size alone can take most of an hour)."""
-    ctx.results.facts["scale"] = {"sizes": [], "bytes": {}, "dirs": {}, "runs": {}, "watcher_rss_kib": {}}
+    largest size alone can take most of an hour). Above `git_up_to` files git is left out:
+    where the page cache cannot hold the tree and a million loose objects, git's first save
+    reads the tree back from disk one small file at a time (it ran for over 25 minutes at
+    1,000,000 files on a virtual disk)."""
+    ctx.results.facts["scale"] = {"sizes": [], "bytes": {}, "dirs": {}, "runs": {}, "watcher_rss_kib": {},
+                                  "without_git": []}
     for files in sizes:
-        run_size(ctx, files)
+        run_size(ctx, files, git_up_to is None or files <= git_up_to)
         if after_size is not None:
             after_size()
 
 
-def run_size(ctx: Context, files: int) -> None:
+def run_size(ctx: Context, files: int, with_git: bool = True) -> None:
     facts = ctx.results.facts["scale"]
     root = ctx.data(f"scale-{files}")
     stores = [ctx.store(f"scale-{name}") for name in ("cairn", "cairn-watched", "git.git", "tar")]
@@ -81,14 +85,16 @@ def run_size(ctx: Context, files: int) -> None:
     facts["bytes"][files] = tree.bytes
     facts["dirs"][files] = tree.dirs
     facts["runs"][files] = [runs, heavy]
+    if not with_git:
+        facts["without_git"].append(files)
     section = ctx.results.section(
         f"Scale: {files:,} files ({size(tree.bytes)})",
         f"{len(tree.files):,} files in {tree.dirs:,} directories, {tree.symlinks} symlinks, no `.git` of its "
         f"own; {runs} run{'s' if runs != 1 else ''} of each operation, {heavy} of the first save and "
-        f"the restore into an empty directory.")
+        f"the restore into an empty directory." + ("" if with_git else " git was not measured at this size."))
     cairn = Cairn(ctx.cairn_binary, root, stores[0], ctx.env, ctx.cairn_unavailable)
     watched = WatchedCairn(ctx.cairn_binary, root, stores[1], ctx.env, ctx.cairn_unavailable)
-    git = Git(root, stores[2], ctx.env)
+    git = Git(root, stores[2], ctx.env) if with_git else None
     tar = TarZstd(root, stores[3], ctx.env)
     try:
         measure_size(ctx, files, tree, section, cairn, watched, git, tar, runs, heavy)
@@ -100,8 +106,9 @@ def run_size(ctx: Context, files: int) -> None:
 
 
 def measure_size(ctx: Context, files: int, tree: Tree, section, cairn: Cairn, watched: WatchedCairn,
-                 git: Git, tar: TarZstd, runs: int, heavy: int) -> None:
+                 git: Git | None, tar: TarZstd, runs: int, heavy: int) -> None:
     label = f"scale {files:,}"
+    peers = [git] if git is not None else []
     journal_note = {"cairn+watch": "with `cairn watch` running"}
 
     def report(op: str) -> None:
@@ -119,8 +126,9 @@ def measure_size(ctx: Context, files: int, tree: Tree, section, cairn: Cairn, wa
         return cairn_count_check(cairn, tree) if tool is cairn else None
 
     ctx.log(f"{label}: first save")
-    ms, notes = rounds(ctx, [cairn, git, tar], lambda tool: tool.save(), heavy, setup=fresh, after=saved, sync=True)
-    sizes = {tool.name: tool.store_size() for tool in (cairn, git, tar) if ms[tool.name].error is None}
+    first = [cairn, *peers, tar]
+    ms, notes = rounds(ctx, first, lambda tool: tool.save(), heavy, setup=fresh, after=saved, sync=True)
+    sizes = {tool.name: tool.store_size() for tool in first if ms[tool.name].error is None}
     section.add(key(files, "first"), "first save", ms, notes, sizes)
     report("first")
     remove_tree(tar.store)  # only the first save needs the archive; the space is better free
@@ -142,7 +150,7 @@ def measure_size(ctx: Context, files: int, tree: Tree, section, cairn: Cairn, wa
             return f"the save walked the tree: {watched.last_record.get('stats', {}).get('change_journal')}"
         return None
 
-    savers = [cairn, *with_watch, git]
+    savers = [cairn, *with_watch, *peers]
     ctx.log(f"{label}: save, nothing changed")
     ms, notes = rounds(ctx, savers, lambda tool: tool.save(), runs, after=saved_checked)
     section.add(key(files, "nochange"), "save, nothing changed", ms, notes, extra=journal_note)
@@ -161,7 +169,7 @@ def measure_size(ctx: Context, files: int, tree: Tree, section, cairn: Cairn, wa
     report("inplace")
 
     ctx.log(f"{label}: restore into an empty directory")
-    restore_empty(ctx, files, tree, section, cairn, git, heavy)
+    restore_empty(ctx, files, tree, section, [cairn, *peers], heavy)
     report("restore_empty")
 
     facts = ctx.results.facts["scale"]
@@ -202,7 +210,7 @@ def in_place(ctx: Context, files: int, tree: Tree, section, tools: list[Tool], r
                        "git": "`git reset --hard REF`"})
 
 
-def restore_empty(ctx: Context, files: int, tree: Tree, section, cairn: Cairn, git: Git, runs: int) -> None:
+def restore_empty(ctx: Context, files: int, tree: Tree, section, tools: list[Tool], runs: int) -> None:
     """cairn's first restore is compared byte for byte with the tree, git's by names, sizes and
     modes; each restored copy is deleted before the next run, so one copy is on disk at a time."""
     expected = manifest(tree.root)
@@ -221,7 +229,7 @@ def restore_empty(ctx: Context, files: int, tree: Tree, section, cairn: Cairn, g
         problem = None
         if tool.name not in checked:
             checked.add(tool.name)
-            if tool is cairn:
+            if isinstance(tool, Cairn):
                 problem = compare(expected, manifest(dest))
             else:
                 problem = compare(without_content(expected), manifest(dest, content=False))
@@ -230,7 +238,7 @@ def restore_empty(ctx: Context, files: int, tree: Tree, section, cairn: Cairn, g
         return problem
 
     current = {"run": 0}
-    ms, notes = rounds(ctx, [cairn, git], lambda tool: tool.restore_to(dest_for(tool, current["run"])), runs,
+    ms, notes = rounds(ctx, tools, lambda tool: tool.restore_to(dest_for(tool, current["run"])), runs,
                        before_run=lambda run: current.update(run=run), setup=setup, after=after, sync=True)
     section.add(key(files, "restore_empty"), "restore into an empty directory", ms, notes,
                 extra={"git": "`git checkout REF -- .` into an empty work tree"})
