@@ -93,7 +93,11 @@ def run_size(ctx: Context, files: int, with_git: bool = True) -> None:
         f"own; {runs} run{'s' if runs != 1 else ''} of each operation, {heavy} of the first save and "
         f"the restore into an empty directory." + ("" if with_git else " git was not measured at this size."))
     cairn = Cairn(ctx.cairn_binary, root, stores[0], ctx.env, ctx.cairn_unavailable)
-    watched = WatchedCairn(ctx.cairn_binary, root, stores[1], ctx.env, ctx.cairn_unavailable)
+    # Above git's limit the page cache cannot hold the tree either: a second first save (for a
+    # store of the watcher's own) read it back from disk at 2 MB/s. There the watcher is started
+    # on cairn's store once cairn's own rounds are done, and the watched rounds follow.
+    watched = WatchedCairn(ctx.cairn_binary, root, stores[0] if not with_git else stores[1], ctx.env,
+                           ctx.cairn_unavailable)
     git = Git(root, stores[2], ctx.env) if with_git else None
     tar = TarZstd(root, stores[3], ctx.env)
     try:
@@ -126,23 +130,30 @@ def measure_size(ctx: Context, files: int, tree: Tree, section, cairn: Cairn, wa
         return cairn_count_check(cairn, tree) if tool is cairn else None
 
     ctx.log(f"{label}: first save")
-    first = [cairn, *peers, tar]
+    big = git is None
+    first = [cairn, *peers] + ([] if big else [tar])  # tar too would read the tree from disk
     ms, notes = rounds(ctx, first, lambda tool: tool.save(), heavy, setup=fresh, after=saved, sync=True)
     sizes = {tool.name: tool.store_size() for tool in first if ms[tool.name].error is None}
     section.add(key(files, "first"), "first save", ms, notes, sizes)
     report("first")
     remove_tree(tar.store)  # only the first save needs the archive; the space is better free
 
-    # The watched store: a watcher, then two unmeasured saves (the first reads the whole tree,
-    # the second leaves the answer the journal saves after it compare with).
-    with_watch: list[Tool] = [watched]
-    try:
-        watched.fresh_store(ctx.runner)
-        watched.start_watcher(ctx.runner)
-        save_all(ctx, [watched, watched])
-    except SetupError as e:
-        ctx.log(f"  cairn+watch: {e}")
-        with_watch = []
+    def start_watching() -> list[Tool]:
+        """The watcher, then unmeasured saves (on a fresh store the first reads the whole tree;
+        the last leaves the answer the journal saves after it compare with)."""
+        try:
+            if big:
+                watched.refs[:] = cairn.refs
+                watched.start_watcher(ctx.runner)
+                save_all(ctx, [watched])
+            else:
+                watched.fresh_store(ctx.runner)
+                watched.start_watcher(ctx.runner)
+                save_all(ctx, [watched, watched])
+            return [watched]
+        except SetupError as e:
+            ctx.log(f"  cairn+watch: {e}")
+            return []
 
     def saved_checked(tool: Tool, run: int, outcome: Outcome) -> str | None:
         tool.saved(ctx.runner, outcome)
@@ -150,26 +161,36 @@ def measure_size(ctx: Context, files: int, tree: Tree, section, cairn: Cairn, wa
             return f"the save walked the tree: {watched.last_record.get('stats', {}).get('change_journal')}"
         return None
 
-    savers = [cairn, *with_watch, *peers]
-    ctx.log(f"{label}: save, nothing changed")
-    ms, notes = rounds(ctx, savers, lambda tool: tool.save(), runs, after=saved_checked)
-    section.add(key(files, "nochange"), "save, nothing changed", ms, notes, extra=journal_note)
-    report("nochange")
+    def phase(savers: list[Tool], tag: str) -> None:
+        ctx.log(f"{label}: save, nothing changed")
+        ms, notes = rounds(ctx, savers, lambda tool: tool.save(), runs, after=saved_checked)
+        section.add(key(files, "nochange"), "save, nothing changed", ms, notes, extra=journal_note)
+        report("nochange")
 
-    ctx.log(f"{label}: save, {CHANGED} files changed")
-    ms, notes = rounds(ctx, savers, lambda tool: tool.save(), runs,
-                       before_run=lambda run: change_files(tree, ctx.pool, ctx.seed, f"scale:{files}:save:{run}",
-                                                           CHANGED),
-                       after=saved_checked)
-    section.add(key(files, "save20"), f"save, {CHANGED} files changed", ms, notes, extra=journal_note)
-    report("save20")
+        ctx.log(f"{label}: save, {CHANGED} files changed")
+        ms, notes = rounds(ctx, savers, lambda tool: tool.save(), runs,
+                           before_run=lambda run: change_files(tree, ctx.pool, ctx.seed,
+                                                               f"scale:{files}:save:{tag}{run}", CHANGED),
+                           after=saved_checked)
+        section.add(key(files, "save20"), f"save, {CHANGED} files changed", ms, notes, extra=journal_note)
+        report("save20")
 
-    ctx.log(f"{label}: in-place restore after {CHANGED} files changed")
-    in_place(ctx, files, tree, section, savers, runs)
-    report("inplace")
+        ctx.log(f"{label}: in-place restore after {CHANGED} files changed")
+        in_place(ctx, files, tree, section, savers, runs, tag)
+        report("inplace")
+
+    if big:
+        phase([cairn], "")
+        with_watch = start_watching()
+        if with_watch:
+            phase(with_watch, "watched:")
+            cairn.refs[:] = watched.refs
+    else:
+        with_watch = start_watching()
+        phase([cairn, *with_watch, *peers], "")
 
     ctx.log(f"{label}: restore into an empty directory")
-    restore_empty(ctx, files, tree, section, [cairn, *peers], heavy)
+    restore_empty(ctx, files, tree, section, [cairn, *peers], heavy, content=not big)
     report("restore_empty")
 
     facts = ctx.results.facts["scale"]
@@ -180,13 +201,13 @@ def measure_size(ctx: Context, files: int, tree: Tree, section, cairn: Cairn, wa
             ctx.log(f"  the watcher's own peak RSS: {hwm / 1024:.1f} MiB")
 
 
-def in_place(ctx: Context, files: int, tree: Tree, section, tools: list[Tool], runs: int) -> None:
+def in_place(ctx: Context, files: int, tree: Tree, section, tools: list[Tool], runs: int, tag: str = "") -> None:
     """Every tool undoes exactly the same edits, as in the source suite."""
     changes = {}
     originals: dict[str, bytes] = {}
 
     def before_run(run: int) -> None:
-        changes[run] = plan_change(tree, ctx.pool, ctx.seed, f"scale:{files}:inplace:{run}", CHANGED)
+        changes[run] = plan_change(tree, ctx.pool, ctx.seed, f"scale:{files}:inplace:{tag}{run}", CHANGED)
         originals.clear()
         for rel in changes[run].files:
             originals[rel] = (tree.root / rel).read_bytes()
@@ -210,10 +231,13 @@ def in_place(ctx: Context, files: int, tree: Tree, section, tools: list[Tool], r
                        "git": "`git reset --hard REF`"})
 
 
-def restore_empty(ctx: Context, files: int, tree: Tree, section, tools: list[Tool], runs: int) -> None:
-    """cairn's first restore is compared byte for byte with the tree, git's by names, sizes and
-    modes; each restored copy is deleted before the next run, so one copy is on disk at a time."""
-    expected = manifest(tree.root)
+def restore_empty(ctx: Context, files: int, tree: Tree, section, tools: list[Tool], runs: int,
+                  content: bool = True) -> None:
+    """cairn's first restore is compared byte for byte with the tree (by names, sizes and modes
+    without `content`: where the tree no longer fits the page cache, reading it again would take
+    longer than the rest of the size), git's by names, sizes and modes; each restored copy is
+    deleted before the next run, so one copy is on disk at a time."""
+    expected = manifest(tree.root, content=content)
     checked: set[str] = set()
 
     def dest_for(tool: Tool, run: int) -> Path:
@@ -230,7 +254,7 @@ def restore_empty(ctx: Context, files: int, tree: Tree, section, tools: list[Too
         if tool.name not in checked:
             checked.add(tool.name)
             if isinstance(tool, Cairn):
-                problem = compare(expected, manifest(dest))
+                problem = compare(expected, manifest(dest, content=content))
             else:
                 problem = compare(without_content(expected), manifest(dest, content=False))
         remove_tree(dest)
