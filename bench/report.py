@@ -131,6 +131,11 @@ def size(value: int | float | None) -> str:
     return f"{int(value)} B"
 
 
+def mib(kib: int) -> str:
+    value = kib / 1024
+    return f"{value:.1f} MiB" if value < 100 else f"{value:.0f} MiB"
+
+
 def ratio(value: float | None) -> str:
     return "—" if value is None else f"{value:.2f}×"
 
@@ -438,7 +443,7 @@ def render_scale(results: Results, plots: list[tuple[str, str]]) -> list[str]:
                 cells.append(text)
             out.append(f"| {label} | {tool} | {' | '.join(cells)} |")
     out.append("")
-    out.append("Peak RSS (the largest over the runs).")
+    out.append("Peak RSS in MiB, as the limit is written (the largest over the runs).")
     out.append("")
     out.append(f"| operation | tool | {heads} |")
     out.append(f"|---|---|{rule}")
@@ -447,11 +452,11 @@ def render_scale(results: Results, plots: list[tuple[str, str]]) -> list[str]:
             rows = [results.row(scale_key(n, op), tool) for n in sizes]
             if not any(rows):
                 continue
-            cells = [size(r.m.peak_rss_kib * 1024) if r is not None and r.m.peak_rss_kib else "—" for r in rows]
+            cells = [mib(r.m.peak_rss_kib) if r is not None and r.m.peak_rss_kib else "—" for r in rows]
             out.append(f"| {label} | {tool} | {' | '.join(cells)} |")
     hwm = results.facts.get("scale", {}).get("watcher_rss_kib", {})
     if hwm:
-        cells = [size(hwm[n] * 1024) if hwm.get(n) else "—" for n in sizes]
+        cells = [mib(hwm[n]) if hwm.get(n) else "—" for n in sizes]
         out.append(f"| watching the tree (VmHWM of `cairn watch`) | cairn+watch | {' | '.join(cells)} |")
     out.append("")
     return out
