@@ -32,8 +32,9 @@ def build(workspace: Path, log=print) -> tuple[Path | None, str]:
     return binary, ""
 
 
-def version(binary: Path | None, workspace: Path) -> str:
-    """`cairn --version`, and the commit of the workspace it was built from."""
+def version(binary: Path | None, workspace: Path, given: bool = False) -> str:
+    """`cairn --version`, and the commit of the workspace it was built from (for a binary given
+    with --cairn, its path: the workspace's commit says nothing about it)."""
     if binary is None:
         return "not built"
     try:
@@ -41,6 +42,8 @@ def version(binary: Path | None, workspace: Path) -> str:
                               timeout=30).stdout.strip() or "cairn (no --version output)"
     except (OSError, subprocess.TimeoutExpired) as e:
         said = f"cairn (--version failed: {e})"
+    if given:
+        return f"{said} (`{binary}`, given with --cairn)"
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=workspace,
                             capture_output=True, text=True).stdout.strip()
     dirty = subprocess.run(["git", "status", "--porcelain", "--", "crates", "Cargo.toml", "Cargo.lock"],

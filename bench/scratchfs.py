@@ -50,12 +50,15 @@ class ScratchFs:
             return "this kernel has no loop devices"
         return None
 
-    def create(self, size_bytes: int) -> Path:
-        """Make, attach and mount the image; returns where to work."""
+    def create(self, size_bytes: int, inodes: int | None = None) -> Path:
+        """Make, attach and mount the image; returns where to work. `inodes` overrides
+        mkfs's default of one per 16 kB, which a tree of small files with its copies and
+        git's loose objects can run out of before the space."""
         self.work.mkdir(parents=True, exist_ok=True)
         with open(self.image, "wb") as f:
             f.truncate(size_bytes)
-        subprocess.run(["mkfs.ext4", "-q", "-F", "-E", "nodiscard", "-L", "cairn-bench", str(self.image)],
+        extra = ["-N", str(inodes)] if inodes else []
+        subprocess.run(["mkfs.ext4", "-q", "-F", "-E", "nodiscard", *extra, "-L", "cairn-bench", str(self.image)],
                        check=True, capture_output=True)
         self.device = subprocess.run(["losetup", "--find", "--show", "--direct-io=on", str(self.image)],
                                      check=True, capture_output=True, text=True).stdout.strip()
