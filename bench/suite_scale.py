@@ -1,7 +1,8 @@
 """The scale series: how the cost of each operation grows with the tree, cairn beside git.
 
-For each size a tree is generated (about 6 kB a file, a directory per 50 files, no `.git` of its
-own), measured, and deleted with its stores before the next size, so the disk holds one size
+For each size a tree is generated as packages of 10,000 files, each one a source tree of its own
+(about 6 kB a file, a directory per 50 files, no `.git`; workload.generate_monorepo), measured,
+and deleted with its stores before the next size, so the disk holds one size
 at a time. Within a size the tools take turns as in every other suite. The big sizes get fewer
 runs: at 1,000,000 files one git first save writes a million loose objects.
 """
@@ -18,18 +19,14 @@ from measure import Outcome, SetupError, remove_tree
 from peers import Git, TarZstd, Tool
 from report import scale_key, size
 from suite_source import cairn_count_check, save_all
-from workload import Tree, TreeSpec, apply_change, change_files, generate_tree, plan_change
+from workload import Tree, apply_change, change_files, generate_monorepo, plan_change
 
 SIZES = [10_000, 50_000, 200_000, 1_000_000]
 QUICK_SIZES = [2_000, 10_000]
 BYTES_PER_FILE = 6_000
-FILES_PER_DIR = 50
+# Each size is made of packages of this many files (workload.generate_monorepo says why).
+PACKAGE_FILES = 10_000
 CHANGED = 20
-
-
-def spec_for(files: int) -> TreeSpec:
-    return TreeSpec(files=files, dirs=max(10, files // FILES_PER_DIR), total_bytes=files * BYTES_PER_FILE,
-                    git_share=0.0)
 
 
 key = scale_key  # the report finds the rows by these keys
@@ -77,7 +74,7 @@ def run_size(ctx: Context, files: int, with_git: bool = True) -> None:
     stores = [ctx.store(f"scale-{name}") for name in ("cairn", "cairn-watched", "git.git", "tar")]
     ctx.log(f"scale {files:,}: generating the tree")
     t0 = time.monotonic()
-    tree = generate_tree(root, spec_for(files), ctx.seed, ctx.pool)
+    tree = generate_monorepo(root, files, BYTES_PER_FILE, PACKAGE_FILES, ctx.seed, ctx.pool)
     ctx.log(f"scale {files:,}: {len(tree.files):,} files, {tree.dirs:,} directories, "
             f"{size(tree.bytes)} in {time.monotonic() - t0:.0f} s")
     runs, heavy = runs_for(ctx, files)

@@ -249,6 +249,27 @@ def generate_tree(root: Path, spec: TreeSpec, seed: int, pool: TextPool) -> Tree
     return tree
 
 
+def generate_monorepo(root: Path, files: int, bytes_per_file: int, per_package: int, seed: int,
+                      pool: TextPool) -> Tree:
+    """A tree of `files` files made of packages of `per_package` files each, every package a
+    source tree of its own seed (`pkg000/`, `pkg001/`, ...). The source tree puts a growing share
+    of its files in a few crowded directories (a Pareto law: one holds 18,000 of 50,000 files,
+    93,000 of 200,000), so scaled up as one tree it would measure one ever larger directory;
+    a large repository grows by more packages instead, which is what this measures."""
+    root.mkdir(parents=True)
+    tree = Tree(root=root)
+    for i in range(max(1, -(-files // per_package))):
+        count = min(per_package, files - i * per_package)
+        spec = TreeSpec(files=count, dirs=max(10, count // 50), total_bytes=count * bytes_per_file, git_share=0.0)
+        name = f"pkg{i:03d}"
+        part = generate_tree(root / name, spec, seed * 1000 + i, pool)
+        tree.files.extend(FileEntry(f"{name}/{f.rel}", f.size, f.binary) for f in part.files)
+        tree.dirs += part.dirs + 1
+        tree.symlinks += part.symlinks
+    tree.files.sort(key=lambda f: f.rel)
+    return tree
+
+
 def git_env(home: Path) -> dict[str, str]:
     """A git environment that reads no user or system configuration."""
     return {
