@@ -258,7 +258,7 @@ impl Store {
                 );
             }
         };
-        StatCache::store(self, &key, settle_clock(&written), written)?;
+        StatCache::store_written(self, &key, settle_clock(&written), written)?;
         result.files_written = files;
         result.bytes_written = bytes;
         Ok(result)

@@ -13,7 +13,8 @@ use crate::targets::dir::capture::{self, Uncovered};
 use crate::targets::dir::fsops::DirHandle;
 use crate::targets::dir::materialize::Materializer;
 use crate::targets::dir::restore::{Plan, PlanEntry, later_links};
-use crate::targets::dir::statcache::{CacheEntry, StatCache, coarse_now_ns};
+use crate::targets::dir::statcache::{StatCache, coarse_now_ns};
+use crate::targets::dir::statcache_write::WrittenFiles;
 use crate::tree::{self, DirRoot};
 
 impl Store {
@@ -54,7 +55,7 @@ impl Store {
         // The journal's place is from before the writes, whose events mark every directory they
         // touched: the next save looks at those and trusts the rest.
         let settled = settle_clock(&written);
-        StatCache::amend(self, key, &changed, written, settled)?;
+        StatCache::amend(self, key, &changed, written.into_entries(), settled)?;
         Ok((plan.entries(), files, bytes))
     }
 
@@ -93,15 +94,15 @@ pub(crate) fn read_dry_root(writer: &BlobWriter<'_>, id: &crate::id::ObjectId) -
 }
 
 /// Waits for the coarse clock (which stamps file times) to tick past the last write and past
-/// every time recorded in `written`, and returns the new time: files written before it are
+/// every ctime recorded in `written`, and returns the new time: files written before it are
 /// then trusted by the racy-git rule. The kernel may stamp an inode whose times were just read
 /// with a fine-grained time (multigrain timestamps), up to a tick ahead of the coarse clock, so
 /// one tick after the last write is not always enough.
-pub(crate) fn settle_clock(written: &[(Vec<u8>, CacheEntry)]) -> i64 {
+pub(crate) fn settle_clock(written: &WrittenFiles) -> i64 {
     // ctime only: the kernel sets it to the time of the change, where mtime may be the
     // snapshot's (any date). A ctime far ahead (a clock set back meanwhile) is not waited for.
     let now = coarse_now_ns();
-    let latest = written.iter().map(|(_, e)| e.stamp.ctime_ns).filter(|t| *t < now + 1_000_000_000).max();
+    let latest = written.latest_ctime_ns().filter(|t| *t < now + 1_000_000_000);
     let start = latest.unwrap_or(now).max(now);
     loop {
         let now = coarse_now_ns();

@@ -9,6 +9,7 @@ use rayon::prelude::*;
 use super::Progress;
 use super::fsops::{DirHandle, Meta, stamp_of};
 use super::statcache::CacheEntry;
+use super::statcache_write::WrittenFiles;
 use crate::error::Result;
 use crate::id::ObjectId;
 use crate::store::Store;
@@ -22,7 +23,7 @@ pub(crate) struct Materializer<'a> {
     /// Paths that are hard links of an earlier path; they are linked after the pass.
     pub link_later: HashSet<Vec<u8>>,
     /// Files written, with their new stat, for the stat cache.
-    pub written: Mutex<Vec<(Vec<u8>, CacheEntry)>>,
+    pub written: Mutex<WrittenFiles>,
     pub files_written: std::sync::atomic::AtomicU64,
     pub bytes_written: std::sync::atomic::AtomicU64,
     /// Where a front end watches the files written, if one does.
@@ -42,7 +43,7 @@ impl<'a> Materializer<'a> {
             store,
             keep_mtime,
             link_later,
-            written: Mutex::new(Vec::new()),
+            written: Mutex::new(WrittenFiles::default()),
             files_written: Default::default(),
             bytes_written: Default::default(),
             progress: None,
@@ -175,7 +176,7 @@ impl<'a> Materializer<'a> {
             extra: extra.clone(),
             xattrs_left_out: Vec::new(),
         };
-        self.written.lock().unwrap_or_else(|p| p.into_inner()).push((rel.to_vec(), entry));
+        self.written.lock().unwrap_or_else(|p| p.into_inner()).push(rel, &entry);
     }
 
     /// Links every later path of each hard-link group to the group's first path, then records
@@ -193,11 +194,7 @@ impl<'a> Materializer<'a> {
             }
             let first_entry = {
                 let written = self.written.lock().unwrap_or_else(|p| p.into_inner());
-                written
-                    .iter()
-                    .rev()
-                    .find(|(p, _)| p == first)
-                    .map(|(_, e)| (e.content.clone(), e.extra.clone()))
+                written.last_of(first).map(|e| (e.content, e.extra))
             };
             if let Some((content, extra)) = first_entry {
                 for path in group {

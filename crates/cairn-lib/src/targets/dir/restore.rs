@@ -10,7 +10,6 @@ use super::Progress;
 use super::capture::Uncovered;
 use super::fsops::{DirHandle, Meta};
 use super::materialize::{Materializer, split};
-use super::statcache::CacheEntry;
 use crate::error::{Error, Result};
 use crate::id::ObjectId;
 use crate::store::Store;
@@ -274,7 +273,7 @@ pub(crate) fn later_links(root: &DirRoot) -> HashSet<Vec<u8>> {
 }
 
 /// Files and bytes a fresh restore wrote, and the stat-cache entries of what it wrote.
-pub(crate) type Restored = (u64, u64, Vec<(Vec<u8>, CacheEntry)>);
+pub(crate) type Restored = (u64, u64, super::statcache_write::WrittenFiles);
 
 /// Restores `root` into the empty directory `dest` (which exists), keeping the snapshot's
 /// times. Returns the files written, for the stat cache of `dest`.
