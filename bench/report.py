@@ -421,39 +421,33 @@ def render_scale(results: Results, plots: list[tuple[str, str]]) -> list[str]:
     rule = "--:|" * len(sizes)
     out.append("Median time; in brackets, for cairn, its ratio to git at the same size, measured in the same rounds.")
     out.append("")
-    out.append(f"| operation | tool | {heads} |")
-    out.append(f"|---|---|{rule}")
-    for op, label in SCALE_OPERATIONS:
-        for tool in SCALE_TOOLS:
-            rows = [results.row(scale_key(n, op), tool) for n in sizes]
-            if not any(rows):
-                continue
-            cells = []
-            for n, row in zip(sizes, rows):
-                if row is None:
-                    cells.append("—")
-                    continue
-                if row.m.error:
-                    cells.append("**error**")
-                    continue
-                text = seconds(row.m.median)
-                git = results.median(scale_key(n, op), "git")
-                if tool.startswith("cairn") and git and row.m.median is not None:
-                    text += f" ({row.m.median / git:.2f}×)"
-                cells.append(text)
-            out.append(f"| {label} | {tool} | {' | '.join(cells)} |")
+    def table(cell) -> None:
+        """One row per operation and tool that has a figure, `cell(size, op, tool, row)` each."""
+        out.append(f"| operation | tool | {heads} |")
+        out.append(f"|---|---|{rule}")
+        for op, label in SCALE_OPERATIONS:
+            for tool in SCALE_TOOLS:
+                rows = [results.row(scale_key(n, op), tool) for n in sizes]
+                if any(rows):
+                    cells = [cell(n, op, tool, row) for n, row in zip(sizes, rows)]
+                    out.append(f"| {label} | {tool} | {' | '.join(cells)} |")
+
+    def time_cell(n, op, tool, row) -> str:
+        if row is None:
+            return "—"
+        if row.m.error:
+            return "**error**"
+        text = seconds(row.m.median)
+        git = results.median(scale_key(n, op), "git")
+        if tool.startswith("cairn") and git and row.m.median is not None:
+            text += f" ({row.m.median / git:.2f}×)"
+        return text
+
+    table(time_cell)
     out.append("")
     out.append("Peak RSS in MiB, as the limit is written (the largest over the runs).")
     out.append("")
-    out.append(f"| operation | tool | {heads} |")
-    out.append(f"|---|---|{rule}")
-    for op, label in SCALE_OPERATIONS:
-        for tool in SCALE_TOOLS:
-            rows = [results.row(scale_key(n, op), tool) for n in sizes]
-            if not any(rows):
-                continue
-            cells = [mib(r.m.peak_rss_kib) if r is not None and r.m.peak_rss_kib else "—" for r in rows]
-            out.append(f"| {label} | {tool} | {' | '.join(cells)} |")
+    table(lambda n, op, tool, row: mib(row.m.peak_rss_kib) if row is not None and row.m.peak_rss_kib else "—")
     hwm = results.facts.get("scale", {}).get("watcher_rss_kib", {})
     if hwm:
         cells = [mib(hwm[n]) if hwm.get(n) else "—" for n in sizes]
