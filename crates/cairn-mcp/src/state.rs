@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use cairn_lib::ops::agent::{Capability, INVALID_CONFIG_CODE, check_agent_permission};
+use cairn_lib::ops::watch::{AutoWatch, wants_watcher};
 use cairn_lib::{Snapshot, Store, TargetKind};
 
 use crate::error::ToolError;
@@ -73,13 +74,12 @@ impl ServerState {
         let Some(starter) = &self.watch else { return };
         // Read now, not at start: `cairn config set` applies to a running server.
         let Ok(config) = self.store.reload_config() else { return };
-        if !config.flag("mcp.watch") {
-            return;
-        }
-        let from = config.count("hooks.watch_from").unwrap_or(u64::MAX);
         for snapshot in snapshots {
             let entries = snapshot.stats.files + snapshot.stats.dirs + snapshot.stats.symlinks;
-            if snapshot.kind != TargetKind::Dir || snapshot.safety || entries == 0 || entries < from {
+            if snapshot.kind != TargetKind::Dir
+                || snapshot.safety
+                || !wants_watcher(&config, AutoWatch::Mcp, entries)
+            {
                 continue;
             }
             let dir = PathBuf::from(&snapshot.target);

@@ -22,6 +22,27 @@ pub struct WatchOptions {
     pub dirs: Vec<PathBuf>,
 }
 
+/// Who would start a watcher on its own after a save: each has its own setting to turn that off.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AutoWatch {
+    /// An agent hook's checkpoint (`hooks.watch`).
+    Hooks,
+    /// A save through the MCP server (`mcp.watch`).
+    Mcp,
+}
+
+/// True when `config` asks `front` to start a watcher for a tree of `entries` entries (files,
+/// directories, links) it just saved: its setting is on and the tree holds `hooks.watch_from`
+/// entries or more.
+pub fn wants_watcher(config: &crate::Config, front: AutoWatch, entries: u64) -> bool {
+    let flag = match front {
+        AutoWatch::Hooks => "hooks.watch",
+        AutoWatch::Mcp => "mcp.watch",
+    };
+    let from = config.count("hooks.watch_from").unwrap_or(u64::MAX);
+    config.flag(flag) && entries > 0 && entries >= from
+}
+
 /// What starting a watcher did.
 pub enum WatchStart {
     /// A new watcher is set up; [`Watcher::run`] serves until it is stopped.

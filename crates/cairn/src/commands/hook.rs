@@ -21,7 +21,7 @@ use std::sync::mpsc::{self, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
 use cairn_lib::agents::{self, Agent, CheckpointOutcome, HookEvent, HookInvocation, HookLogLine};
-use cairn_lib::ops::watch::WatchOptions;
+use cairn_lib::ops::watch::{AutoWatch, WatchOptions, wants_watcher};
 use cairn_lib::{ErrorKind, Store};
 use clap::Args;
 
@@ -161,10 +161,7 @@ fn background(global: &GlobalArgs, agent: &str) -> CommandResult {
         }
         Err(err) => return Err(err),
     };
-    let watch_from = config.count("hooks.watch_from").unwrap_or(u64::MAX);
-    if config.flag("hooks.watch")
-        && entries > 0
-        && entries >= watch_from
+    if wants_watcher(config, AutoWatch::Hooks, entries)
         && let Some(cwd) = &invocation.cwd
     {
         // The turn no longer waits for this; a failure only shows in the log.

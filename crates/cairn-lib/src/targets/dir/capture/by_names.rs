@@ -73,33 +73,33 @@ impl Walk<'_> {
                 rest.push(earlier);
             }
             let entry = entries.next_if(|(n, _)| *n == node.name).map(|(_, e)| e);
-            let keep = match (&node.kind, &entry) {
-                _ if look.contains(&node.name) => false,
+            // Whether the node is taken as it was, and whether its cache entry is too.
+            let (keep_node, keep_entry) = match (&node.kind, &entry) {
+                _ if look.contains(&node.name) => (false, false),
                 (NodeKind::Dir { .. }, _) => {
                     look.insert(node.name.clone());
-                    false
+                    (false, false)
                 }
                 (NodeKind::Symlink { .. }, _) => {
                     self.counters.symlinks.fetch_add(1, Ordering::Relaxed);
-                    nodes.push(node.clone());
-                    false
+                    (true, false)
                 }
                 (NodeKind::File { size, .. }, Some(e)) if trusted(&e.stamp) && e.stamp.size == *size => {
                     self.counted(*size);
-                    true
+                    (true, true)
                 }
                 (NodeKind::File { .. }, _) => {
                     look.insert(node.name.clone());
-                    false
+                    (false, false)
                 }
             };
-            match (keep, entry) {
-                (true, Some(e)) => {
-                    kept.push((node.name.clone(), e));
-                    nodes.push(node);
-                }
-                (_, Some(e)) => rest.push((node.name, e)),
-                (_, None) => {}
+            match entry {
+                Some(e) if keep_entry => kept.push((node.name.clone(), e)),
+                Some(e) => rest.push((node.name.clone(), e)),
+                None => {}
+            }
+            if keep_node {
+                nodes.push(node);
             }
         }
         rest.extend(entries);
