@@ -1,6 +1,7 @@
 //! The blob writer: hash → dedup → compress → pack, shared by the threads of one capture.
 //!
-//! A blob the store already holds costs one index lookup. New blobs are compressed on the
+//! A blob the store already holds costs one index lookup, made in a read transaction the
+//! writer holds across many lookups (`catalog/lookups.rs`). New blobs are compressed on the
 //! calling thread (so compression runs in parallel) and appended to the current pack, which is
 //! published (write, flush, rename) and then indexed once it is large enough.
 
@@ -9,6 +10,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::Store;
+use super::catalog::BlobLookups;
 use super::pack::{self, BlobKind, PackBuilder, TARGET_PACK_SIZE};
 use crate::error::Result;
 use crate::id::ObjectId;
@@ -23,6 +25,13 @@ struct State {
     replacing: HashSet<ObjectId>,
     /// Packs this writer published.
     published: Vec<String>,
+    /// The first 8 bytes of every id this writer indexed. The held lookups began before, so
+    /// they cannot see these: an id found here is looked up afresh.
+    indexed: HashSet<u64>,
+}
+
+fn short(id: &ObjectId) -> u64 {
+    u64::from_le_bytes(id.0[..8].try_into().expect("an id has 32 bytes"))
 }
 
 /// What the store cannot vouch for, found once per writer: packs whose file is missing or
@@ -67,6 +76,7 @@ pub(crate) struct BlobWriter<'s> {
     dry: Option<Mutex<HashMap<ObjectId, Vec<u8>>>>,
     /// Found on first use.
     suspect: std::sync::OnceLock<Suspect>,
+    lookups: BlobLookups<'s>,
 }
 
 impl<'s> BlobWriter<'s> {
@@ -78,6 +88,7 @@ impl<'s> BlobWriter<'s> {
             stored_bytes: AtomicU64::new(0),
             dry: None,
             suspect: std::sync::OnceLock::new(),
+            lookups: BlobLookups::new(&store.catalog),
         }
     }
 
@@ -131,7 +142,9 @@ impl<'s> BlobWriter<'s> {
     /// blob in a pack that is missing or cut short, or one a check found damaged, is stored
     /// again, and its new place replaces the old one.
     fn vouched(&self, id: &ObjectId) -> Result<bool> {
-        let Some(loc) = self.store.catalog.blob_location(id)? else {
+        let fresh = self.lock().indexed.contains(&short(id));
+        let found = if fresh { self.store.catalog.blob_location(id)? } else { self.lookups.location(id)? };
+        let Some(loc) = found else {
             return Ok(false);
         };
         let suspect = self.suspect()?;
@@ -224,6 +237,7 @@ impl<'s> BlobWriter<'s> {
         state.published.push(key);
         for e in &entries {
             state.pending.remove(&e.id);
+            state.indexed.insert(short(&e.id));
         }
         Ok(())
     }
@@ -267,5 +281,33 @@ impl crate::tree::diff::TreeSource for BlobWriter<'_> {
 impl crate::tree::diff::TreeSource for Store {
     fn tree(&self, id: &ObjectId) -> Result<crate::tree::Tree> {
         crate::tree::read_tree(self, id)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_blob_indexed_after_the_lookups_began_is_not_stored_twice_and_the_pool_sees_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("store")).unwrap();
+        let data = b"a blob seen twice in one save".to_vec();
+        let writer = BlobWriter::new(&store);
+        // The first write looks the blob up, which begins the writer's read transaction.
+        let id = writer.write(BlobKind::Data, &data).unwrap();
+        writer.finish().unwrap();
+        // Indexed now, after that transaction began: the held lookup cannot see it.
+        assert_eq!(writer.write(BlobKind::Data, &data).unwrap(), id);
+        writer.finish().unwrap();
+        assert_eq!(writer.totals().0, data.len() as u64, "the blob was stored twice");
+        assert_eq!(writer.lock().published.len(), 1);
+        drop(writer);
+        // The readers went back to the pool out of their transactions, so they see the index
+        // as it is now.
+        assert!(store.catalog.blob_location(&id).unwrap().is_some());
+        let again = BlobWriter::new(&store);
+        again.write(BlobKind::Data, &data).unwrap();
+        assert_eq!(again.totals().0, 0);
     }
 }

@@ -18,7 +18,7 @@ use crate::id::{ObjectId, SnapshotId};
 use crate::ops::resolve::CallContext;
 use crate::snapshot::{Snapshot, SnapshotStats};
 use crate::store::Store;
-use crate::store::chunker::{WHOLE_FILE_LIMIT, for_each_chunk};
+use crate::store::chunker::{WHOLE_FILE_LIMIT, store_chunks};
 use crate::store::pack::BlobKind;
 use crate::store::writer::BlobWriter;
 use crate::tree::{self, DirRoot, Node, NodeKind, Tree};
@@ -349,15 +349,7 @@ fn store_data(
         }
         return writer.write(BlobKind::Data, &data).map(|id| vec![id]).map_err(Some);
     }
-    let mut ids = Vec::new();
-    let mut total = 0u64;
-    for_each_chunk(&mut reader, |chunk| {
-        total += chunk.len() as u64;
-        ids.push(writer.write(BlobKind::Data, chunk)?);
-        Ok(())
-    })
-    .map_err(|_| None)?
-    .map_err(Some)?;
+    let (ids, total) = store_chunks(writer, &mut reader).map_err(|_| None)?.map_err(Some)?;
     if total != size {
         return Err(None);
     }

@@ -18,6 +18,26 @@ pub(crate) struct BlobLocation {
     pub compressed: bool,
 }
 
+/// Where blob `id` is stored, as `conn` sees the index.
+pub(super) fn locate(conn: &rusqlite::Connection, id: &ObjectId) -> Result<Option<BlobLocation>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT p.key, b.kind, b.offset, b.length, b.raw_length, b.compressed
+         FROM blobs b JOIN packs p ON p.id = b.pack WHERE b.id = ?1",
+    )?;
+    Ok(stmt
+        .query_row([&id.0[..]], |r| {
+            Ok(BlobLocation {
+                pack_key: r.get(0)?,
+                kind: BlobKind::from_i64(r.get(1)?),
+                offset: r.get(2)?,
+                length: r.get(3)?,
+                raw_length: r.get(4)?,
+                compressed: r.get(5)?,
+            })
+        })
+        .optional()?)
+}
+
 fn now_secs() -> i64 {
     jiff::Timestamp::now().as_second()
 }
@@ -25,23 +45,7 @@ fn now_secs() -> i64 {
 impl Catalog {
     /// Where blob `id` is stored, if the store holds it.
     pub(crate) fn blob_location(&self, id: &ObjectId) -> Result<Option<BlobLocation>> {
-        let conn = self.reader()?;
-        let mut stmt = conn.prepare_cached(
-            "SELECT p.key, b.kind, b.offset, b.length, b.raw_length, b.compressed
-             FROM blobs b JOIN packs p ON p.id = b.pack WHERE b.id = ?1",
-        )?;
-        Ok(stmt
-            .query_row([&id.0[..]], |r| {
-                Ok(BlobLocation {
-                    pack_key: r.get(0)?,
-                    kind: BlobKind::from_i64(r.get(1)?),
-                    offset: r.get(2)?,
-                    length: r.get(3)?,
-                    raw_length: r.get(4)?,
-                    compressed: r.get(5)?,
-                })
-            })
-            .optional()?)
+        locate(&*self.reader()?, id)
     }
 
     /// Records that `key` is about to be written by this process (crash recovery finds it).

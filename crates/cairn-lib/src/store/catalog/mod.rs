@@ -9,6 +9,7 @@
 
 mod blobs;
 pub(crate) mod events;
+mod lookups;
 mod moments;
 mod repair;
 mod sessions;
@@ -25,6 +26,7 @@ use std::os::unix::fs::OpenOptionsExt;
 
 pub(crate) use blobs::BlobLocation;
 pub(crate) use events::Member;
+pub(crate) use lookups::BlobLookups;
 pub(crate) use snapshots::{NewSnapshot, SnapshotFilter};
 pub(crate) use statcache::{RowWrite, StatCacheWrite};
 
@@ -159,18 +161,30 @@ impl Catalog {
 
     /// A read-only connection of this thread's own for one lookup, opened on first need.
     pub(crate) fn reader(&self) -> Result<Reader<'_>> {
+        Ok(Reader { conn: Some(self.take_reader()?), pool: &self.readers })
+    }
+
+    /// A read-only connection out of the pool (or a new one), for the caller to
+    /// [give back](Catalog::give_back) outside any transaction.
+    pub(super) fn take_reader(&self) -> Result<Connection> {
         let idle = self.readers.lock().unwrap_or_else(|p| p.into_inner()).pop();
-        let conn = match idle {
-            Some(conn) => conn,
-            None => {
-                let flags =
-                    rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX;
-                let conn = Connection::open_with_flags(&self.path, flags)?;
-                conn.busy_timeout(std::time::Duration::from_secs(30))?;
-                conn
-            }
-        };
-        Ok(Reader { conn: Some(conn), pool: &self.readers })
+        match idle {
+            Some(conn) => Ok(conn),
+            None => self.open_read_only(),
+        }
+    }
+
+    /// Returns a connection from [`Catalog::take_reader`] to the pool.
+    pub(super) fn give_back(&self, conn: Connection) {
+        self.readers.lock().unwrap_or_else(|p| p.into_inner()).push(conn);
+    }
+
+    /// A new read-only connection to the catalog.
+    fn open_read_only(&self) -> Result<Connection> {
+        let flags = rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let conn = Connection::open_with_flags(&self.path, flags)?;
+        conn.busy_timeout(std::time::Duration::from_secs(30))?;
+        Ok(conn)
     }
 
     /// True when the catalog holds nothing but what [`Catalog::open`] puts into a new one: no

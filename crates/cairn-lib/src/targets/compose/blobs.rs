@@ -7,8 +7,7 @@ use std::path::Path;
 use crate::error::{Error, IoContext, Result};
 use crate::id::ObjectId;
 use crate::store::Store;
-use crate::store::chunker::for_each_chunk;
-use crate::store::pack::BlobKind;
+use crate::store::chunker::store_chunks;
 use crate::store::writer::BlobWriter;
 
 /// Stores `reader` as chunks; returns their ids and the total length.
@@ -17,15 +16,7 @@ pub(crate) fn store_stream(
     reader: impl Read,
     what: &Path,
 ) -> Result<(Vec<ObjectId>, u64)> {
-    let mut ids = Vec::new();
-    let mut total = 0u64;
-    for_each_chunk(reader, |chunk| {
-        total += chunk.len() as u64;
-        ids.push(writer.write(BlobKind::Data, chunk)?);
-        Ok(())
-    })
-    .at("read", what)??;
-    Ok((ids, total))
+    store_chunks(writer, reader).at("read", what)?
 }
 
 /// A temp file in the store (named after this process, so a crash leaves nothing the next

@@ -32,7 +32,7 @@ use super::xattrs;
 use crate::error::{Error, IoContext, Result};
 use crate::id::ObjectId;
 use crate::snapshot::{JournalReport, NotCovered, SecretEntry, SkippedEntry, SnapshotStats};
-use crate::store::chunker::{WHOLE_FILE_LIMIT, for_each_chunk};
+use crate::store::chunker::{WHOLE_FILE_LIMIT, store_chunks};
 use crate::store::pack::BlobKind;
 use crate::store::writer::BlobWriter;
 use crate::tree::{self, DirRoot, Extra, Node, NodeKind, Tree};
@@ -1014,30 +1014,29 @@ impl Walk<'_> {
         keep: impl Fn() -> bool,
     ) -> Result<ReadContent> {
         if size <= WHOLE_FILE_LIMIT {
-            // The size is known from the walk; reading through `take` skips the extra stat that
-            // `File::read_to_end` makes to size its buffer.
-            let mut data = Vec::with_capacity(size as usize + 1);
-            file.by_ref().take(WHOLE_FILE_LIMIT + 1).read_to_end(&mut data).at("read", abs)?;
-            if data.len() as u64 <= WHOLE_FILE_LIMIT {
-                let bytes = data.len() as u64;
-                let secret = secrets::by_content(rel, name, &data);
-                if secret.is_some() && !keep() {
-                    return Ok(ReadContent { content: None, secret, bytes, size: bytes });
+            // The size is known from the walk, so one `read` takes the whole file: no stat to
+            // size a buffer, no second read to find the end. A file that grew meanwhile shows
+            // a larger size in the stat after the read, and the caller reads it again.
+            let mut data = vec![0; size as usize];
+            let mut got = 0;
+            while got < data.len() {
+                match file.read(&mut data[got..]) {
+                    Ok(0) => break,
+                    Ok(n) => got += n,
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                    Err(e) => return Err(Error::io("read", abs, e)),
                 }
-                let content = Some(vec![self.writer.write(BlobKind::Data, &data)?]);
-                return Ok(ReadContent { content, secret, bytes, size: bytes });
             }
-            // It grew past one blob while it was read: read it again as chunks.
-            file.seek(std::io::SeekFrom::Start(0)).at("read", abs)?;
+            data.truncate(got);
+            let bytes = got as u64;
+            let secret = secrets::by_content(rel, name, &data);
+            if secret.is_some() && !keep() {
+                return Ok(ReadContent { content: None, secret, bytes, size: bytes });
+            }
+            let content = Some(vec![self.writer.write(BlobKind::Data, &data)?]);
+            return Ok(ReadContent { content, secret, bytes, size: bytes });
         }
-        let mut ids = Vec::new();
-        let mut read = 0u64;
-        for_each_chunk(file, |chunk| {
-            read += chunk.len() as u64;
-            ids.push(self.writer.write(BlobKind::Data, chunk)?);
-            Ok(())
-        })
-        .at("read", abs)??;
+        let (ids, read) = store_chunks(self.writer, file).at("read", abs)??;
         Ok(ReadContent { content: Some(ids), secret: None, bytes: read, size: read })
     }
 
@@ -1051,14 +1050,7 @@ impl Walk<'_> {
         extents: &[(u64, u64)],
         size: u64,
     ) -> Result<ReadContent> {
-        let mut ids = Vec::new();
-        let mut read = 0u64;
-        for_each_chunk(ExtentReader::new(file, extents), |chunk| {
-            read += chunk.len() as u64;
-            ids.push(self.writer.write(BlobKind::Data, chunk)?);
-            Ok(())
-        })
-        .at("read", abs)??;
+        let (ids, read) = store_chunks(self.writer, ExtentReader::new(file, extents)).at("read", abs)??;
         let whole = read == extents.iter().map(|(_, len)| len).sum::<u64>();
         Ok(ReadContent {
             content: Some(ids),
