@@ -191,6 +191,8 @@ impl<'s> BlobWriter<'s> {
         if !rest.is_empty() {
             self.publish(rest)?;
         }
+        // Out of the way of the record's commit too.
+        self.lookups.pause();
         Ok(())
     }
 
@@ -227,6 +229,9 @@ impl<'s> BlobWriter<'s> {
             let state = self.lock();
             entries.iter().any(|e| state.replacing.contains(&e.id))
         };
+        // The held lookups leave their transactions, so this commit's checkpoint can copy the
+        // whole WAL back.
+        self.lookups.pause();
         if replaces {
             self.store.catalog.reassign_blobs(&key, bytes.len() as u64, &entries)?;
             self.store.catalog.clear_damaged(&entries)?;
@@ -309,5 +314,25 @@ mod tests {
         let again = BlobWriter::new(&store);
         again.write(BlobKind::Data, &data).unwrap();
         assert_eq!(again.totals().0, 0);
+    }
+
+    #[test]
+    fn held_lookups_leave_the_checkpoint_free_after_each_commit() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("store")).unwrap();
+        let writer = BlobWriter::new(&store);
+        // A lookup begins a read transaction; the publish then commits after it.
+        writer.write(BlobKind::Data, b"first").unwrap();
+        writer.finish().unwrap();
+        writer.write(BlobKind::Data, b"second").unwrap();
+        writer.finish().unwrap();
+        // With the writer and its readers still alive, the WAL can be copied back whole.
+        let (log, copied): (i64, i64) = store
+            .catalog
+            .conn()
+            .query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |r| Ok((r.get(1)?, r.get(2)?)))
+            .unwrap();
+        assert!(log > 0);
+        assert_eq!(copied, log, "a held read transaction kept the checkpoint back");
     }
 }
