@@ -54,6 +54,12 @@ def runs_for(ctx: Context, files: int) -> tuple[int, int]:
     return ctx.runs, ctx.heavy_runs
 
 
+def watched_runs(ctx: Context, files: int) -> int:
+    """Runs of the watched operations at this size: they take milliseconds even at the largest,
+    so as many as at 200,000 files, and one slow moment of a shared machine is not the figure."""
+    return max(runs_for(ctx, files)[0], min(ctx.runs, 3))
+
+
 def run(ctx: Context, sizes: list[int], after_size=None, git_up_to: int | None = None) -> None:
     """`after_size()` runs when a size is done (the run writes what it has so far, as the
     largest size alone can take most of an hour). Above `git_up_to` files git is left out:
@@ -158,7 +164,7 @@ def measure_size(ctx: Context, files: int, tree: Tree, section, cairn: Cairn, wa
             return f"the save walked the tree: {watched.last_record.get('stats', {}).get('change_journal')}"
         return None
 
-    def phase(savers: list[Tool], tag: str) -> None:
+    def phase(savers: list[Tool], tag: str, runs: int = runs) -> None:
         ctx.log(f"{label}: save, nothing changed")
         ms, notes = rounds(ctx, savers, lambda tool: tool.save(), runs, after=saved_checked)
         section.add(key(files, "nochange"), "save, nothing changed", ms, notes, extra=journal_note)
@@ -180,7 +186,7 @@ def measure_size(ctx: Context, files: int, tree: Tree, section, cairn: Cairn, wa
         phase([cairn], "")
         with_watch = start_watching()
         if with_watch:
-            phase(with_watch, "watched:")
+            phase(with_watch, "watched:", watched_runs(ctx, files))
             cairn.refs[:] = watched.refs
     else:
         with_watch = start_watching()

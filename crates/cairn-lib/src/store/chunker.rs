@@ -19,20 +19,25 @@ const MIN_CHUNK: u32 = 64 * 1024;
 const AVG_CHUNK: u32 = 256 * 1024;
 const MAX_CHUNK: u32 = 1024 * 1024;
 
-/// Cuts `reader` into content-defined chunks and hands each to `sink`, in order (the golden
-/// vectors below check the cut points through it).
+/// The content-defined chunks of `reader`, in order.
+fn chunks<R: Read>(reader: R) -> impl Iterator<Item = std::io::Result<Vec<u8>>> {
+    fastcdc::v2020::StreamCDC::new(reader, MIN_CHUNK, AVG_CHUNK, MAX_CHUNK).map(|chunk| {
+        chunk.map(|c| c.data).map_err(|e| match e {
+            fastcdc::v2020::Error::IoError(io) => io,
+            other => std::io::Error::other(other.to_string()),
+        })
+    })
+}
+
+/// Hands each chunk of `reader` to `sink`, in order (the golden vectors below check the cut
+/// points through it).
 #[cfg(test)]
 fn for_each_chunk<R: Read>(
     reader: R,
     mut sink: impl FnMut(&[u8]) -> crate::error::Result<()>,
 ) -> std::result::Result<crate::error::Result<()>, std::io::Error> {
-    let chunker = fastcdc::v2020::StreamCDC::new(reader, MIN_CHUNK, AVG_CHUNK, MAX_CHUNK);
-    for chunk in chunker {
-        let chunk = chunk.map_err(|e| match e {
-            fastcdc::v2020::Error::IoError(io) => io,
-            other => std::io::Error::other(other.to_string()),
-        })?;
-        if let Err(e) = sink(&chunk.data) {
+    for chunk in chunks(reader) {
+        if let Err(e) = sink(&chunk?) {
             return Ok(Err(e));
         }
     }
@@ -61,15 +66,11 @@ pub(crate) fn store_chunks<R: Read>(
     };
     let (mut ids, mut total) = (Vec::new(), 0u64);
     let (mut batch, mut batched) = (Vec::new(), 0usize);
-    let chunker = fastcdc::v2020::StreamCDC::new(reader, MIN_CHUNK, AVG_CHUNK, MAX_CHUNK);
-    for chunk in chunker {
-        let chunk = chunk.map_err(|e| match e {
-            fastcdc::v2020::Error::IoError(io) => io,
-            other => std::io::Error::other(other.to_string()),
-        })?;
-        total += chunk.data.len() as u64;
-        batched += chunk.data.len();
-        batch.push(chunk.data);
+    for chunk in chunks(reader) {
+        let chunk = chunk?;
+        total += chunk.len() as u64;
+        batched += chunk.len();
+        batch.push(chunk);
         if batched >= BATCH_BYTES {
             if let Err(e) = store(&mut batch, &mut ids) {
                 return Ok(Err(e));

@@ -123,6 +123,22 @@ struct ReadContent {
 /// (a file read again because it changed has newer metadata than the walk saw).
 type CapturedFile = (NodeKind, Extra, std::fs::Metadata);
 
+/// Up to `len` bytes of `file` from where it stands, fewer if it ends first.
+fn read_up_to(file: &mut std::fs::File, len: usize) -> std::io::Result<Vec<u8>> {
+    let mut data = vec![0; len];
+    let mut got = 0;
+    while got < len {
+        match file.read(&mut data[got..]) {
+            Ok(0) => break,
+            Ok(n) => got += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    data.truncate(got);
+    Ok(data)
+}
+
 /// True for the error of a path longer than the system takes (`PATH_MAX`).
 fn too_long(e: &std::io::Error) -> bool {
     e.raw_os_error() == Some(libc::ENAMETOOLONG)
@@ -1016,19 +1032,17 @@ impl Walk<'_> {
         if size <= WHOLE_FILE_LIMIT {
             // The size is known from the walk, so one `read` takes the whole file: no stat to
             // size a buffer, no second read to find the end. A file that grew meanwhile shows
-            // a larger size in the stat after the read, and the caller reads it again.
-            let mut data = vec![0; size as usize];
-            let mut got = 0;
-            while got < data.len() {
-                match file.read(&mut data[got..]) {
-                    Ok(0) => break,
-                    Ok(n) => got += n,
-                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                    Err(e) => return Err(Error::io("read", abs, e)),
-                }
-            }
-            data.truncate(got);
-            let bytes = got as u64;
+            // a larger size in the stat after the read, and the caller reads it again. A file
+            // that says it is empty is read to its end all the same, as some file systems give
+            // no size for what they generate.
+            let data = if size == 0 {
+                let mut data = Vec::new();
+                file.by_ref().take(WHOLE_FILE_LIMIT).read_to_end(&mut data).at("read", abs)?;
+                data
+            } else {
+                read_up_to(file, size as usize).at("read", abs)?
+            };
+            let bytes = data.len() as u64;
             let secret = secrets::by_content(rel, name, &data);
             if secret.is_some() && !keep() {
                 return Ok(ReadContent { content: None, secret, bytes, size: bytes });
