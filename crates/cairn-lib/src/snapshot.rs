@@ -61,6 +61,13 @@ pub struct SnapshotStats {
     pub change_journal: Option<JournalReport>,
 }
 
+impl SnapshotStats {
+    /// Entries captured: files, directories and links.
+    pub fn entries(&self) -> u64 {
+        self.files + self.dirs + self.symlinks
+    }
+}
+
 /// Whether a capture looked only at what the watcher's journal named, or walked the whole tree.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct JournalReport {

@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use cairn_lib::ops::agent::{Capability, INVALID_CONFIG_CODE, check_agent_permission};
-use cairn_lib::ops::watch::{AutoWatch, wants_watcher};
-use cairn_lib::{Snapshot, Store, TargetKind};
+use cairn_lib::ops::watch::{AutoWatch, snapshot_wants_watcher};
+use cairn_lib::{Snapshot, Store};
 
 use crate::error::ToolError;
 
@@ -75,11 +75,7 @@ impl ServerState {
         // Read now, not at start: `cairn config set` applies to a running server.
         let Ok(config) = self.store.reload_config() else { return };
         for snapshot in snapshots {
-            let entries = snapshot.stats.files + snapshot.stats.dirs + snapshot.stats.symlinks;
-            if snapshot.kind != TargetKind::Dir
-                || snapshot.safety
-                || !wants_watcher(&config, AutoWatch::Mcp, entries)
-            {
+            if !snapshot_wants_watcher(&config, AutoWatch::Mcp, snapshot) {
                 continue;
             }
             let dir = PathBuf::from(&snapshot.target);

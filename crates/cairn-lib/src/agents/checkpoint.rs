@@ -86,11 +86,8 @@ impl Store {
         };
         match self.take_moment(&session, &plans, &take)? {
             Some(saved) => {
-                let entries = saved
-                    .snapshots
-                    .iter()
-                    .find(|s| s.target == workspace)
-                    .map_or(0, |s| s.stats.files + s.stats.dirs + s.stats.symlinks);
+                let entries =
+                    saved.snapshots.iter().find(|s| s.target == workspace).map_or(0, |s| s.stats.entries());
                 let mut outcome = self.after_checkpoint(&session, &workspace, saved.moment)?;
                 outcome.workspace_entries = entries;
                 Ok(outcome)

@@ -43,6 +43,15 @@ pub fn wants_watcher(config: &crate::Config, front: AutoWatch, entries: u64) -> 
     config.flag(flag) && entries > 0 && entries >= from
 }
 
+/// True when `config` asks `front` to start a watcher for the tree `snapshot` saved: a
+/// directory snapshot, not a restore's safety snapshot, that [`wants_watcher`] finds large
+/// enough.
+pub fn snapshot_wants_watcher(config: &crate::Config, front: AutoWatch, snapshot: &crate::Snapshot) -> bool {
+    snapshot.kind == crate::TargetKind::Dir
+        && !snapshot.safety
+        && wants_watcher(config, front, snapshot.stats.entries())
+}
+
 /// What starting a watcher did.
 pub enum WatchStart {
     /// A new watcher is set up; [`Watcher::run`] serves until it is stopped.
