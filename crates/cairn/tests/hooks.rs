@@ -178,14 +178,16 @@ fn a_checkpoint_of_a_large_workspace_starts_a_watcher_for_it() {
     assert_eq!(out.status.code(), Some(0));
     assert!(out.stderr.is_empty(), "{}", String::from_utf8_lossy(&out.stderr));
     eventually("the watcher", || env.json(&["watch", "--status"])["running"] == true);
-    let status = env.json(&["watch", "--status"]);
-    let root = status["roots"][0]["root"].as_str().unwrap().to_owned();
-    env.ok(&["watch", "--stop"]);
-    assert_eq!(std::fs::canonicalize(root).unwrap(), std::fs::canonicalize(env.work()).unwrap());
+    // The hook's child logs once the watcher has answered it; stopping the watcher before
+    // then would make that start fail.
     let log = env.store().join("logs/hooks.log");
     eventually("the watcher's log line", || {
         std::fs::read_to_string(&log).is_ok_and(|text| text.contains("for the next checkpoints"))
     });
+    let status = env.json(&["watch", "--status"]);
+    let root = status["roots"][0]["root"].as_str().unwrap().to_owned();
+    env.ok(&["watch", "--stop"]);
+    assert_eq!(std::fs::canonicalize(root).unwrap(), std::fs::canonicalize(env.work()).unwrap());
 }
 
 #[test]
