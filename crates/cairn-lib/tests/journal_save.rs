@@ -2,7 +2,8 @@
 //! random file-system operations in batches on a real tree watched by a real watcher; after each
 //! batch the tree is saved into a store with the watcher and into one without, and the two
 //! snapshots hold the same tree, counts and left-out entries. Every ninth batch ends with an
-//! in-place restore of an earlier snapshot.
+//! in-place restore of an earlier snapshot. A second test does the same in one directory large
+//! enough that its stat cache row is kept in parts, which saves by names rewrite one at a time.
 
 #[path = "../../cairn-watch/tests/churn/mod.rs"]
 mod churn;
@@ -142,5 +143,112 @@ fn after_every_batch_a_journal_save_equals_a_full_walk() {
     assert!(restores > 3, "only {restores} restores");
     assert!(used > 60, "the journal was used in only {used} of 80 saves");
     assert!(by_names > 100, "only {by_names} directories were looked at by the names of what changed");
+    watched.watch_stop().unwrap();
+}
+
+/// Saves `tree` into both stores and checks that the two snapshots hold the same; returns the
+/// journal save's snapshot.
+fn save_both(
+    watched: &Store,
+    walked: &Store,
+    tree: &std::path::Path,
+    root: &std::path::Path,
+    what: &str,
+) -> cairn_lib::Snapshot {
+    let journal = save(watched, tree);
+    let full = save(walked, tree);
+    let report = journal.stats.change_journal.clone().expect("the watcher answered");
+    let what = format!("{what} ({report:?})");
+    if journal.root != full.root {
+        panic!(
+            "{what}: the trees differ:\n{}\n{:?}\n{:?}",
+            differences(watched, &journal, walked, &full, root),
+            journal.stats,
+            full.stats
+        );
+    }
+    let counts = |s: &cairn_lib::Snapshot| (s.stats.files, s.stats.dirs, s.stats.symlinks, s.stats.bytes);
+    assert_eq!(counts(&journal), counts(&full), "{what}: the counts differ");
+    let left_out = |s: &cairn_lib::Snapshot| serde_json::to_value(&s.not_covered).unwrap();
+    assert_eq!(left_out(&journal), left_out(&full), "{what}: what was left out differs");
+    journal
+}
+
+#[test]
+fn in_a_directory_kept_in_parts_a_journal_save_equals_a_full_walk() {
+    use std::os::unix::fs::PermissionsExt;
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().canonicalize().unwrap();
+    let tree = root.join("tree");
+    let big = tree.join("big");
+    std::fs::create_dir_all(big.join("sub")).unwrap();
+    for i in 0..1500 {
+        std::fs::write(big.join(format!("f{i:04}")), format!("file {i}")).unwrap();
+    }
+    std::fs::write(big.join("sub/inner"), "inner").unwrap();
+    std::fs::write(big.join("f0700.key"), format!("-----BEGIN RSA {}-----\n", "PRIVATE KEY")).unwrap();
+    std::fs::write(big.join(".env"), "TOKEN=secret\n").unwrap();
+    std::os::unix::fs::symlink("f0001", big.join("f0002.link")).unwrap();
+    let watched = Store::open(&root.join("watched-store")).unwrap();
+    let walked = Store::open(&root.join("walked-store")).unwrap();
+    let WatchStart::Started { watcher, .. } =
+        watched.watch_start(&WatchOptions { dirs: vec![tree.clone()] }).unwrap()
+    else {
+        panic!("a watcher was already running")
+    };
+    std::thread::spawn(move || watcher.run());
+
+    let first = save_both(&watched, &walked, &tree, &root, "first save");
+    assert_eq!(first.not_covered.secrets.len(), 2, "{:?}", first.not_covered);
+    let mut earlier = vec![first.id.to_string()];
+    let (mut by_names, mut restores, mut n) = (0u64, 0, 0u32);
+    let mut rng = churn::Rng(0x5eed_0f9a_2701);
+    for batch in 0..36 {
+        for _ in 0..(1 + rng.below(8)) {
+            n += 1;
+            let names: Vec<_> = std::fs::read_dir(&big).unwrap().flatten().map(|e| e.path()).collect();
+            let file = names[rng.below(names.len())].clone();
+            let is_file = file.symlink_metadata().unwrap().is_file();
+            let new = big.join(format!("n{n:04}"));
+            match rng.below(10) {
+                0 if is_file => std::fs::write(&file, format!("rewritten {n}")).unwrap(),
+                1 if is_file => {
+                    use std::io::Write;
+                    std::fs::OpenOptions::new().append(true).open(&file).unwrap().write_all(b"+").unwrap();
+                }
+                2 => std::fs::write(&new, format!("new {n}")).unwrap(),
+                3 if is_file => std::fs::remove_file(&file).unwrap(),
+                4 if is_file => std::fs::rename(&file, &new).unwrap(),
+                5 if is_file => std::fs::rename(&file, big.join("sub").join(format!("moved{n}"))).unwrap(),
+                6 if is_file => {
+                    let mode = if rng.below(2) == 0 { 0o600 } else { 0o755 };
+                    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(mode)).unwrap();
+                }
+                7 => std::fs::write(&new, format!("-----BEGIN EC {}-----\n{n}", "PRIVATE KEY")).unwrap(),
+                8 => {
+                    let tmp = big.join(format!("n{n}.tmp"));
+                    std::os::unix::fs::symlink(format!("target-{n}"), &tmp).unwrap();
+                    std::fs::rename(&tmp, big.join("f0002.link")).unwrap();
+                }
+                _ => {
+                    // Back from the subdirectory under a name of a part of its own.
+                    if let Some(inner) = std::fs::read_dir(big.join("sub")).unwrap().flatten().next() {
+                        std::fs::rename(inner.path(), big.join(format!("f{:04}x", rng.below(1500)))).unwrap();
+                    }
+                }
+            }
+        }
+        if batch % 6 == 5 {
+            let earlier = earlier.get(rng.below(earlier.len())).cloned().unwrap();
+            let options = RestoreOptions { reference: Some(earlier), ..RestoreOptions::default() };
+            watched.restore(&options, &CallContext::default()).unwrap();
+            restores += 1;
+        }
+        let journal = save_both(&watched, &walked, &tree, &root, &format!("batch {batch}"));
+        by_names += journal.stats.change_journal.as_ref().map_or(0, |r| r.dirs_by_names);
+        earlier.push(journal.id.to_string());
+    }
+    assert!(restores >= 5, "only {restores} restores");
+    assert!(by_names >= 30, "the large directory was looked at by names in only {by_names} saves");
     watched.watch_stop().unwrap();
 }

@@ -1,7 +1,10 @@
 //! The stat caches' tables: one header row per target (`stat_caches`: where its last capture
 //! stood in the watcher's journal) and one row per captured directory (`stat_cache_dirs`: the
 //! directory's summary and its files' stamps), so a save reads and writes only the directories
-//! it looks at. The rows are opaque here; `targets/dir/statcache.rs` encodes and checks them.
+//! it looks at. A large directory's files are kept in parts (`stat_cache_parts`, keyed by the
+//! directory and the part's first name), its row holding their index, so a save that looks at
+//! a few of its files rewrites only their parts. The rows are opaque here;
+//! `targets/dir/statcache.rs` encodes and checks them.
 //!
 //! Directory keys are the raw bytes of the path relative to the target's root (`""` for the
 //! root), compared as bytes, so everything below `a/b` is the key range `[a/b/, a/b0)`.
@@ -20,6 +23,13 @@ CREATE TABLE IF NOT EXISTS stat_cache_dirs(
     files BLOB NOT NULL,
     PRIMARY KEY(target, dir)
 );
+CREATE TABLE IF NOT EXISTS stat_cache_parts(
+    target TEXT NOT NULL,
+    dir BLOB NOT NULL,
+    part BLOB NOT NULL,
+    files BLOB NOT NULL,
+    PRIMARY KEY(target, dir, part)
+);
 ";
 
 /// One directory row to write.
@@ -28,6 +38,9 @@ pub(crate) enum RowWrite {
     Full { meta: Vec<u8>, files: Vec<u8> },
     /// Its summary only: its files are as stored.
     Meta(Vec<u8>),
+    /// Its summary, and its files' index (the `files` column) with the parts that change: parts
+    /// put by key, parts dropped by key, or, with `replace`, every other part dropped.
+    Parts { meta: Vec<u8>, index: Vec<u8>, put: Vec<(Vec<u8>, Vec<u8>)>, drop: Vec<Vec<u8>>, replace: bool },
 }
 
 /// Changes to one target's stat cache, applied in one transaction.
@@ -74,15 +87,11 @@ impl Catalog {
             .optional()?)
     }
 
-    /// Reads one column (`meta` or `files`) of a directory row.
-    pub(crate) fn stat_cache_dir(&self, target: &str, dir: &[u8], files: bool) -> Result<Option<Vec<u8>>> {
-        let sql = if files {
-            "SELECT files FROM stat_cache_dirs WHERE target = ?1 AND dir = ?2"
-        } else {
-            "SELECT meta FROM stat_cache_dirs WHERE target = ?1 AND dir = ?2"
-        };
+    /// The `meta` column of a directory row.
+    pub(crate) fn stat_cache_meta(&self, target: &str, dir: &[u8]) -> Result<Option<Vec<u8>>> {
         let reader = self.reader()?;
-        let mut stmt = reader.prepare_cached(sql)?;
+        let mut stmt =
+            reader.prepare_cached("SELECT meta FROM stat_cache_dirs WHERE target = ?1 AND dir = ?2")?;
         Ok(stmt.query_row(params![target, dir], |r| r.get(0)).optional()?)
     }
 
@@ -92,6 +101,25 @@ impl Catalog {
         let mut stmt = reader
             .prepare_cached("SELECT meta, files FROM stat_cache_dirs WHERE target = ?1 AND dir = ?2")?;
         Ok(stmt.query_row(params![target, dir], |r| Ok((r.get(0)?, r.get(1)?))).optional()?)
+    }
+
+    /// The parts of directory `dir`'s files, by key.
+    pub(crate) fn stat_cache_parts(&self, target: &str, dir: &[u8]) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
+        let reader = self.reader()?;
+        let mut stmt = reader.prepare_cached(
+            "SELECT part, files FROM stat_cache_parts WHERE target = ?1 AND dir = ?2 ORDER BY part",
+        )?;
+        let rows = stmt.query_map(params![target, dir], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// One part of directory `dir`'s files.
+    pub(crate) fn stat_cache_part(&self, target: &str, dir: &[u8], part: &[u8]) -> Result<Option<Vec<u8>>> {
+        let reader = self.reader()?;
+        let mut stmt = reader.prepare_cached(
+            "SELECT files FROM stat_cache_parts WHERE target = ?1 AND dir = ?2 AND part = ?3",
+        )?;
+        Ok(stmt.query_row(params![target, dir, part], |r| r.get(0)).optional()?)
     }
 
     /// The files column of every row at or below `dir`.
@@ -128,6 +156,7 @@ impl Catalog {
         let tx = conn.transaction()?;
         tx.execute("DELETE FROM stat_caches WHERE target = ?1", [target])?;
         tx.execute("DELETE FROM stat_cache_dirs WHERE target = ?1", [target])?;
+        tx.execute("DELETE FROM stat_cache_parts WHERE target = ?1", [target])?;
         tx.commit()?;
         Ok(())
     }
@@ -138,15 +167,17 @@ impl Catalog {
         let tx = conn.transaction()?;
         tx.execute("DELETE FROM stat_caches", [])?;
         tx.execute("DELETE FROM stat_cache_dirs", [])?;
+        tx.execute("DELETE FROM stat_cache_parts", [])?;
         tx.commit()?;
         Ok(())
     }
 
-    /// Calls `each` with the files column of every directory row of every stat cache, for gc
-    /// (the blobs they name stay alive), one row at a time.
+    /// Calls `each` with the files column of every directory row and every part of every stat
+    /// cache, for gc (the blobs they name stay alive), one at a time.
     pub(crate) fn for_each_stat_cache_files(&self, mut each: impl FnMut(&[u8])) -> Result<()> {
         let reader = self.reader()?;
-        let mut stmt = reader.prepare("SELECT files FROM stat_cache_dirs")?;
+        let mut stmt = reader
+            .prepare("SELECT files FROM stat_cache_dirs UNION ALL SELECT files FROM stat_cache_parts")?;
         let mut rows = stmt.query([])?;
         while let Some(row) = rows.next()? {
             each(row.get_ref(0)?.as_blob().unwrap_or_default());
@@ -164,13 +195,16 @@ pub(crate) fn write_stat_cache_in(
 ) -> Result<()> {
     if write.replace_all {
         tx.execute("DELETE FROM stat_cache_dirs WHERE target = ?1", [target])?;
+        tx.execute("DELETE FROM stat_cache_parts WHERE target = ?1", [target])?;
     }
     for dir in &write.drop_at_or_below {
         let (lo, hi) = below(dir);
-        tx.prepare_cached(
-            "DELETE FROM stat_cache_dirs WHERE target = ?1 AND (dir = ?2 OR (dir >= ?3 AND dir < ?4))",
-        )?
-        .execute(params![target, dir, lo, hi])?;
+        for table in ["stat_cache_dirs", "stat_cache_parts"] {
+            tx.prepare_cached(&format!(
+                "DELETE FROM {table} WHERE target = ?1 AND (dir = ?2 OR (dir >= ?3 AND dir < ?4))"
+            ))?
+            .execute(params![target, dir, lo, hi])?;
+        }
     }
     for (dir, keep) in &write.drop_below_except {
         let (lo, hi) = below(dir);
@@ -185,21 +219,50 @@ pub(crate) fn write_stat_cache_in(
             if !keep.iter().any(|k| k.as_slice() == child) {
                 tx.prepare_cached("DELETE FROM stat_cache_dirs WHERE target = ?1 AND dir = ?2")?
                     .execute(params![target, key])?;
+                drop_parts(tx, target, &key)?;
             }
         }
     }
     for (dir, row) in &write.rows {
-        match row {
-            RowWrite::Full { meta, files } => tx
-                .prepare_cached(
-                    "INSERT INTO stat_cache_dirs(target, dir, meta, files) VALUES (?1, ?2, ?3, ?4)
-                     ON CONFLICT(target, dir) DO UPDATE SET meta = excluded.meta, files = excluded.files",
-                )?
-                .execute(params![target, dir, meta, files])?,
-            RowWrite::Meta(meta) => tx
-                .prepare_cached("UPDATE stat_cache_dirs SET meta = ?3 WHERE target = ?1 AND dir = ?2")?
-                .execute(params![target, dir, meta])?,
+        let upsert = |meta: &[u8], files: &[u8]| -> Result<()> {
+            tx.prepare_cached(
+                "INSERT INTO stat_cache_dirs(target, dir, meta, files) VALUES (?1, ?2, ?3, ?4)
+                 ON CONFLICT(target, dir) DO UPDATE SET meta = excluded.meta, files = excluded.files",
+            )?
+            .execute(params![target, dir, meta, files])?;
+            Ok(())
         };
+        match row {
+            RowWrite::Full { meta, files } => {
+                upsert(meta, files)?;
+                if !write.replace_all {
+                    drop_parts(tx, target, dir)?;
+                }
+            }
+            RowWrite::Meta(meta) => {
+                tx.prepare_cached("UPDATE stat_cache_dirs SET meta = ?3 WHERE target = ?1 AND dir = ?2")?
+                    .execute(params![target, dir, meta])?;
+            }
+            RowWrite::Parts { meta, index, put, drop, replace } => {
+                upsert(meta, index)?;
+                if *replace && !write.replace_all {
+                    drop_parts(tx, target, dir)?;
+                }
+                for part in drop {
+                    tx.prepare_cached(
+                        "DELETE FROM stat_cache_parts WHERE target = ?1 AND dir = ?2 AND part = ?3",
+                    )?
+                    .execute(params![target, dir, part])?;
+                }
+                for (part, files) in put {
+                    tx.prepare_cached(
+                        "INSERT INTO stat_cache_parts(target, dir, part, files) VALUES (?1, ?2, ?3, ?4)
+                         ON CONFLICT(target, dir, part) DO UPDATE SET files = excluded.files",
+                    )?
+                    .execute(params![target, dir, part, files])?;
+                }
+            }
+        }
     }
     if let Some(header) = &write.header {
         tx.execute(
@@ -208,6 +271,13 @@ pub(crate) fn write_stat_cache_in(
             params![target, header],
         )?;
     }
+    Ok(())
+}
+
+/// Drops every part of directory `dir`'s files.
+fn drop_parts(tx: &rusqlite::Transaction<'_>, target: &str, dir: &[u8]) -> Result<()> {
+    tx.prepare_cached("DELETE FROM stat_cache_parts WHERE target = ?1 AND dir = ?2")?
+        .execute(params![target, dir])?;
     Ok(())
 }
 
@@ -266,5 +336,46 @@ mod tests {
         let below: Vec<Vec<u8>> =
             catalog.stat_cache_files_at_or_below("t", b"a/b").unwrap().into_iter().map(|(k, _)| k).collect();
         assert_eq!(below, [b"a/b".to_vec(), b"a/b/c".to_vec()]);
+    }
+
+    fn parts(catalog: &Catalog, dir: &str) -> Vec<String> {
+        let parts = catalog.stat_cache_parts("t", dir.as_bytes()).unwrap();
+        parts.into_iter().map(|(k, _)| String::from_utf8(k).unwrap()).collect()
+    }
+
+    fn parts_row(put: &[&str], drop: &[&str], replace: bool) -> RowWrite {
+        RowWrite::Parts {
+            meta: vec![1],
+            index: vec![3],
+            put: put.iter().map(|k| (k.as_bytes().to_vec(), vec![4])).collect(),
+            drop: drop.iter().map(|k| k.as_bytes().to_vec()).collect(),
+            replace,
+        }
+    }
+
+    #[test]
+    fn a_directory_s_parts_change_by_key_and_go_with_its_row() {
+        let (_tmp, catalog) = with_rows(&TREE);
+        let write = |rows: Vec<(&str, RowWrite)>| {
+            let rows = rows.into_iter().map(|(d, r)| (d.as_bytes().to_vec(), r)).collect();
+            catalog.write_stat_cache("t", &StatCacheWrite { rows, ..StatCacheWrite::default() }).unwrap();
+        };
+        write(vec![("a/b", parts_row(&["", "m", "t"], &[], true)), ("ab", parts_row(&["", "k"], &[], true))]);
+        assert_eq!(parts(&catalog, "a/b"), ["", "m", "t"]);
+        write(vec![("a/b", parts_row(&["p"], &["t"], false))]);
+        assert_eq!(parts(&catalog, "a/b"), ["", "m", "p"]);
+        assert_eq!(catalog.stat_cache_part("t", b"a/b", b"p").unwrap(), Some(vec![4]));
+        write(vec![("a/b", parts_row(&["x"], &[], true))]);
+        assert_eq!(parts(&catalog, "a/b"), ["x"], "replaced");
+        let mut live = 0;
+        catalog.for_each_stat_cache_files(|_| live += 1).unwrap();
+        assert_eq!(live, TREE.len() + 1 + 1 + 2, "rows of both targets, and every part");
+
+        // A directory written whole again keeps no parts; a dropped one takes its parts along.
+        write(vec![("ab", RowWrite::Full { meta: vec![1], files: vec![2] })]);
+        assert!(parts(&catalog, "ab").is_empty());
+        let drop = StatCacheWrite { drop_at_or_below: vec![b"a".to_vec()], ..StatCacheWrite::default() };
+        catalog.write_stat_cache("t", &drop).unwrap();
+        assert!(parts(&catalog, "a/b").is_empty());
     }
 }

@@ -26,8 +26,10 @@ use super::journal::{self, DirSummary, JournalState, Plan};
 mod by_names;
 use super::secrets;
 use super::sparse::{ExtentReader, data_extents};
-use super::statcache::{CacheEntry, DirFiles, RowMeta, Stamp, StatCache, Totals, coarse_now_ns, join};
-use super::statcache_write::{FreshCache, WalkedDir, seal_files};
+use super::statcache::{
+    CacheEntry, DirFiles, PartIndex, RowMeta, Stamp, StatCache, Totals, coarse_now_ns, join,
+};
+use super::statcache_write::{FreshCache, WalkedDir, reseal_parts, seal_files};
 use super::xattrs;
 use crate::error::{Error, IoContext, Result};
 use crate::id::ObjectId;
@@ -161,6 +163,15 @@ struct DirCtx {
     new: Mutex<Vec<(Vec<u8>, CacheEntry)>>,
     /// Files the stored row could not vouch for (read again).
     misses: AtomicU64,
+    /// For a large directory looked at by names, its row's parts: `old` holds the entries of
+    /// the parts read, `old_len` counts them, and only those parts are written again.
+    parts: Option<PartsCtx>,
+}
+
+/// A large directory's parts, and which of them a capture by names left unread.
+struct PartsCtx {
+    index: PartIndex,
+    untouched: Vec<bool>,
 }
 
 impl DirCtx {
@@ -569,7 +580,7 @@ impl Walk<'_> {
         names.sort_by(|a, b| a.0.cmp(&b.0));
         let (old_meta, old) = self.old_cache.row(rel)?;
         let old_len = old.as_ref().map(|o| o.entries.len());
-        let ctx = DirCtx { old, old_len, new: Mutex::default(), misses: AtomicU64::new(0) };
+        let ctx = DirCtx { old, old_len, new: Mutex::default(), misses: AtomicU64::new(0), parts: None };
         if self.journal.plan.is_some() && self.ignore_rules_changed(&ctx, &names) {
             self.journal.forced.lock().unwrap_or_else(|p| p.into_inner()).push(rel.to_vec());
         }
@@ -639,9 +650,14 @@ impl Walk<'_> {
         files.sort_by(|a, b| a.0.cmp(&b.0));
         let files_changed = ctx.misses.into_inner() > 0 || ctx.old_len != Some(files.len());
         drop(ctx.old);
-        let files = (files_changed || !self.old_cache.is_stored())
-            .then(|| seal_files(self.scan_started_ns, files))
-            .transpose()?;
+        let files = match ctx.parts {
+            _ if !files_changed && self.old_cache.is_stored() => None,
+            Some(PartsCtx { index, untouched }) => {
+                let read = |key: &[u8]| self.old_cache.part(rel, key);
+                Some(reseal_parts(self.scan_started_ns, index, &untouched, files, Some(&tree.nodes), read)?)
+            }
+            None => Some(seal_files(self.scan_started_ns, files, Some(&tree.nodes))?),
+        };
         let meta = Some(RowMeta { summary: None, children, totals: None });
         let row = WalkedDir { rel: rel.to_vec(), files, old_meta, meta };
         self.rows.lock().unwrap_or_else(|p| p.into_inner()).push(row);

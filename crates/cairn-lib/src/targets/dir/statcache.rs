@@ -6,7 +6,9 @@
 //! subtree's totals). A capture reads the rows of the directories it lists, one at a time, and
 //! writes only the rows that changed (`statcache_write.rs`); a header row holds where the last
 //! capture stood in the watcher's journal. A save the journal lets skip a subtree never reads
-//! the subtree's rows.
+//! the subtree's rows. A large directory's files are kept in parts of a few hundred names
+//! ([`PartIndex`]), so a save that looks at a few of its files by name reads and rewrites only
+//! their parts.
 //!
 //! Racy-git rule: an entry whose mtime or ctime falls at or after the moment the scan that
 //! wrote its row started (on the kernel's coarse clock, which stamps file times) is not
@@ -126,6 +128,56 @@ impl DirFiles {
     }
 }
 
+/// Where a large directory's files are: its parts, in name order. Part `i` holds the names
+/// from its key up to the next part's key; the first part's key is empty.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct PartIndex {
+    pub parts: Vec<PartRef>,
+}
+
+/// One part of a directory's files.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct PartRef {
+    pub key: Vec<u8>,
+    /// How many entries it holds.
+    pub entries: u32,
+    /// True when the racy-git rule trusts every entry in it.
+    pub trusted: bool,
+    /// The digest of the file nodes in its range of the tree written with it ([`range_digest`]),
+    /// when each of them had an entry of its size then; none when it was written without a tree
+    /// (by a restore), so its entries are checked one by one.
+    pub digest: Option<[u8; 16]>,
+}
+
+impl PartIndex {
+    /// The index of the part that holds `name`.
+    pub(crate) fn part_of(&self, name: &[u8]) -> usize {
+        self.parts.partition_point(|p| p.key.as_slice() <= name).saturating_sub(1)
+    }
+}
+
+/// The digest of the names and sizes of the file nodes among `nodes`: what a part's range of a
+/// tree held when the part was written.
+pub(crate) fn range_digest(nodes: &[crate::tree::Node]) -> [u8; 16] {
+    let mut hasher = blake3::Hasher::new();
+    for node in nodes {
+        if let crate::tree::NodeKind::File { size, .. } = &node.kind {
+            hasher.update(&(node.name.len() as u64).to_le_bytes());
+            hasher.update(&node.name);
+            hasher.update(&size.to_le_bytes());
+        }
+    }
+    let mut digest = [0; 16];
+    digest.copy_from_slice(&hasher.finalize().as_bytes()[..16]);
+    digest
+}
+
+/// A directory's files as stored: whole, or the index of its parts.
+pub(crate) enum StoredFiles {
+    Whole(DirFiles),
+    Parts(PartIndex),
+}
+
 /// Each stored part starts with its tag, then the BLAKE3 hash of the rest (zstd of postcard).
 /// A part whose hash fails (a flipped bit in the catalog) is discarded, never trusted: a wrong
 /// stamp or content id in it would reuse content that is not the file's. The `4` forms are
@@ -134,6 +186,7 @@ impl DirFiles {
 pub(crate) const HEADER: &[u8; 4] = b"SC4\0";
 pub(crate) const META: &[u8; 4] = b"SM4\0";
 pub(crate) const FILES: &[u8; 4] = b"SF4\0";
+pub(crate) const PARTS: &[u8; 4] = b"SP4\0";
 
 /// Encodes `value` as a stored part with `tag`.
 pub(crate) fn seal<T: Serialize>(tag: &[u8; 4], value: &T) -> Result<Vec<u8>> {
@@ -148,7 +201,7 @@ pub(crate) fn seal<T: Serialize>(tag: &[u8; 4], value: &T) -> Result<Vec<u8>> {
 const MAX_PART: usize = 1 << 30;
 
 /// Decodes a stored part, or `None` when it is damaged or of another form.
-fn unseal<T: DeserializeOwned>(tag: &[u8; 4], blob: &[u8]) -> Option<T> {
+pub(crate) fn unseal<T: DeserializeOwned>(tag: &[u8; 4], blob: &[u8]) -> Option<T> {
     let rest = blob.strip_prefix(tag.as_slice())?;
     let (hash, packed) = rest.split_at_checked(32)?;
     if ObjectId::of(packed).0.as_slice() != hash {
@@ -194,26 +247,59 @@ impl<'s> StatCache<'s> {
         self.source.is_some()
     }
 
-    /// The cached files of directory `dir` (none when it has no row, or a damaged one).
-    pub(crate) fn files(&self, dir: &[u8]) -> Result<Option<DirFiles>> {
+    /// A stored files column read whole: a row's files, or all its parts put together.
+    fn whole(&self, dir: &[u8], blob: &[u8]) -> Result<Option<DirFiles>> {
+        match decode_files(blob) {
+            Some(StoredFiles::Whole(files)) => Ok(Some(files)),
+            Some(StoredFiles::Parts(index)) => self.assemble(dir, &index),
+            None => Ok(None),
+        }
+    }
+
+    /// Every part of directory `dir`'s files, as one [`DirFiles`]: each part's entries the
+    /// racy-git rule trusts under the part's own scan time, under the latest of those times (so
+    /// each stays trusted). None when a part is missing or damaged.
+    fn assemble(&self, dir: &[u8], index: &PartIndex) -> Result<Option<DirFiles>> {
         let Some((catalog, target)) = &self.source else { return Ok(None) };
-        Ok(catalog.stat_cache_dir(target, dir, true)?.and_then(|b| unseal(FILES, &b)))
+        let stored = catalog.stat_cache_parts(target, dir)?;
+        if stored.len() != index.parts.len() || stored.iter().zip(&index.parts).any(|((k, _), p)| *k != p.key)
+        {
+            return Ok(None);
+        }
+        let mut all = DirFiles { scan_started_ns: i64::MIN, entries: Vec::new() };
+        for (_, blob) in stored {
+            let Some(part) = unseal::<DirFiles>(FILES, &blob) else { return Ok(None) };
+            all.scan_started_ns = all.scan_started_ns.max(part.scan_started_ns);
+            all.entries.extend(part.into_trusted());
+        }
+        Ok(Some(all))
+    }
+
+    /// One part of directory `dir`'s files (none when it is missing or damaged).
+    pub(crate) fn part(&self, dir: &[u8], key: &[u8]) -> Result<Option<DirFiles>> {
+        let Some((catalog, target)) = &self.source else { return Ok(None) };
+        Ok(catalog.stat_cache_part(target, dir, key)?.and_then(|b| unseal(FILES, &b)))
+    }
+
+    /// What the row of directory `dir` says of it, and its files as stored (a large
+    /// directory's index, not its parts).
+    pub(crate) fn row_stored(&self, dir: &[u8]) -> Result<(Option<RowMeta>, Option<StoredFiles>)> {
+        let Some((catalog, target)) = &self.source else { return Ok((None, None)) };
+        let Some((meta, files)) = catalog.stat_cache_row(target, dir)? else { return Ok((None, None)) };
+        Ok((unseal::<Option<RowMeta>>(META, &meta).flatten(), decode_files(&files)))
     }
 
     /// What the row of directory `dir` says of it (none when unknown or damaged).
     pub(crate) fn meta(&self, dir: &[u8]) -> Result<Option<RowMeta>> {
         let Some((catalog, target)) = &self.source else { return Ok(None) };
-        Ok(catalog
-            .stat_cache_dir(target, dir, false)?
-            .and_then(|b| unseal::<Option<RowMeta>>(META, &b))
-            .flatten())
+        Ok(catalog.stat_cache_meta(target, dir)?.and_then(|b| unseal::<Option<RowMeta>>(META, &b)).flatten())
     }
 
     /// What the row of directory `dir` says of it, and its cached files.
     pub(crate) fn row(&self, dir: &[u8]) -> Result<(Option<RowMeta>, Option<DirFiles>)> {
         let Some((catalog, target)) = &self.source else { return Ok((None, None)) };
         let Some((meta, files)) = catalog.stat_cache_row(target, dir)? else { return Ok((None, None)) };
-        Ok((unseal::<Option<RowMeta>>(META, &meta).flatten(), unseal(FILES, &files)))
+        Ok((unseal::<Option<RowMeta>>(META, &meta).flatten(), self.whole(dir, &files)?))
     }
 
     /// True when a file of `links` ((device, inode) → link count and paths seen) was cached
@@ -233,7 +319,7 @@ impl<'s> StatCache<'s> {
         let tops = reused.iter().filter(|r| !reused.iter().any(|o| o != *r && at_or_below(r, o)));
         for top in tops {
             for (dir, blob) in catalog.stat_cache_files_at_or_below(target, top)? {
-                let Some(files) = unseal::<DirFiles>(FILES, &blob) else { continue };
+                let Some(files) = self.whole(&dir, &blob)? else { continue };
                 for (name, e) in &files.entries {
                     let path = join(&dir, name);
                     if links.get(&(e.stamp.dev, e.stamp.ino)).is_some_and(|(_, seen)| !seen.contains(&path)) {
@@ -250,6 +336,18 @@ impl<'s> StatCache<'s> {
         unseal::<DirFiles>(FILES, blob)
             .map(|f| f.entries.into_iter().flat_map(|(_, c)| c.content).collect())
             .unwrap_or_default()
+    }
+}
+
+/// A stored files column: a whole row's files, or a large directory's index.
+fn decode_files(blob: &[u8]) -> Option<StoredFiles> {
+    if blob.starts_with(PARTS) {
+        // An index must start with the part every name falls in: one that does not is damage.
+        unseal::<PartIndex>(PARTS, blob)
+            .filter(|index| index.parts.first().is_some_and(|p| p.key.is_empty()))
+            .map(StoredFiles::Parts)
+    } else {
+        unseal(FILES, blob).map(StoredFiles::Whole)
     }
 }
 

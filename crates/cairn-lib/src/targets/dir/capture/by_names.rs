@@ -7,6 +7,10 @@
 //! trees change with what is below them), and so is every entry the stat cache cannot vouch for
 //! (racy, or not cached). A directory whose ignore files changed, whose last capture was not
 //! settled (hard links, skipped entries), or whose old tree or row is gone is listed whole.
+//!
+//! A large directory's row is in parts: a part that holds no name the journal gives, trusts all
+//! its entries, and whose range of the old tree is the one it was written with is not even
+//! read; its files' nodes are taken as they were, and the part stays as stored.
 
 use std::collections::BTreeSet;
 use std::ffi::OsStr;
@@ -18,11 +22,12 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use ignore::gitignore::Gitignore;
 use rayon::prelude::*;
 
-use super::{DirCtx, IGNORE_FILES, Walk};
+use super::{DirCtx, IGNORE_FILES, PartsCtx, Walk};
 use crate::error::Result;
 use crate::id::ObjectId;
 use crate::targets::dir::journal::{at_or_below, parent};
-use crate::targets::dir::statcache::{DirFiles, Stamp};
+use crate::targets::dir::statcache::{DirFiles, PartIndex, Stamp, StoredFiles, range_digest};
+use crate::targets::dir::statcache_write::in_range;
 use crate::tree::{self, Node, NodeKind, Tree};
 
 impl Walk<'_> {
@@ -43,8 +48,8 @@ impl Walk<'_> {
         if self.journal.forced.lock().unwrap_or_else(|p| p.into_inner()).iter().any(|f| at_or_below(rel, f)) {
             return Ok(None);
         }
-        let (old_meta, old_files) = self.old_cache.row(rel)?;
-        let (Some(meta), Some(old_files)) = (&old_meta, old_files) else { return Ok(None) };
+        let (old_meta, stored) = self.old_cache.row_stored(rel)?;
+        let (Some(meta), Some(stored)) = (&old_meta, stored) else { return Ok(None) };
         let Some(summary) = meta.summary.as_ref().filter(|s| s.settled) else { return Ok(None) };
         if !self.writer.vouches_everything()? {
             return Ok(None);
@@ -57,6 +62,22 @@ impl Walk<'_> {
         else {
             return Ok(None);
         };
+
+        let (old_files, parts) = match stored {
+            StoredFiles::Whole(files) => (files, None),
+            StoredFiles::Parts(index) => {
+                let untouched = untouched_parts(&index, &old_tree.nodes, changed);
+                let mut read = DirFiles { scan_started_ns: i64::MIN, entries: Vec::new() };
+                for part in index.parts.iter().zip(&untouched).filter(|(_, u)| !**u).map(|(p, _)| p) {
+                    let Some(files) = self.old_cache.part(rel, &part.key)? else { return Ok(None) };
+                    // Each entry kept is trusted under its own part's scan time, so under the latest.
+                    read.scan_started_ns = read.scan_started_ns.max(files.scan_started_ns);
+                    read.entries.extend(files.into_trusted());
+                }
+                (read, Some(PartsCtx { index, untouched }))
+            }
+        };
+        let untouched = |name: &[u8]| parts.as_ref().is_some_and(|p| p.untouched[p.index.part_of(name)]);
 
         // One pass over the old tree and the old row, both sorted by name: a file the journal
         // does not name keeps its node and its cache entry (moved, not copied); every other
@@ -79,6 +100,11 @@ impl Walk<'_> {
                 (NodeKind::Dir { .. }, _) => {
                     look.insert(node.name.clone());
                     (false, false)
+                }
+                // In a part not read: its entry stays where it is stored.
+                (NodeKind::File { size, .. }, None) if untouched(&node.name) => {
+                    self.counted(*size);
+                    (true, false)
                 }
                 (NodeKind::Symlink { .. }, _) => {
                     self.counters.symlinks.fetch_add(1, Ordering::Relaxed);
@@ -118,7 +144,8 @@ impl Walk<'_> {
                 continue;
             }
             match old_files.get(&name) {
-                // Left out by its name: nothing was cached.
+                // Left out by its name (nothing was cached), or in a part not read, which
+                // trusts every entry it holds.
                 None => self.secret(path, rule),
                 Some(entry) if trusted(&entry.stamp) => {
                     self.secret(path, rule);
@@ -134,6 +161,7 @@ impl Walk<'_> {
             old_len: Some(old_len),
             new: Mutex::new(kept),
             misses: AtomicU64::new(0),
+            parts,
         };
         let matchers = self.matchers(abs, parents, in_git)?;
         let looked: Vec<Option<Node>> = look
@@ -151,4 +179,23 @@ impl Walk<'_> {
         nodes.sort_by(|a, b| a.name.cmp(&b.name));
         self.finish_dir(rel, Tree { nodes }, ctx, old_meta).map(Some)
     }
+}
+
+/// Which parts of a large directory's row need not be read: those that trust every entry,
+/// hold no name the journal gives, and whose range of the old tree is the one they were
+/// written with.
+fn untouched_parts(index: &PartIndex, nodes: &[Node], changed: &[Vec<u8>]) -> Vec<bool> {
+    let mut untouched: Vec<bool> = index
+        .parts
+        .iter()
+        .enumerate()
+        .map(|(i, part)| {
+            let next = index.parts.get(i + 1).map(|p| p.key.as_slice());
+            part.trusted && part.digest == Some(range_digest(in_range(nodes, &part.key, next)))
+        })
+        .collect();
+    for name in changed {
+        untouched[index.part_of(name)] = false;
+    }
+    untouched
 }
