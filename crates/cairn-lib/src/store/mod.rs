@@ -62,6 +62,8 @@ pub struct Store {
     unlocked: Option<unlock::Unlocked>,
     /// Ranges of a remote store's packs kept on this machine (none for a local store).
     pack_cache: Option<pack_cache::PackCache>,
+    /// Large trees this command read or wrote, kept decoded for its diffs.
+    pub(crate) trees: crate::tree::memo::TreeMemo,
 }
 
 impl std::fmt::Debug for Store {
@@ -135,6 +137,7 @@ impl Store {
             condemned: Default::default(),
             unlocked,
             pack_cache: None,
+            trees: Default::default(),
         };
         store.recover()?;
         Ok(store)

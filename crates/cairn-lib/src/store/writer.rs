@@ -6,8 +6,8 @@
 //! published (write, flush, rename) and then indexed once it is large enough.
 
 use std::collections::{HashMap, HashSet};
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 
 use super::Store;
 use super::catalog::BlobLookups;
@@ -277,15 +277,33 @@ impl BlobWriter<'_> {
     }
 }
 
+impl BlobWriter<'_> {
+    /// Keeps `tree`, of id `id`, decoded for this command's diffs, when it is large (a dry
+    /// writer's trees are not in the store, so they are not kept for it).
+    pub(crate) fn remember_tree(&self, id: ObjectId, tree: crate::tree::Tree) {
+        if self.dry.is_none() {
+            self.store.trees.keep(id, Arc::new(tree));
+        }
+    }
+}
+
 impl crate::tree::diff::TreeSource for BlobWriter<'_> {
-    fn tree(&self, id: &ObjectId) -> Result<crate::tree::Tree> {
-        crate::tree::decode(id, &self.read_object(id)?)
+    fn tree(&self, id: &ObjectId) -> Result<Arc<crate::tree::Tree>> {
+        match &self.dry {
+            Some(_) => Ok(Arc::new(crate::tree::decode(id, &self.read_object(id)?)?)),
+            None => self.store.tree(id),
+        }
     }
 }
 
 impl crate::tree::diff::TreeSource for Store {
-    fn tree(&self, id: &ObjectId) -> Result<crate::tree::Tree> {
-        crate::tree::read_tree(self, id)
+    fn tree(&self, id: &ObjectId) -> Result<Arc<crate::tree::Tree>> {
+        if let Some(tree) = self.trees.get(id) {
+            return Ok(tree);
+        }
+        let tree = Arc::new(crate::tree::read_tree(self, id)?);
+        self.trees.keep(*id, Arc::clone(&tree));
+        Ok(tree)
     }
 }
 

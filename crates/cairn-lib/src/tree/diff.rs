@@ -1,6 +1,7 @@
 //! Differences between two Merkle trees. Equal subtree ids are skipped without being read, so the
 //! cost follows the changed subtrees, not the size of the tree.
 
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::{Node, NodeKind, Tree};
@@ -9,8 +10,8 @@ use crate::id::ObjectId;
 
 /// Reads trees for a diff (from the store, or from a live scan held in memory).
 pub(crate) trait TreeSource: Sync {
-    /// The tree with id `id`.
-    fn tree(&self, id: &ObjectId) -> Result<Tree>;
+    /// The tree with id `id` (shared: a large one may be kept for the next read).
+    fn tree(&self, id: &ObjectId) -> Result<Arc<Tree>>;
 }
 
 /// One difference: the node before and after (absent when added or removed).
@@ -49,7 +50,7 @@ impl<'a> TreeDiff<'a> {
         Self { source, expand, trees_read: AtomicU64::new(0) }
     }
 
-    fn read(&self, id: &ObjectId) -> Result<Tree> {
+    fn read(&self, id: &ObjectId) -> Result<Arc<Tree>> {
         self.trees_read.fetch_add(1, Ordering::Relaxed);
         self.source.tree(id)
     }
@@ -124,8 +125,8 @@ impl<'a> TreeDiff<'a> {
         if self.expand
             && let NodeKind::Dir { tree } = &node.kind
         {
-            for child in self.read(tree)?.nodes {
-                self.one_side(&path, &child, removed, out)?;
+            for child in &self.read(tree)?.nodes {
+                self.one_side(&path, child, removed, out)?;
             }
         }
         Ok(())

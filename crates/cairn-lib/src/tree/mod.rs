@@ -7,6 +7,7 @@
 //! always did, and a tree with no extras keeps the bytes (and id) it always had.
 
 pub(crate) mod diff;
+pub(crate) mod memo;
 pub(crate) mod sparse;
 
 use serde::{Deserialize, Serialize};

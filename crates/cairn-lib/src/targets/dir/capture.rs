@@ -624,6 +624,8 @@ impl Walk<'_> {
             self.journal.summaries.lock().unwrap_or_else(|p| p.into_inner()).push((rel.to_vec(), summary));
             self.journal.walked.lock().unwrap_or_else(|p| p.into_inner()).insert(rel.to_vec());
         }
+        // An in-place restore diffs it next.
+        self.writer.remember_tree(id, tree);
         Ok(id)
     }
 

@@ -227,7 +227,7 @@ fn prune(
     uncovered: &Uncovered,
     out: &mut Vec<Change>,
 ) -> Result<()> {
-    for node in source.tree(tree)?.nodes {
+    for node in source.tree(tree)?.nodes.iter().cloned() {
         let child = join(path, &node.name);
         match &node.kind {
             NodeKind::Dir { tree } if uncovered.first_below(&child).is_some() => {

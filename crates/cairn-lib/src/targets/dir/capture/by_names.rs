@@ -28,6 +28,7 @@ use crate::id::ObjectId;
 use crate::targets::dir::journal::{at_or_below, parent};
 use crate::targets::dir::statcache::{DirFiles, PartIndex, Stamp, StoredFiles, range_digest};
 use crate::targets::dir::statcache_write::in_range;
+use crate::tree::memo::TreeMemo;
 use crate::tree::{self, Node, NodeKind, Tree};
 
 impl Walk<'_> {
@@ -62,6 +63,10 @@ impl Walk<'_> {
         else {
             return Ok(None);
         };
+        // The last snapshot's tree, which an in-place restore diffs against the live one.
+        if TreeMemo::wants(old_tree.nodes.len()) {
+            self.writer.remember_tree(summary.tree, old_tree.clone());
+        }
 
         let (old_files, parts) = match stored {
             StoredFiles::Whole(files) => (files, None),
