@@ -85,12 +85,7 @@ fn after_every_batch_a_journal_save_equals_a_full_walk() {
     std::fs::write(tree.join("a/.env"), "TOKEN=secret\n").unwrap();
     let watched = Store::open(&root.join("watched-store")).unwrap();
     let walked = Store::open(&root.join("walked-store")).unwrap();
-    let WatchStart::Started { watcher, .. } =
-        watched.watch_start(&WatchOptions { dirs: vec![tree.clone()] }).unwrap()
-    else {
-        panic!("a watcher was already running")
-    };
-    std::thread::spawn(move || watcher.run());
+    watch(&watched, &tree);
 
     let (mut ops, mut used, mut restores, mut by_names) = (0u64, 0, 0, 0u64);
     let mut earlier = vec![save(&watched, &tree).id.to_string()];
@@ -118,26 +113,11 @@ fn after_every_batch_a_journal_save_equals_a_full_walk() {
                 restores += 1;
             }
         }
-        let journal = save(&watched, &tree);
+        let journal = save_both(&watched, &walked, &tree, &root, &format!("seed {seed:#x}, batch {batch}"));
         earlier.push(journal.id.to_string());
-        let full = save(&walked, &tree);
         let report = journal.stats.change_journal.clone().expect("the watcher answered");
         used += usize::from(report.used);
         by_names += report.dirs_by_names;
-        let what = format!("seed {seed:#x}, batch {batch} ({report:?})");
-        if journal.root != full.root {
-            panic!(
-                "{what}: the trees differ:\n{}\n{:?}\n{:?}",
-                differences(&watched, &journal, &walked, &full, &root),
-                journal.stats,
-                full.stats
-            );
-        }
-        let counts = |s: &cairn_lib::Snapshot| (s.stats.files, s.stats.dirs, s.stats.symlinks, s.stats.bytes);
-        assert_eq!(counts(&journal), counts(&full), "{what}: the counts differ");
-        let left_out = |s: &cairn_lib::Snapshot| serde_json::to_value(&s.not_covered).unwrap();
-        assert_eq!(left_out(&journal), left_out(&full), "{what}: what was left out differs");
-        assert!(full.stats.change_journal.is_none(), "no watcher runs for the other store");
     }
     assert!(ops > 400, "only {ops} operations");
     assert!(restores > 3, "only {restores} restores");
@@ -171,7 +151,18 @@ fn save_both(
     assert_eq!(counts(&journal), counts(&full), "{what}: the counts differ");
     let left_out = |s: &cairn_lib::Snapshot| serde_json::to_value(&s.not_covered).unwrap();
     assert_eq!(left_out(&journal), left_out(&full), "{what}: what was left out differs");
+    assert!(full.stats.change_journal.is_none(), "no watcher runs for the other store");
     journal
+}
+
+/// Starts a watcher of `tree` for `store`, on a thread of its own.
+fn watch(store: &Store, tree: &std::path::Path) {
+    let WatchStart::Started { watcher, .. } =
+        store.watch_start(&WatchOptions { dirs: vec![tree.to_owned()] }).unwrap()
+    else {
+        panic!("a watcher was already running")
+    };
+    std::thread::spawn(move || watcher.run());
 }
 
 #[test]
@@ -191,12 +182,7 @@ fn in_a_directory_kept_in_parts_a_journal_save_equals_a_full_walk() {
     std::os::unix::fs::symlink("f0001", big.join("f0002.link")).unwrap();
     let watched = Store::open(&root.join("watched-store")).unwrap();
     let walked = Store::open(&root.join("walked-store")).unwrap();
-    let WatchStart::Started { watcher, .. } =
-        watched.watch_start(&WatchOptions { dirs: vec![tree.clone()] }).unwrap()
-    else {
-        panic!("a watcher was already running")
-    };
-    std::thread::spawn(move || watcher.run());
+    watch(&watched, &tree);
 
     let first = save_both(&watched, &walked, &tree, &root, "first save");
     assert_eq!(first.not_covered.secrets.len(), 2, "{:?}", first.not_covered);

@@ -393,6 +393,33 @@ mod tests {
     }
 
     #[test]
+    fn the_stat_cache_keeps_alive_every_file_of_a_directory_kept_in_parts() {
+        let dir = tempfile::tempdir().unwrap();
+        let work = dir.path().join("work");
+        std::fs::create_dir_all(&work).unwrap();
+        let files: Vec<Vec<u8>> = (0..1_200).map(|i| format!("file {i}").into_bytes()).collect();
+        for (i, data) in files.iter().enumerate() {
+            std::fs::write(work.join(format!("f{i:04}")), data).unwrap();
+        }
+        let store = Store::open(&dir.path().join("store")).unwrap();
+        let options = SaveOptions { target: work.display().to_string(), ..SaveOptions::default() };
+        store.save(&options, &Default::default()).unwrap();
+        let mut named = HashSet::new();
+        let mut rows = 0;
+        store
+            .catalog
+            .for_each_stat_cache_files(|blob| {
+                rows += 1;
+                named.extend(StatCache::decode_content_ids(blob));
+            })
+            .unwrap();
+        assert!(rows > 2, "the directory's row and its parts ({rows})");
+        for data in &files {
+            assert!(named.contains(&ObjectId::of(data)), "a file's content is named by the cache");
+        }
+    }
+
+    #[test]
     fn gc_removes_a_pack_file_the_catalog_lost_and_check_reports_it_first() {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(&dir.path().join("store")).unwrap();

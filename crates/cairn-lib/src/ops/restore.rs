@@ -312,6 +312,8 @@ impl Store {
             include_secrets: filter.include_secrets,
             ..SaveOptions::default()
         };
+        // The plan diffs the trees the safety snapshot reads and writes: they are kept decoded.
+        let kept_trees = self.trees.keeping();
         let DirCapture { snapshot: safety, uncovered } =
             self.capture_dir(&path, &key, session.id, &save, true, progress)?;
         let safety_root = tree::read_root(
@@ -321,6 +323,7 @@ impl Store {
         // Planned before the journal: a plan refused (it would remove uncovered paths) has
         // changed nothing, so there is nothing to put back.
         let plan = Plan::between(self, &safety_root, want, options.preserve_mtime, &uncovered)?;
+        drop(kept_trees);
         let journal = self.write_journal(&key, &snapshot, &safety, no_ignore, options.preserve_mtime)?;
         let outcome = self.apply_planned(&plan, &path, &key, want, options.preserve_mtime, progress);
         let (plan, files, bytes) = match outcome {

@@ -64,7 +64,7 @@ impl Walk<'_> {
             return Ok(None);
         };
         // The last snapshot's tree, which an in-place restore diffs against the live one.
-        if TreeMemo::wants(old_tree.nodes.len()) {
+        if self.writer.store().trees.is_keeping() && TreeMemo::wants(old_tree.nodes.len()) {
             self.writer.remember_tree(summary.tree, old_tree.clone());
         }
 
