@@ -179,17 +179,18 @@ pub(crate) enum StoredFiles {
     Parts(PartIndex),
 }
 
-/// Each stored part starts with its tag, then the BLAKE3 hash of the rest (zstd of postcard).
-/// A part whose hash fails (a flipped bit in the catalog) is discarded, never trusted: a wrong
-/// stamp or content id in it would reuse content that is not the file's. The `4` forms are
-/// the per-directory rows; an older whole-tree cache (`SC3`) is read as none, so the first
-/// save after an upgrade reads every file once.
+/// Each stored column (header, summary, files, a large directory's index, or one of its
+/// parts, which is a files column of its own) starts with its tag, then the BLAKE3 hash of the
+/// rest (zstd of postcard). One whose hash fails (a flipped bit in the catalog) is discarded,
+/// never trusted: a wrong stamp or content id in it would reuse content that is not the file's.
+/// The `4` forms are the per-directory rows; an older whole-tree cache (`SC3`) is read as none,
+/// so the first save after an upgrade reads every file once.
 pub(crate) const HEADER: &[u8; 4] = b"SC4\0";
 pub(crate) const META: &[u8; 4] = b"SM4\0";
 pub(crate) const FILES: &[u8; 4] = b"SF4\0";
 pub(crate) const PARTS: &[u8; 4] = b"SP4\0";
 
-/// Encodes `value` as a stored part with `tag`.
+/// Encodes `value` as a stored column with `tag`.
 pub(crate) fn seal<T: Serialize>(tag: &[u8; 4], value: &T) -> Result<Vec<u8>> {
     let raw = postcard::to_allocvec(value)
         .map_err(|e| Error::corrupt(format!("could not encode the stat cache: {e}")))?;
@@ -198,10 +199,10 @@ pub(crate) fn seal<T: Serialize>(tag: &[u8; 4], value: &T) -> Result<Vec<u8>> {
     Ok([tag.as_slice(), ObjectId::of(&packed).0.as_slice(), &packed].concat())
 }
 
-/// No stored part decodes to more than this (a directory of millions of files stays below it).
+/// No stored column decodes to more than this (a directory of millions of files stays below it).
 const MAX_PART: usize = 1 << 30;
 
-/// Decodes a stored part, or `None` when it is damaged or of another form.
+/// Decodes a stored column, or `None` when it is damaged or of another form.
 pub(crate) fn unseal<T: DeserializeOwned>(tag: &[u8; 4], blob: &[u8]) -> Option<T> {
     let rest = blob.strip_prefix(tag.as_slice())?;
     let (hash, packed) = rest.split_at_checked(32)?;
