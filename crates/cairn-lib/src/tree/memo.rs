@@ -44,13 +44,14 @@ impl TreeMemo {
     }
 
     /// True while trees are kept.
-    pub(crate) fn is_keeping(&self) -> bool {
+    fn is_keeping(&self) -> bool {
         self.keeping.load(Ordering::Acquire) > 0
     }
 
-    /// True when a tree of `nodes` nodes would be kept.
-    pub(crate) fn wants(nodes: usize) -> bool {
-        (LARGE..=MAX_NODES).contains(&nodes)
+    /// True when a tree of `nodes` nodes would be kept now (a caller that would copy a tree to
+    /// keep it asks first).
+    pub(crate) fn would_keep(&self, nodes: usize) -> bool {
+        self.is_keeping() && (LARGE..=MAX_NODES).contains(&nodes)
     }
 
     /// The tree kept under `id`, if any.
@@ -62,7 +63,7 @@ impl TreeMemo {
     /// Keeps `tree`, the tree of id `id`, when trees are kept and it is large enough to be
     /// worth it.
     pub(crate) fn keep(&self, id: ObjectId, tree: Arc<Tree>) {
-        if !self.is_keeping() || !Self::wants(tree.nodes.len()) {
+        if !self.would_keep(tree.nodes.len()) {
             return;
         }
         let mut held = self.held.lock().unwrap_or_else(|p| p.into_inner());

@@ -251,7 +251,12 @@ impl<'s> StatCache<'s> {
 
     /// A stored files column read whole: a row's files, or all its parts put together.
     fn whole(&self, dir: &[u8], blob: &[u8]) -> Result<Option<DirFiles>> {
-        match decode_files(blob) {
+        self.stored_whole(dir, decode_files(blob))
+    }
+
+    /// Directory `dir`'s files as stored, read whole.
+    fn stored_whole(&self, dir: &[u8], stored: Option<StoredFiles>) -> Result<Option<DirFiles>> {
+        match stored {
             Some(StoredFiles::Whole(files)) => Ok(Some(files)),
             Some(StoredFiles::Parts(index)) => self.assemble(dir, &index),
             None => Ok(None),
@@ -299,9 +304,8 @@ impl<'s> StatCache<'s> {
 
     /// What the row of directory `dir` says of it, and its cached files.
     pub(crate) fn row(&self, dir: &[u8]) -> Result<(Option<RowMeta>, Option<DirFiles>)> {
-        let Some((catalog, target)) = &self.source else { return Ok((None, None)) };
-        let Some((meta, files)) = catalog.stat_cache_row(target, dir)? else { return Ok((None, None)) };
-        Ok((unseal::<Option<RowMeta>>(META, &meta).flatten(), self.whole(dir, &files)?))
+        let (meta, stored) = self.row_stored(dir)?;
+        Ok((meta, self.stored_whole(dir, stored)?))
     }
 
     /// True when a file of `links` ((device, inode) → link count and paths seen) was cached

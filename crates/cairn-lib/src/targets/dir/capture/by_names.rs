@@ -28,7 +28,6 @@ use crate::id::ObjectId;
 use crate::targets::dir::journal::{at_or_below, parent};
 use crate::targets::dir::statcache::{DirFiles, PartIndex, Stamp, StoredFiles, range_digest};
 use crate::targets::dir::statcache_write::in_range;
-use crate::tree::memo::TreeMemo;
 use crate::tree::{self, Node, NodeKind, Tree};
 
 impl Walk<'_> {
@@ -64,7 +63,7 @@ impl Walk<'_> {
             return Ok(None);
         };
         // The last snapshot's tree, which an in-place restore diffs against the live one.
-        if self.writer.store().trees.is_keeping() && TreeMemo::wants(old_tree.nodes.len()) {
+        if self.writer.store().trees.would_keep(old_tree.nodes.len()) {
             self.writer.remember_tree(summary.tree, old_tree.clone());
         }
 
@@ -190,17 +189,16 @@ impl Walk<'_> {
 /// hold no name the journal gives, and whose range of the old tree is the one they were
 /// written with.
 fn untouched_parts(index: &PartIndex, nodes: &[Node], changed: &[Vec<u8>]) -> Vec<bool> {
-    let mut untouched: Vec<bool> = index
-        .parts
-        .iter()
-        .enumerate()
-        .map(|(i, part)| {
-            let next = index.parts.get(i + 1).map(|p| p.key.as_slice());
-            part.trusted && part.digest == Some(range_digest(in_range(nodes, &part.key, next)))
-        })
-        .collect();
+    let mut untouched: Vec<bool> = index.parts.iter().map(|p| p.trusted && p.digest.is_some()).collect();
     for name in changed {
         untouched[index.part_of(name)] = false;
+    }
+    // Only the parts still in the running have their range of the tree hashed.
+    for (i, (part, untouched)) in index.parts.iter().zip(&mut untouched).enumerate() {
+        if *untouched {
+            let next = index.parts.get(i + 1).map(|p| p.key.as_slice());
+            *untouched = part.digest == Some(range_digest(in_range(nodes, &part.key, next)));
+        }
     }
     untouched
 }
