@@ -163,7 +163,7 @@ impl Store {
             ..SaveOptions::default()
         };
         let DirCapture { snapshot: recovery, uncovered } =
-            self.capture_dir(&target, key, session, &save, false, &Progress::default())?;
+            self.publish_dir_capture(&target, key, session, &save, false, &Progress::default())?.commit()?;
         let live = tree::read_root(
             self,
             &recovery.root.ok_or_else(|| Error::corrupt("the recovery snapshot has no root"))?,

@@ -1,10 +1,11 @@
 //! `cairn restore`: put a snapshot back, into a new directory or in place.
 //!
 //! In place: take the target's lock → capture a safety snapshot of the live state (an
-//! incremental save, so it reads only what changed) → plan = Merkle diff of live vs snapshot →
-//! write a journal → apply the plan → record the written files in the stat cache → drop the
-//! journal. If applying fails, the safety snapshot is put back by the same machinery and both
-//! errors are reported. The journal, plan application and replay live in `pipeline/`.
+//! incremental save, so it reads only what changed) and publish its packs → commit it and write
+//! a journal, while the plan (Merkle diff of live vs snapshot) is made beside → apply the plan →
+//! record the written files in the stat cache → drop the journal. If applying fails, the safety
+//! snapshot is put back by the same machinery and both errors are reported. The journal, plan
+//! application and replay live in `pipeline/`.
 
 use std::path::{Path, PathBuf};
 
@@ -13,7 +14,7 @@ use serde::{Deserialize, Serialize};
 use super::interrupted::{Recovered, Resolve};
 use super::pipeline::apply::{read_dry_root, settle_clock};
 use super::resolve::CallContext;
-use super::save::{DirCapture, Progress, SaveOptions};
+use super::save::{Progress, SaveOptions};
 use crate::error::{Error, Hint, IoContext, Operation, Result, echo};
 use crate::snapshot::Snapshot;
 use crate::store::Store;
@@ -314,17 +315,37 @@ impl Store {
         };
         // The plan diffs the trees the safety snapshot reads and writes: they are kept decoded.
         let kept_trees = self.trees.keeping();
-        let DirCapture { snapshot: safety, uncovered } =
-            self.capture_dir(&path, &key, session.id, &save, true, progress)?;
+        let mut published = self.publish_dir_capture(&path, &key, session.id, &save, true, progress)?;
+        let uncovered = std::mem::take(&mut published.uncovered);
         let safety_root = tree::read_root(
             self,
-            &safety.root.ok_or_else(|| Error::corrupt("safety snapshot has no root"))?,
+            &published.snapshot.root.ok_or_else(|| Error::corrupt("safety snapshot has no root"))?,
         )?;
-        // Planned before the journal: a plan refused (it would remove uncovered paths) has
-        // changed nothing, so there is nothing to put back.
-        let plan = Plan::between(self, &safety_root, want, options.preserve_mtime, &uncovered)?;
+        // The safety snapshot's trees are in the store once its packs are published: the plan
+        // is made while its record, and then the journal, are made durable.
+        let (committed, plan) = std::thread::scope(|scope| {
+            let planning =
+                scope.spawn(|| Plan::between(self, &safety_root, want, options.preserve_mtime, &uncovered));
+            let committed = published.commit().and_then(|capture| {
+                let journal = self.write_journal(
+                    &key,
+                    &snapshot,
+                    &capture.snapshot,
+                    no_ignore,
+                    options.preserve_mtime,
+                )?;
+                Ok((capture.snapshot, journal))
+            });
+            let plan = planning.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            (committed, plan)
+        });
         drop(kept_trees);
-        let journal = self.write_journal(&key, &snapshot, &safety, no_ignore, options.preserve_mtime)?;
+        let (safety, journal) = committed?;
+        // A plan refused (it would remove uncovered paths) has changed nothing, so there is
+        // nothing to put back: the journal goes.
+        let plan = plan.inspect_err(|_| {
+            let _ = std::fs::remove_file(&journal);
+        })?;
         let outcome = self.apply_planned(&plan, &path, &key, want, options.preserve_mtime, progress);
         let (plan, files, bytes) = match outcome {
             Ok(done) => done,

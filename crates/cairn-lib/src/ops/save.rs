@@ -145,7 +145,7 @@ impl Store {
         let _lock = self.lock_target(&key, "a save")?;
         let interrupted_restore = self.resolve_interrupted(&key, super::interrupted::Resolve::RollBack)?;
         let DirCapture { snapshot, .. } =
-            self.capture_dir(path, &key, session.id, options, false, progress)?;
+            self.publish_dir_capture(path, &key, session.id, options, false, progress)?.commit()?;
         let removed_by_policy = self.apply_keep_policy(&session, &key, snapshot.id)?;
         Ok(SaveResult { snapshot, removed_by_policy, interrupted_restore })
     }

@@ -23,9 +23,32 @@ pub(crate) struct DirCapture {
     pub uncovered: Uncovered,
 }
 
+/// A captured directory whose blobs are published and whose snapshot is not yet committed:
+/// its trees can be read from the store while the commit is made.
+pub(crate) struct PublishedCapture<'a> {
+    writer: BlobWriter<'a>,
+    pub snapshot: Snapshot,
+    pub uncovered: Uncovered,
+    cache: Option<StatCacheWrite>,
+    force: bool,
+}
+
+impl PublishedCapture<'_> {
+    /// Commits the snapshot record, with the stat cache rows its capture changed.
+    pub(crate) fn commit(self) -> Result<DirCapture> {
+        let Self { writer, snapshot, uncovered, cache, force } = self;
+        writer
+            .store()
+            .commit_snapshot_with(&snapshot, force, cache.as_ref())
+            .inspect_err(|_| writer.abandon())?;
+        Ok(DirCapture { snapshot, uncovered })
+    }
+}
+
 impl Store {
-    /// Captures directory `path` and commits the record. The caller holds the target's lock.
-    pub(crate) fn capture_dir(
+    /// Captures directory `path` and publishes its blobs; [`PublishedCapture::commit`] then
+    /// commits the record. The caller holds the target's lock.
+    pub(crate) fn publish_dir_capture(
         &self,
         path: &std::path::Path,
         key: &str,
@@ -33,7 +56,7 @@ impl Store {
         options: &SaveOptions,
         safety: bool,
         progress: &Progress,
-    ) -> Result<DirCapture> {
+    ) -> Result<PublishedCapture<'_>> {
         let started = Instant::now();
         let old_cache = StatCache::load(self, key)?;
         let writer = BlobWriter::new(self);
@@ -63,9 +86,7 @@ impl Store {
             root: Some(captured.root),
         };
         let cache = captured.cache.into_write().inspect_err(|_| writer.abandon())?;
-        self.commit_snapshot_with(&snapshot, options.force, cache.as_ref())
-            .inspect_err(|_| writer.abandon())?;
-        Ok(DirCapture { snapshot, uncovered: captured.uncovered })
+        Ok(PublishedCapture { writer, snapshot, uncovered: captured.uncovered, cache, force: options.force })
     }
 
     /// Makes a snapshot durable: its record object first (so the catalog can be rebuilt from

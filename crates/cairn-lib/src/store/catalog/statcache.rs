@@ -139,15 +139,26 @@ impl Catalog {
     }
 
     /// Applies `write` to the stat cache of `target`, all or nothing.
+    ///
+    /// Committed without a sync of its own: a stat cache is a cache, and WAL makes the durable
+    /// state a prefix of the commits, so a power cut can take this commit back only with every
+    /// later one, leaving the rows an earlier commit wrote, whose stamps are still true. The
+    /// next synchronous commit (a snapshot, gc dropping the blobs only these rows named) makes
+    /// it durable first.
     pub(crate) fn write_stat_cache(&self, target: &str, write: &StatCacheWrite) -> Result<()> {
         if write.is_empty() {
             return Ok(());
         }
         let mut conn = self.conn();
-        let tx = conn.transaction()?;
-        write_stat_cache_in(&tx, target, write)?;
-        tx.commit()?;
-        Ok(())
+        conn.pragma_update(None, "synchronous", "NORMAL")?;
+        let written = (|| {
+            let tx = conn.transaction()?;
+            write_stat_cache_in(&tx, target, write)?;
+            tx.commit()?;
+            Ok(())
+        })();
+        let restored = conn.pragma_update(None, "synchronous", "FULL");
+        written.and(restored.map_err(Into::into))
     }
 
     /// Drops a target's stat cache (its next save reads every file).
@@ -314,6 +325,25 @@ mod tests {
     }
 
     const TREE: [&str; 7] = ["", "a", "a/b", "a/b/c", "a-z", "ab", "c/d"];
+
+    #[test]
+    fn a_stat_cache_write_leaves_the_connection_syncing_every_commit() {
+        let synchronous = |catalog: &Catalog| {
+            catalog.conn().pragma_query_value(None, "synchronous", |r| r.get::<_, i64>(0)).unwrap()
+        };
+        let (_tmp, catalog) = with_rows(&["", "a"]);
+        // 2 is FULL: a snapshot's commit after the cache's own must still reach the disk.
+        assert_eq!(synchronous(&catalog), 2);
+        // A write that fails half way restores it too.
+        let bad = StatCacheWrite {
+            rows: vec![(b"b".to_vec(), RowWrite::Full { meta: vec![1], files: vec![2] })],
+            ..StatCacheWrite::default()
+        };
+        catalog.conn().execute_batch("DROP TABLE stat_cache_parts").unwrap();
+        assert!(catalog.write_stat_cache("t", &StatCacheWrite { replace_all: true, ..bad }).is_err());
+        assert_eq!(synchronous(&catalog), 2);
+        assert_eq!(keys(&catalog), ["", "a"], "the failed write changed nothing");
+    }
 
     #[test]
     fn a_dropped_directory_takes_its_subtree_and_not_its_siblings_that_share_its_prefix() {
