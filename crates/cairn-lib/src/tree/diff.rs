@@ -31,6 +31,8 @@ pub(crate) struct TreeDiff<'a> {
     pub expand: bool,
     /// Trees read so far: lets tests check that unchanged subtrees were never opened.
     pub trees_read: AtomicU64,
+    /// Each pair of differing trees compared: the directory's path and the newer side's tree.
+    pub descended: std::sync::Mutex<Vec<(Vec<u8>, ObjectId)>>,
 }
 
 fn join(prefix: &[u8], name: &[u8]) -> Vec<u8> {
@@ -47,7 +49,7 @@ fn join(prefix: &[u8], name: &[u8]) -> Vec<u8> {
 
 impl<'a> TreeDiff<'a> {
     pub(crate) fn new(source: &'a dyn TreeSource, expand: bool) -> Self {
-        Self { source, expand, trees_read: AtomicU64::new(0) }
+        Self { source, expand, trees_read: AtomicU64::new(0), descended: Default::default() }
     }
 
     fn read(&self, id: &ObjectId) -> Result<Arc<Tree>> {
@@ -66,6 +68,7 @@ impl<'a> TreeDiff<'a> {
         if old == new {
             return Ok(());
         }
+        self.descended.lock().unwrap_or_else(|p| p.into_inner()).push((prefix.to_vec(), *new));
         let (a, b) = (self.read(old)?, self.read(new)?);
         let (mut i, mut j) = (0, 0);
         while i < a.nodes.len() || j < b.nodes.len() {

@@ -55,7 +55,7 @@ impl Store {
         // The journal's place is from before the writes, whose events mark every directory they
         // touched: the next save looks at those and trusts the rest.
         let settled = settle_clock(&written);
-        StatCache::amend(self, key, &changed, written.into_entries(), settled)?;
+        StatCache::amend(self, key, &changed, written.into_entries(), settled, &plan.settled_trees)?;
         Ok((plan.entries(), files, bytes))
     }
 

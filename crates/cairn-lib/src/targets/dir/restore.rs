@@ -32,6 +32,11 @@ pub(crate) struct Plan {
     pub changes: Vec<Change>,
     pub top_changed: bool,
     pub relink: bool,
+    /// Directories whose entries the plan leaves exactly as the snapshot has them, with their
+    /// trees there: every difference the diff found in them is in the plan as found. Once the
+    /// plan is applied, each of these trees describes its directory as the live one does, but
+    /// for what the apply wrote.
+    pub settled_trees: Vec<(Vec<u8>, ObjectId)>,
 }
 
 impl Plan {
@@ -51,10 +56,17 @@ impl Plan {
         uncovered: &Uncovered,
     ) -> Result<Self> {
         let (NodeKind::Dir { tree: a }, NodeKind::Dir { tree: b }) = (&live.top.kind, &want.top.kind) else {
-            return Ok(Self { changes: Vec::new(), top_changed: false, relink: false });
+            return Ok(Self {
+                changes: Vec::new(),
+                top_changed: false,
+                relink: false,
+                settled_trees: Vec::new(),
+            });
         };
         let mut changes = Vec::new();
-        TreeDiff::new(source, false).trees(b"", a, b, &mut changes)?;
+        let diff = TreeDiff::new(source, false);
+        diff.trees(b"", a, b, &mut changes)?;
+        let found: HashSet<Vec<u8>> = changes.iter().map(|c| c.path.clone()).collect();
         if !with_mtimes {
             changes.retain(|c| match (&c.old, &c.new) {
                 (Some(o), Some(n)) => {
@@ -64,9 +76,21 @@ impl Plan {
             });
         }
         let changes = keep_uncovered(source, changes, uncovered)?;
+        // A difference left alone (only an mtime), or changed into others (a directory that
+        // keeps what the capture left out), leaves its directory unlike the snapshot's.
+        let planned: HashSet<&[u8]> = changes.iter().map(|c| c.path.as_slice()).collect();
+        let unlike: HashSet<&[u8]> =
+            found.iter().filter(|p| !planned.contains(p.as_slice())).map(|p| split(p).0).collect();
+        let settled_trees = diff
+            .descended
+            .into_inner()
+            .unwrap_or_else(|p| p.into_inner())
+            .into_iter()
+            .filter(|(dir, _)| !unlike.contains(dir.as_slice()))
+            .collect();
         let top_changed = (live.top.mode, live.top.uid, live.top.gid, &live.top.extra)
             != (want.top.mode, want.top.uid, want.top.gid, &want.top.extra);
-        Ok(Self { changes, top_changed, relink: live.hardlinks != want.hardlinks })
+        Ok(Self { changes, top_changed, relink: live.hardlinks != want.hardlinks, settled_trees })
     }
 
     /// The plan as entries for people and agents.

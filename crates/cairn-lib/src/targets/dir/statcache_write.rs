@@ -4,7 +4,7 @@
 //! (the rows of the directories it wrote in). A large directory's files are written in parts,
 //! and a capture by names or a restore rewrites only the parts holding what they touched.
 
-use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use super::journal::{JournalState, at_or_below};
 use super::statcache::{
@@ -12,6 +12,7 @@ use super::statcache::{
     StoredFiles, join, range_digest, seal, split,
 };
 use crate::error::Result;
+use crate::id::ObjectId;
 use crate::store::Store;
 use crate::store::catalog::{RowWrite, StatCacheWrite};
 use crate::tree::{Node, NodeKind};
@@ -375,8 +376,21 @@ impl StatCache<'_> {
         changed: &[RelPath],
         written: Vec<(RelPath, CacheEntry)>,
         settled_ns: i64,
+        settled_trees: &[(RelPath, ObjectId)],
     ) -> Result<()> {
         let cache = StatCache::load(store, target)?;
+        // A directory the restore made like the snapshot's: the next save by names takes the
+        // entries it did not write from the snapshot's tree, which an in-place restore of that
+        // snapshot then finds decoded.
+        let settled_trees: HashMap<&[u8], ObjectId> =
+            settled_trees.iter().map(|(dir, tree)| (dir.as_slice(), *tree)).collect();
+        let moved = |meta: RowMeta, dir: &[u8]| {
+            let mut summary = meta.summary;
+            if let (Some(summary), Some(tree)) = (summary.as_mut(), settled_trees.get(dir)) {
+                summary.tree = *tree;
+            }
+            RowMeta { totals: None, summary, ..meta }
+        };
         if !cache.is_stored() {
             return Self::store(store, target, settled_ns, written);
         }
@@ -396,7 +410,7 @@ impl StatCache<'_> {
         for dir in &touched {
             let fresh = under_dropped(dir);
             let (old_meta, old_files) = if fresh { (None, None) } else { cache.row_stored(dir)? };
-            let meta = seal(META, &old_meta.map(|m| RowMeta { totals: None, ..m }))?;
+            let meta = seal(META, &old_meta.map(|m| moved(m, dir)))?;
             let new = written.remove(dir).unwrap_or_default();
             let unchanged = |name: &[u8]| !changed_set.contains(join(dir, name).as_slice());
             let files = match old_files {
@@ -441,9 +455,9 @@ impl StatCache<'_> {
         }
         for dir in above {
             if let Some(meta) = cache.meta(&dir)?
-                && meta.totals.is_some()
+                && (meta.totals.is_some() || settled_trees.contains_key(dir.as_slice()))
             {
-                let meta = Some(RowMeta { totals: None, ..meta });
+                let meta = Some(moved(meta, &dir));
                 write.rows.push((dir, RowWrite::Meta(seal(META, &meta)?)));
             }
         }
