@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::Result;
 use crate::id::ObjectId;
 use crate::store::Store;
+use crate::store::catalog::Flush;
 use crate::store::pack::{EncodedBlob, PackBuilder};
 use crate::targets::dir::statcache::StatCache;
 
@@ -140,7 +141,7 @@ impl Store {
                     });
                 }
                 let (new_key, bytes, entries) = builder.finish(self.sealing())?;
-                self.catalog.begin_pack(&new_key)?;
+                self.catalog.begin_pack(&new_key, Flush::Now)?;
                 self.backend().put_if_absent(&new_key, &bytes)?;
                 self.catalog.reassign_blobs(&new_key, bytes.len() as u64, &entries)?;
                 result.packs_rewritten += 1;

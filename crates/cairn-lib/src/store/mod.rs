@@ -292,7 +292,9 @@ impl Store {
             // pack is complete (it was renamed into place only after it was flushed).
             match self.backend.get(&key) {
                 Ok(bytes) => match pack::read_header(&key, &bytes, self.sealing()) {
-                    Ok(entries) => self.catalog.commit_pack(&key, bytes.len() as u64, &entries)?,
+                    Ok(entries) => {
+                        self.catalog.commit_pack(&key, bytes.len() as u64, &entries, catalog::Flush::Now)?
+                    }
                     Err(_) => {
                         self.backend.delete(&key)?;
                         self.catalog.forget_pack(&key)?;

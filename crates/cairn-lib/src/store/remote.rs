@@ -14,7 +14,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 
 use super::backend::Backend;
-use super::catalog::NewSnapshot;
+use super::catalog::{Flush, NewSnapshot};
 use super::crypto::RepoKey;
 use super::{OpenMode, SecretUse, Store, Unlock};
 use crate::error::{Error, Result};
@@ -156,7 +156,7 @@ impl Store {
                 } else {
                     // While gc has packs condemned, a new pack may hold their blobs anew: its
                     // place wins, so the condemned pack's re-check finds it unreferenced.
-                    self.catalog.begin_pack(key)?;
+                    self.catalog.begin_pack(key, Flush::Now)?;
                     self.catalog.reassign_blobs(key, *size, &entries)?;
                 }
             }

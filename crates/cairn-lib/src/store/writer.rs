@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use super::Store;
-use super::catalog::BlobLookups;
+use super::catalog::{BlobLookups, Flush};
 use super::pack::{self, BlobKind, PackBuilder, TARGET_PACK_SIZE};
 use crate::error::Result;
 use crate::id::ObjectId;
@@ -221,8 +221,12 @@ impl<'s> BlobWriter<'s> {
             builder.push(pack::seal(self.store.sealing(), salt));
         }
         let (key, bytes, entries) = builder.finish(self.store.sealing())?;
-        // Pending first: if we die after the rename, the next open indexes the pack.
-        self.store.catalog.begin_pack(&key)?;
+        // Pending first: if we die after the rename, the next open indexes the pack. In a
+        // store of this machine's own, both commits are flushed with the snapshot's (or gc's)
+        // that relies on them; a power cut before it leaves a pack no snapshot refers to,
+        // which `cairn gc` deletes.
+        let flush = if self.store.is_shared() { Flush::Now } else { Flush::WithNext };
+        self.store.catalog.begin_pack(&key, flush)?;
         self.store.backend().put_if_absent(&key, &bytes)?;
         super::fault::kill_at(super::fault::FaultPoint::PackPublished);
         let replaces = {
@@ -236,7 +240,7 @@ impl<'s> BlobWriter<'s> {
             self.store.catalog.reassign_blobs(&key, bytes.len() as u64, &entries)?;
             self.store.catalog.clear_damaged(&entries)?;
         } else {
-            self.store.catalog.commit_pack(&key, bytes.len() as u64, &entries)?;
+            self.store.catalog.commit_pack(&key, bytes.len() as u64, &entries, flush)?;
         }
         let mut state = self.lock();
         state.published.push(key);

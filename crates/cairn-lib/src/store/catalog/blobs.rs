@@ -2,7 +2,7 @@
 
 use rusqlite::{OptionalExtension, params};
 
-use super::Catalog;
+use super::{Catalog, Flush};
 use crate::error::Result;
 use crate::id::ObjectId;
 use crate::store::pack::{BlobKind, PackEntry};
@@ -49,47 +49,26 @@ impl Catalog {
     }
 
     /// Records that `key` is about to be written by this process (crash recovery finds it).
-    pub(crate) fn begin_pack(&self, key: &str) -> Result<()> {
-        self.conn().execute(
-            "INSERT OR IGNORE INTO packs(key, state, pid, created_at) VALUES (?1, 'pending', ?2, ?3)",
-            params![key, std::process::id(), now_secs()],
-        )?;
-        Ok(())
+    pub(crate) fn begin_pack(&self, key: &str, flush: Flush) -> Result<()> {
+        self.writing(flush, |conn| {
+            conn.execute(
+                "INSERT OR IGNORE INTO packs(key, state, pid, created_at) VALUES (?1, 'pending', ?2, ?3)",
+                params![key, std::process::id(), now_secs()],
+            )?;
+            Ok(())
+        })
     }
 
     /// Indexes a published pack's blobs and marks it ready, in one transaction. A blob the
     /// index already holds (another writer stored it too) keeps its first location.
-    pub(crate) fn commit_pack(&self, key: &str, size: u64, entries: &[PackEntry]) -> Result<()> {
-        self.index_pack(key, size, entries, "DO NOTHING")
-    }
-
-    fn index_pack(&self, key: &str, size: u64, entries: &[PackEntry], on_conflict: &str) -> Result<()> {
-        let mut conn = self.conn();
-        let tx = conn.transaction()?;
-        let pack_id: i64 = tx.query_row(
-            "UPDATE packs SET state = 'ready', size = ?2 WHERE key = ?1 RETURNING id",
-            params![key, size as i64],
-            |r| r.get(0),
-        )?;
-        {
-            let mut stmt = tx.prepare_cached(&format!(
-                "INSERT INTO blobs(id, pack, kind, offset, length, raw_length, compressed)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT(id) {on_conflict}"
-            ))?;
-            for e in entries {
-                stmt.execute(params![
-                    &e.id.0[..],
-                    pack_id,
-                    e.kind as i64,
-                    e.offset,
-                    e.length,
-                    e.raw_length,
-                    e.compressed
-                ])?;
-            }
-        }
-        tx.commit()?;
-        Ok(())
+    pub(crate) fn commit_pack(
+        &self,
+        key: &str,
+        size: u64,
+        entries: &[PackEntry],
+        flush: Flush,
+    ) -> Result<()> {
+        self.writing(flush, |conn| index_pack(conn, key, size, entries, "DO NOTHING"))
     }
 
     /// Packs still marked pending, with the pid that was writing them.
@@ -154,7 +133,8 @@ impl Catalog {
 
     /// Moves blobs to a new pack (after gc repacked them), in one transaction.
     pub(crate) fn reassign_blobs(&self, new_key: &str, size: u64, entries: &[PackEntry]) -> Result<()> {
-        self.index_pack(
+        index_pack(
+            &mut self.conn(),
             new_key,
             size,
             entries,
@@ -172,4 +152,40 @@ impl Catalog {
         )?;
         Ok(total as u64)
     }
+}
+
+/// Marks pack `key` ready with its `size` and indexes its blobs, in one transaction; a blob the
+/// index holds already is resolved as `on_conflict` says.
+fn index_pack(
+    conn: &mut rusqlite::Connection,
+    key: &str,
+    size: u64,
+    entries: &[PackEntry],
+    on_conflict: &str,
+) -> Result<()> {
+    let tx = conn.transaction()?;
+    let pack_id: i64 = tx.query_row(
+        "UPDATE packs SET state = 'ready', size = ?2 WHERE key = ?1 RETURNING id",
+        params![key, size as i64],
+        |r| r.get(0),
+    )?;
+    {
+        let mut stmt = tx.prepare_cached(&format!(
+            "INSERT INTO blobs(id, pack, kind, offset, length, raw_length, compressed)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT(id) {on_conflict}"
+        ))?;
+        for e in entries {
+            stmt.execute(params![
+                &e.id.0[..],
+                pack_id,
+                e.kind as i64,
+                e.offset,
+                e.length,
+                e.raw_length,
+                e.compressed
+            ])?;
+        }
+    }
+    tx.commit()?;
+    Ok(())
 }

@@ -2,7 +2,8 @@
 //! records, sessions and stat caches. WAL mode, so it survives `kill -9` at any point, and
 //! `synchronous = FULL`, so a commit is on disk before the command reports it: a snapshot
 //! exists only once its record is durable, and gc deletes a pack file only after the catalog
-//! durably stopped pointing at it.
+//! durably stopped pointing at it. The few commits only a later flushed one relies on (a stat
+//! cache, a local pack's index) are flushed with it ([`Flush::WithNext`]).
 //!
 //! Everything here can be rebuilt from the objects (pack headers, snapshot record objects); the
 //! catalog makes lookups fast, it is not the only copy.
@@ -87,6 +88,17 @@ CREATE TABLE IF NOT EXISTS stat_caches(
 ";
 
 /// The catalog connection. One per open store, shared by the store's threads.
+/// When a commit reaches the disk.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Flush {
+    /// Before the call returns (`synchronous = FULL`).
+    Now,
+    /// With the next commit that is flushed. WAL makes the durable state a prefix of the
+    /// commits, so a power cut can take such a commit back only with every later one: fit for
+    /// what only a later flushed commit (a snapshot's, gc's) relies on, and for a cache.
+    WithNext,
+}
+
 pub(crate) struct Catalog {
     path: PathBuf,
     conn: Mutex<Connection>,
@@ -157,6 +169,24 @@ impl Catalog {
     /// Locks the connection for one operation.
     pub(crate) fn conn(&self) -> MutexGuard<'_, Connection> {
         self.conn.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Runs `write` on the locked connection, its commits flushed as `flush` says.
+    pub(crate) fn writing<T>(
+        &self,
+        flush: Flush,
+        write: impl FnOnce(&mut Connection) -> Result<T>,
+    ) -> Result<T> {
+        let mut conn = self.conn();
+        if flush == Flush::Now {
+            return write(&mut conn);
+        }
+        conn.pragma_update(None, "synchronous", "NORMAL")?;
+        let written = write(&mut conn);
+        let restored = conn.pragma_update(None, "synchronous", "FULL");
+        let written = written?;
+        restored?;
+        Ok(written)
     }
 
     /// A read-only connection of this thread's own for one lookup, opened on first need.

@@ -3,7 +3,7 @@
 
 use rusqlite::{OptionalExtension, params};
 
-use super::Catalog;
+use super::{Catalog, Flush};
 use crate::error::Result;
 use crate::id::{ObjectId, SessionId};
 use crate::store::pack::PackEntry;
@@ -39,8 +39,8 @@ impl Catalog {
 
     /// Indexes a pack found on disk (only the `entries` that were verified).
     pub(crate) fn index_found_pack(&self, key: &str, size: u64, entries: &[PackEntry]) -> Result<()> {
-        self.begin_pack(key)?;
-        self.commit_pack(key, size, entries)
+        self.begin_pack(key, Flush::Now)?;
+        self.commit_pack(key, size, entries, Flush::Now)
     }
 
     /// Whether the catalog has the snapshot record `id`.

@@ -11,7 +11,7 @@
 
 use rusqlite::{OptionalExtension, params};
 
-use super::Catalog;
+use super::{Catalog, Flush};
 use crate::error::Result;
 
 /// The directory rows' table; the header table is in the main schema.
@@ -140,25 +140,18 @@ impl Catalog {
 
     /// Applies `write` to the stat cache of `target`, all or nothing.
     ///
-    /// Committed without a sync of its own: a stat cache is a cache, and WAL makes the durable
-    /// state a prefix of the commits, so a power cut can take this commit back only with every
-    /// later one, leaving the rows an earlier commit wrote, whose stamps are still true. The
-    /// next synchronous commit (a snapshot, gc dropping the blobs only these rows named) makes
-    /// it durable first.
+    /// Flushed with the next commit: a stat cache is a cache, and a power cut that takes this
+    /// commit back leaves the rows an earlier commit wrote, whose stamps are still true.
     pub(crate) fn write_stat_cache(&self, target: &str, write: &StatCacheWrite) -> Result<()> {
         if write.is_empty() {
             return Ok(());
         }
-        let mut conn = self.conn();
-        conn.pragma_update(None, "synchronous", "NORMAL")?;
-        let written = (|| {
+        self.writing(Flush::WithNext, |conn| {
             let tx = conn.transaction()?;
             write_stat_cache_in(&tx, target, write)?;
             tx.commit()?;
             Ok(())
-        })();
-        let restored = conn.pragma_update(None, "synchronous", "FULL");
-        written.and(restored.map_err(Into::into))
+        })
     }
 
     /// Drops a target's stat cache (its next save reads every file).
