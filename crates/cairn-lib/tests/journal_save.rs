@@ -252,6 +252,11 @@ fn after_a_restore_that_leaves_an_mtime_alone_a_journal_save_equals_a_full_walk(
             std::fs::write(tree.join(dir).join(name), format!("{dir}/{name}")).unwrap();
         }
     }
+    // And a directory whose stat cache row is kept in parts.
+    std::fs::create_dir_all(tree.join("wide")).unwrap();
+    for i in 0..1200 {
+        std::fs::write(tree.join(format!("wide/f{i:04}")), format!("wide {i}")).unwrap();
+    }
     let watched = Store::open(&root.join("watched-store")).unwrap();
     let walked = Store::open(&root.join("walked-store")).unwrap();
     watch(&watched, &tree);
@@ -261,10 +266,11 @@ fn after_a_restore_that_leaves_an_mtime_alone_a_journal_save_equals_a_full_walk(
         // Only an mtime moves in one directory, which a restore leaves alone; content changes
         // in both, which it puts back.
         let old = std::time::SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1_000_000 + round);
-        let touched = std::fs::File::options().write(true).open(tree.join("touched/b")).unwrap();
-        touched.set_modified(old).unwrap();
-        for dir in ["touched", "rewritten"] {
-            std::fs::write(tree.join(dir).join("a"), format!("changed in round {round}")).unwrap();
+        for path in ["touched/b", "wide/f0700"] {
+            std::fs::File::options().write(true).open(tree.join(path)).unwrap().set_modified(old).unwrap();
+        }
+        for path in ["touched/a", "rewritten/a", "wide/f0005"] {
+            std::fs::write(tree.join(path), format!("changed in round {round}")).unwrap();
         }
         // Past the coarse clock's tick, so the racy-git rule trusts the touched file's entry
         // and only the tree the next save starts from says what its mtime is.

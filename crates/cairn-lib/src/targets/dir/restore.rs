@@ -32,10 +32,10 @@ pub(crate) struct Plan {
     pub changes: Vec<Change>,
     pub top_changed: bool,
     pub relink: bool,
-    /// Directories whose entries the plan leaves exactly as the snapshot has them, with their
-    /// trees there: every difference the diff found in them is in the plan as found. Once the
-    /// plan is applied, each of these trees describes its directory as the live one does, but
-    /// for what the apply wrote.
+    /// Directories whose entries the plan leaves as the snapshot has them, with their trees
+    /// there: every difference the diff found in them is in the plan as found, or is an mtime
+    /// it leaves alone. Once the plan is applied, each of these trees describes its directory
+    /// as the live one does, but for what the apply wrote and for those mtimes.
     pub settled_trees: Vec<(Vec<u8>, ObjectId)>,
 }
 
@@ -66,7 +66,6 @@ impl Plan {
         let mut changes = Vec::new();
         let diff = TreeDiff::new(source, false);
         diff.trees(b"", a, b, &mut changes)?;
-        let found: HashSet<Vec<u8>> = changes.iter().map(|c| c.path.clone()).collect();
         if !with_mtimes {
             changes.retain(|c| match (&c.old, &c.new) {
                 (Some(o), Some(n)) => {
@@ -75,9 +74,12 @@ impl Plan {
                 _ => true,
             });
         }
+        // An mtime left alone differs from the snapshot's tree in its node only, which the stat
+        // cache entry of its file then tells (a save by names looks at a file whose entry
+        // disagrees with its node); a difference changed into others (a directory that keeps
+        // what the capture left out) leaves its directory unlike the snapshot's.
+        let found: HashSet<Vec<u8>> = changes.iter().map(|c| c.path.clone()).collect();
         let changes = keep_uncovered(source, changes, uncovered)?;
-        // A difference left alone (only an mtime), or changed into others (a directory that
-        // keeps what the capture left out), leaves its directory unlike the snapshot's.
         let planned: HashSet<&[u8]> = changes.iter().map(|c| c.path.as_slice()).collect();
         let unlike: HashSet<&[u8]> =
             found.iter().filter(|p| !planned.contains(p.as_slice())).map(|p| split(p).0).collect();

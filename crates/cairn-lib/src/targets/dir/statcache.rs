@@ -53,6 +53,12 @@ impl Stamp {
             mode: meta.mode(),
         }
     }
+
+    /// Whether a tree node of a file of `size` bytes is the file as this stamp saw it: a node
+    /// taken from another tree (a snapshot an in-place restore put back) may hold another mtime.
+    pub(crate) fn describes(&self, node: &crate::tree::Node, size: u64) -> bool {
+        self.size == size && self.mtime_ns == node.mtime_ns
+    }
 }
 
 /// One cached file.
@@ -156,16 +162,17 @@ impl PartIndex {
     }
 }
 
-/// The digest of the names and sizes of the file nodes among `nodes`: what a part's range of a
-/// tree held when the part was written.
+/// The digest of the names, sizes and mtimes of the file nodes among `nodes`: what a part's
+/// range of a tree held when the part was written.
 pub(crate) fn range_digest(nodes: &[crate::tree::Node]) -> [u8; 16] {
     // Hashed in one call: a call per field cost more than the hashing.
-    let mut bytes = Vec::with_capacity(nodes.len() * 32);
+    let mut bytes = Vec::with_capacity(nodes.len() * 40);
     for node in nodes {
         if let crate::tree::NodeKind::File { size, .. } = &node.kind {
             bytes.extend_from_slice(&(node.name.len() as u64).to_le_bytes());
             bytes.extend_from_slice(&node.name);
             bytes.extend_from_slice(&size.to_le_bytes());
+            bytes.extend_from_slice(&node.mtime_ns.to_le_bytes());
         }
     }
     let mut digest = [0; 16];

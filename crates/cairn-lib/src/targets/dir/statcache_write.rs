@@ -106,12 +106,13 @@ fn seal_part(
         entries.iter().all(|(_, e)| e.stamp.mtime_ns < scan_started_ns && e.stamp.ctime_ns < scan_started_ns);
     let digest = nodes.and_then(|nodes| {
         let range = in_range(nodes, &key, next.map(Vec::as_slice));
-        // Only a range whose every file has its entry, of its size, can be taken unseen.
+        // Only a range whose every file has its entry, of its size and mtime, can be taken
+        // unseen.
         let mut by_name = entries.iter().peekable();
         let whole = range.iter().all(|node| {
             let NodeKind::File { size, .. } = &node.kind else { return true };
             while by_name.next_if(|(n, _)| *n < node.name).is_some() {}
-            by_name.peek().is_some_and(|(n, e)| *n == node.name && e.stamp.size == *size)
+            by_name.peek().is_some_and(|(n, e)| *n == node.name && e.stamp.describes(node, *size))
         });
         whole.then(|| range_digest(range))
     });

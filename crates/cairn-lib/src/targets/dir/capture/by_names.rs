@@ -114,7 +114,9 @@ impl Walk<'_> {
                     self.counters.symlinks.fetch_add(1, Ordering::Relaxed);
                     (true, false)
                 }
-                (NodeKind::File { size, .. }, Some(e)) if trusted(&e.stamp) && e.stamp.size == *size => {
+                (NodeKind::File { size, .. }, Some(e))
+                    if trusted(&e.stamp) && e.stamp.describes(&node, *size) =>
+                {
                     self.counted(*size);
                     (true, true)
                 }
