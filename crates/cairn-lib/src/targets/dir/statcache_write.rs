@@ -455,8 +455,13 @@ impl StatCache<'_> {
             }
         }
         for dir in above {
+            // A row already naming the snapshot's tree (a second restore of it) is left as it is.
+            let moves = |meta: &RowMeta| match (&meta.summary, settled_trees.get(dir.as_slice())) {
+                (Some(summary), Some(tree)) => summary.tree != *tree,
+                _ => false,
+            };
             if let Some(meta) = cache.meta(&dir)?
-                && (meta.totals.is_some() || settled_trees.contains_key(dir.as_slice()))
+                && (meta.totals.is_some() || moves(&meta))
             {
                 let meta = Some(moved(meta, &dir));
                 write.rows.push((dir, RowWrite::Meta(seal(META, &meta)?)));
