@@ -252,6 +252,9 @@ fn after_a_restore_that_leaves_an_mtime_alone_a_journal_save_equals_a_full_walk(
             std::fs::write(tree.join(dir).join(name), format!("{dir}/{name}")).unwrap();
         }
     }
+    std::fs::create_dir_all(tree.join("linked")).unwrap();
+    std::fs::write(tree.join("linked/a"), "linked/a").unwrap();
+    std::os::unix::fs::symlink("a", tree.join("linked/link")).unwrap();
     // And a directory whose stat cache row is kept in parts.
     std::fs::create_dir_all(tree.join("wide")).unwrap();
     for i in 0..1200 {
@@ -269,7 +272,14 @@ fn after_a_restore_that_leaves_an_mtime_alone_a_journal_save_equals_a_full_walk(
         for path in ["touched/b", "wide/f0700"] {
             std::fs::File::options().write(true).open(tree.join(path)).unwrap().set_modified(old).unwrap();
         }
-        for path in ["touched/a", "rewritten/a", "wide/f0005"] {
+        // A link's own mtime (`touch -h`), which nothing in the stat cache records.
+        let touched = std::process::Command::new("touch")
+            .args(["-h", "-d", &format!("@{}", 2_000_000 + round)])
+            .arg(tree.join("linked/link"))
+            .status()
+            .unwrap();
+        assert!(touched.success());
+        for path in ["touched/a", "rewritten/a", "wide/f0005", "linked/a"] {
             std::fs::write(tree.join(path), format!("changed in round {round}")).unwrap();
         }
         // Past the coarse clock's tick, so the racy-git rule trusts the touched file's entry

@@ -33,9 +33,9 @@ pub(crate) struct Plan {
     pub top_changed: bool,
     pub relink: bool,
     /// Directories whose entries the plan leaves as the snapshot has them, with their trees
-    /// there: every difference the diff found in them is in the plan as found, or is an mtime
-    /// it leaves alone. Once the plan is applied, each of these trees describes its directory
-    /// as the live one does, but for what the apply wrote and for those mtimes.
+    /// there: every difference the diff found in them is in the plan as found, or is a file's
+    /// mtime it leaves alone. Once the plan is applied, each of these trees describes its
+    /// directory as the live one does, but for what the apply wrote and for those mtimes.
     pub settled_trees: Vec<(Vec<u8>, ObjectId)>,
 }
 
@@ -66,23 +66,30 @@ impl Plan {
         let mut changes = Vec::new();
         let diff = TreeDiff::new(source, false);
         diff.trees(b"", a, b, &mut changes)?;
+        // A file's mtime left alone differs from the snapshot's tree in its node only, which
+        // the file's stat cache entry then tells (a save by names looks at a file whose entry
+        // disagrees with its node). A link's has no entry to tell it, and a difference changed
+        // into others (a directory that keeps what the capture left out) leaves the live
+        // directory unlike the snapshot's too.
+        let mut unlike: HashSet<Vec<u8>> = HashSet::new();
         if !with_mtimes {
             changes.retain(|c| match (&c.old, &c.new) {
                 (Some(o), Some(n)) => {
-                    o.kind != n.kind || (o.mode, o.uid, o.gid) != (n.mode, n.uid, n.gid) || o.extra != n.extra
+                    let differs = o.kind != n.kind
+                        || (o.mode, o.uid, o.gid) != (n.mode, n.uid, n.gid)
+                        || o.extra != n.extra;
+                    if !differs && matches!(n.kind, NodeKind::Symlink { .. }) {
+                        unlike.insert(split(&c.path).0.to_vec());
+                    }
+                    differs
                 }
                 _ => true,
             });
         }
-        // An mtime left alone differs from the snapshot's tree in its node only, which the stat
-        // cache entry of its file then tells (a save by names looks at a file whose entry
-        // disagrees with its node); a difference changed into others (a directory that keeps
-        // what the capture left out) leaves its directory unlike the snapshot's.
         let found: HashSet<Vec<u8>> = changes.iter().map(|c| c.path.clone()).collect();
         let changes = keep_uncovered(source, changes, uncovered)?;
         let planned: HashSet<&[u8]> = changes.iter().map(|c| c.path.as_slice()).collect();
-        let unlike: HashSet<&[u8]> =
-            found.iter().filter(|p| !planned.contains(p.as_slice())).map(|p| split(p).0).collect();
+        unlike.extend(found.iter().filter(|p| !planned.contains(p.as_slice())).map(|p| split(p).0.to_vec()));
         let settled_trees = diff
             .descended
             .into_inner()
