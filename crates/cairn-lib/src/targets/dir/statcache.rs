@@ -54,10 +54,11 @@ impl Stamp {
         }
     }
 
-    /// Whether a tree node of a file of `size` bytes is the file as this stamp saw it: a node
-    /// taken from another tree (a snapshot an in-place restore put back) may hold another mtime.
-    pub(crate) fn describes(&self, node: &crate::tree::Node, size: u64) -> bool {
-        self.size == size && self.mtime_ns == node.mtime_ns
+    /// Whether tree node `node` is the file as this stamp saw it: a node taken from another
+    /// tree (a snapshot an in-place restore put back) may hold another mtime.
+    pub(crate) fn describes(&self, node: &crate::tree::Node) -> bool {
+        matches!(node.kind, crate::tree::NodeKind::File { size, .. } if size == self.size)
+            && self.mtime_ns == node.mtime_ns
     }
 }
 

@@ -110,9 +110,11 @@ fn seal_part(
         // unseen.
         let mut by_name = entries.iter().peekable();
         let whole = range.iter().all(|node| {
-            let NodeKind::File { size, .. } = &node.kind else { return true };
+            if !matches!(node.kind, NodeKind::File { .. }) {
+                return true;
+            }
             while by_name.next_if(|(n, _)| *n < node.name).is_some() {}
-            by_name.peek().is_some_and(|(n, e)| *n == node.name && e.stamp.describes(node, *size))
+            by_name.peek().is_some_and(|(n, e)| *n == node.name && e.stamp.describes(node))
         });
         whole.then(|| range_digest(range))
     });
