@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::interrupted::{Recovered, Resolve};
-use super::pipeline::apply::{read_dry_root, settle_clock};
+use super::pipeline::apply::read_dry_root;
 use super::resolve::CallContext;
 use super::save::{Progress, SaveOptions};
 use crate::error::{Error, Hint, IoContext, Operation, Result, echo};
@@ -22,7 +22,7 @@ use crate::store::writer::BlobWriter;
 use crate::targets::TargetKind;
 use crate::targets::dir::capture;
 use crate::targets::dir::restore::{Plan, PlanEntry, creation_plan, restore_fresh};
-use crate::targets::dir::statcache::StatCache;
+use crate::targets::dir::statcache::{StatCache, settle_clock};
 use crate::tree::{self, DirRoot};
 
 /// What to restore, and where. The CLI's help is the doc comment of each field; the MCP

@@ -13,8 +13,7 @@ use crate::targets::dir::capture::{self, Uncovered};
 use crate::targets::dir::fsops::DirHandle;
 use crate::targets::dir::materialize::Materializer;
 use crate::targets::dir::restore::{Plan, PlanEntry, later_links};
-use crate::targets::dir::statcache::{StatCache, coarse_now_ns};
-use crate::targets::dir::statcache_write::WrittenFiles;
+use crate::targets::dir::statcache::{StatCache, settling};
 use crate::tree::{self, DirRoot};
 
 impl Store {
@@ -53,9 +52,10 @@ impl Store {
         let written = m.written.into_inner().unwrap_or_else(|p| p.into_inner());
         let changed: Vec<Vec<u8>> = plan.changes.iter().map(|c| c.path.clone()).collect();
         // The journal's place is from before the writes, whose events mark every directory they
-        // touched: the next save looks at those and trusts the rest.
-        let settled = settle_clock(&written);
-        StatCache::amend(self, key, &changed, written.into_entries(), settled, &plan.settled_trees)?;
+        // touched: the next save looks at those and trusts the rest. The rows to amend are read
+        // while the clock ticks past the writes.
+        let settling = settling(&written);
+        StatCache::amend(self, key, &changed, written.into_entries(), settling, &plan.settled_trees)?;
         Ok((plan.entries(), files, bytes))
     }
 
@@ -91,24 +91,4 @@ impl Store {
 /// Reads a root document a dry writer holds in memory.
 pub(crate) fn read_dry_root(writer: &BlobWriter<'_>, id: &crate::id::ObjectId) -> Result<DirRoot> {
     tree::decode(id, &writer.read_object(id)?)
-}
-
-/// Waits for the coarse clock (which stamps file times) to tick past the last write and past
-/// every ctime recorded in `written`, and returns the new time: files written before it are
-/// then trusted by the racy-git rule. The kernel may stamp an inode whose times were just read
-/// with a fine-grained time (multigrain timestamps), up to a tick ahead of the coarse clock, so
-/// one tick after the last write is not always enough.
-pub(crate) fn settle_clock(written: &WrittenFiles) -> i64 {
-    // ctime only: the kernel sets it to the time of the change, where mtime may be the
-    // snapshot's (any date). A ctime far ahead (a clock set back meanwhile) is not waited for.
-    let now = coarse_now_ns();
-    let latest = written.latest_ctime_ns().filter(|t| *t < now + 1_000_000_000);
-    let start = latest.unwrap_or(now).max(now);
-    loop {
-        let now = coarse_now_ns();
-        if now > start {
-            return now;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(1));
-    }
 }

@@ -239,6 +239,43 @@ pub(crate) fn coarse_now_ns() -> i64 {
     t.tv_sec * 1_000_000_000 + t.tv_nsec
 }
 
+/// Waits for the coarse clock (which stamps file times) to tick past the last write and past
+/// every ctime recorded in `written`, and returns the new time: files written before it are
+/// then trusted by the racy-git rule. The kernel may stamp an inode whose times were just read
+/// with a fine-grained time (multigrain timestamps), up to a tick ahead of the coarse clock, so
+/// one tick after the last write is not always enough.
+pub(crate) fn settle_clock(written: &super::statcache_write::WrittenFiles) -> i64 {
+    settling(written).wait()
+}
+
+/// The moment [`settle_clock`] waits to pass, taken now, so work that writes no file can be
+/// done before the wait.
+pub(crate) fn settling(written: &super::statcache_write::WrittenFiles) -> Settling {
+    // ctime only: the kernel sets it to the time of the change, where mtime may be the
+    // snapshot's (any date). A ctime far ahead (a clock set back meanwhile) is not waited for.
+    let now = coarse_now_ns();
+    let latest = written.latest_ctime_ns().filter(|t| *t < now + 1_000_000_000);
+    Settling { past: latest.unwrap_or(now).max(now) }
+}
+
+/// A coarse clock reading still to be passed: see [`settling`].
+pub(crate) struct Settling {
+    past: i64,
+}
+
+impl Settling {
+    /// Waits for the coarse clock to pass the moment, and returns its time then.
+    pub(crate) fn wait(self) -> i64 {
+        loop {
+            let now = coarse_now_ns();
+            if now > self.past {
+                return now;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+    }
+}
+
 impl<'s> StatCache<'s> {
     /// Opens the cache of `target` (empty when there is none or its header cannot be read:
     /// its rows are then not trusted, and the next capture replaces them).
@@ -458,5 +495,18 @@ mod tests {
         let last = blob.len() - 1;
         blob[last] ^= 1;
         assert!(unseal::<DirFiles>(FILES, &blob).is_none());
+    }
+
+    #[test]
+    fn a_settled_time_is_past_the_last_write_s_ctime_and_past_the_moment_it_was_taken() {
+        let nothing = super::super::statcache_write::WrittenFiles::default();
+        let before = coarse_now_ns();
+        assert!(settling(&nothing).wait() > before);
+        // A ctime a little ahead of the coarse clock, as a fine-grained stamp can be.
+        let mut written = super::super::statcache_write::WrittenFiles::default();
+        let ahead = coarse_now_ns() + 20_000_000;
+        written.push(b"f", &entry(stamp(1, ahead)));
+        let settled = settling(&written).wait();
+        assert!(settled > ahead, "{settled} is not past the write at {ahead}");
     }
 }

@@ -8,8 +8,8 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use super::journal::{JournalState, at_or_below};
 use super::statcache::{
-    CacheEntry, DirFiles, FILES, HEADER, META, PARTS, PartIndex, PartRef, RelPath, RowMeta, StatCache,
-    StoredFiles, join, range_digest, seal, split,
+    CacheEntry, DirFiles, FILES, HEADER, META, PARTS, PartIndex, PartRef, RelPath, RowMeta, Settling,
+    StatCache, StoredFiles, join, range_digest, seal, split,
 };
 use crate::error::Result;
 use crate::id::ObjectId;
@@ -45,6 +45,17 @@ pub(crate) enum FilesWrite {
     Whole(Vec<u8>),
     /// The row's index of parts, and the parts that change.
     Parts { index: Vec<u8>, put: Vec<(Vec<u8>, Vec<u8>)>, drop: Vec<Vec<u8>>, replace: bool },
+}
+
+/// A row an amendment has read and will seal once the clock has settled.
+enum Pending {
+    /// A large directory's parts: those not `untouched` are resealed from `entries`.
+    Parts {
+        index: PartIndex,
+        untouched: Vec<bool>,
+        entries: Entries,
+    },
+    Whole(Entries),
 }
 
 impl FilesWrite {
@@ -264,7 +275,7 @@ fn by_dir(entries: Vec<(RelPath, CacheEntry)>) -> BTreeMap<RelPath, BTreeMap<Vec
 #[derive(Default)]
 pub(crate) struct WrittenFiles {
     items: Vec<Box<[u8]>>,
-    /// The latest ctime recorded, for [`crate::ops::pipeline::apply::settle_clock`].
+    /// The latest ctime recorded, for [`super::statcache::settle_clock`].
     latest_ctime_ns: Option<i64>,
 }
 
@@ -369,8 +380,9 @@ impl StatCache<'_> {
     }
 
     /// Amends the cache of `target` after a restore changed `changed` (paths, each with
-    /// everything below it) and wrote `written`, settled at `settled_ns`: the rows of the
-    /// directories it touched are rewritten, the rest kept. Totals of every directory above a
+    /// everything below it) and wrote `written`, trusted once `settling` has passed: the rows
+    /// of the directories it touched are rewritten, the rest kept. The rows are read before the
+    /// wait, and sealed with the settled time after it. Totals of every directory above a
     /// change are dropped, so no subtree holding one is taken unseen. The journal's place
     /// stays: the restore's own writes made events, which the next save asks for.
     pub(crate) fn amend(
@@ -378,7 +390,7 @@ impl StatCache<'_> {
         target: &str,
         changed: &[RelPath],
         written: Vec<(RelPath, CacheEntry)>,
-        settled_ns: i64,
+        settling: Settling,
         settled_trees: &[(RelPath, ObjectId)],
     ) -> Result<()> {
         let cache = StatCache::load(store, target)?;
@@ -395,7 +407,7 @@ impl StatCache<'_> {
             RowMeta { totals: None, summary, ..meta }
         };
         if !cache.is_stored() {
-            return Self::store(store, target, settled_ns, written);
+            return Self::store(store, target, settling.wait(), written);
         }
         let changed_set: HashSet<&[u8]> = changed.iter().map(Vec::as_slice).collect();
         // The root is never dropped: a change of its own metadata leaves its files alone.
@@ -410,6 +422,7 @@ impl StatCache<'_> {
             ..StatCacheWrite::default()
         };
         let mut above = BTreeSet::new();
+        let mut pending = Vec::with_capacity(touched.len());
         for dir in &touched {
             let fresh = under_dropped(dir);
             let (old_meta, old_files) = if fresh { (None, None) } else { cache.row_stored(dir)? };
@@ -433,8 +446,7 @@ impl StatCache<'_> {
                         entries.extend(stored.into_iter().filter(|(name, _)| unchanged(name)));
                     }
                     entries.extend(new);
-                    let read = |key: &[u8]| cache.part(dir, key);
-                    reseal_parts(settled_ns, index, &untouched, entries.into_iter().collect(), None, read)?
+                    Pending::Parts { index, untouched, entries: entries.into_iter().collect() }
                 }
                 old_files => {
                     let old = match old_files {
@@ -444,10 +456,10 @@ impl StatCache<'_> {
                     let mut entries: BTreeMap<Vec<u8>, CacheEntry> =
                         old.into_iter().filter(|(name, _)| unchanged(name)).collect();
                     entries.extend(new);
-                    seal_files(settled_ns, entries.into_iter().collect(), None)?
+                    Pending::Whole(entries.into_iter().collect())
                 }
             };
-            write.rows.push((dir.clone(), files.into_row(meta)));
+            pending.push((dir, meta, files));
             let mut up = dir.as_slice();
             while !up.is_empty() {
                 up = split(up).0;
@@ -456,6 +468,7 @@ impl StatCache<'_> {
                 }
             }
         }
+        let mut metas = Vec::new();
         for dir in above {
             // A row already naming the snapshot's tree (a second restore of it) is left as it is.
             let moves = |meta: &RowMeta| match (&meta.summary, settled_trees.get(dir.as_slice())) {
@@ -466,9 +479,21 @@ impl StatCache<'_> {
                 && (meta.totals.is_some() || moves(&meta))
             {
                 let meta = Some(moved(meta, &dir));
-                write.rows.push((dir, RowWrite::Meta(seal(META, &meta)?)));
+                metas.push((dir, RowWrite::Meta(seal(META, &meta)?)));
             }
         }
+        let settled_ns = settling.wait();
+        for (dir, meta, files) in pending {
+            let files = match files {
+                Pending::Parts { index, untouched, entries } => {
+                    let read = |key: &[u8]| cache.part(dir, key);
+                    reseal_parts(settled_ns, index, &untouched, entries, None, read)?
+                }
+                Pending::Whole(entries) => seal_files(settled_ns, entries, None)?,
+            };
+            write.rows.push((dir.clone(), files.into_row(meta)));
+        }
+        write.rows.extend(metas);
         store.catalog.write_stat_cache(target, &write)
     }
 }
