@@ -109,7 +109,21 @@ impl Store {
         if crate::store::layout::pid_alive(journal.pid) && journal.pid != std::process::id() {
             return Ok(None);
         }
+        if self.never_applied(&journal)? {
+            // Its process is gone, and it changed nothing: it is only in the way.
+            let _ = std::fs::remove_file(path);
+            return Ok(None);
+        }
         Ok(Some((path.to_path_buf(), journal)))
+    }
+
+    /// True when the restore of `journal` was stopped before it changed the tree. A restore
+    /// writes its journal while it commits its safety snapshot, and changes nothing until both
+    /// are durable; so a journal whose safety snapshot is neither in the catalog nor readable
+    /// (its root unknown to the index) was left by a restore stopped before its first change.
+    fn never_applied(&self, journal: &Journal) -> Result<bool> {
+        let Ok(root) = ObjectId::from_hex(&journal.safety_root) else { return Ok(false) };
+        Ok(!self.catalog.has_snapshot(&journal.safety)? && self.catalog.blob_location(&root)?.is_none())
     }
 
     /// Resolves an interrupted restore of `key`, if there is one: says so, captures the tree as

@@ -1,8 +1,8 @@
 //! `cairn restore`: put a snapshot back, into a new directory or in place.
 //!
 //! In place: take the target's lock → capture a safety snapshot of the live state (an
-//! incremental save, so it reads only what changed) and publish its packs → commit it and write
-//! a journal, while the plan (Merkle diff of live vs snapshot) is made beside → apply the plan →
+//! incremental save, so it reads only what changed) and publish its packs → commit it and, beside,
+//! write a journal, while the plan (Merkle diff of live vs snapshot) is made → apply the plan →
 //! record the written files in the stat cache → drop the journal. If applying fails, the safety
 //! snapshot is put back by the same machinery and both errors are reported. The journal, plan
 //! application and replay live in `pipeline/`.
@@ -322,25 +322,32 @@ impl Store {
             &published.snapshot.root.ok_or_else(|| Error::corrupt("safety snapshot has no root"))?,
         )?;
         // The safety snapshot's trees are in the store once its packs are published: the plan
-        // is made while its record, and then the journal, are made durable.
-        let (committed, plan) = std::thread::scope(|scope| {
+        // is made while its record and the journal are made durable, each on its own thread. A
+        // journal whose safety snapshot never reached the catalog is known to have changed
+        // nothing (`ops/interrupted.rs`), as nothing changes until both are durable.
+        let safety_snapshot = published.snapshot.clone();
+        let (committed, journal, plan) = std::thread::scope(|scope| {
             let planning =
                 scope.spawn(|| Plan::between(self, &safety_root, want, options.preserve_mtime, &uncovered));
-            let committed = published.commit().and_then(|capture| {
-                let journal = self.write_journal(
-                    &key,
-                    &snapshot,
-                    &capture.snapshot,
-                    no_ignore,
-                    options.preserve_mtime,
-                )?;
-                Ok((capture.snapshot, journal))
+            let journaling = scope.spawn(|| {
+                self.write_journal(&key, &snapshot, &safety_snapshot, no_ignore, options.preserve_mtime)
             });
+            let committed = published.commit();
+            let journal = journaling.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
             let plan = planning.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-            (committed, plan)
+            (committed, journal, plan)
         });
         drop(kept_trees);
-        let (safety, journal) = committed?;
+        let (safety, journal) = match (committed, journal) {
+            (Ok(capture), Ok(journal)) => (capture.snapshot, journal),
+            (Err(e), journal) => {
+                if let Ok(path) = journal {
+                    let _ = std::fs::remove_file(path);
+                }
+                return Err(e);
+            }
+            (Ok(_), Err(e)) => return Err(e),
+        };
         // A plan refused (it would remove uncovered paths) has changed nothing, so there is
         // nothing to put back: the journal goes.
         let plan = plan.inspect_err(|_| {

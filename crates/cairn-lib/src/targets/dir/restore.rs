@@ -4,6 +4,7 @@
 use std::collections::HashSet;
 use std::path::Path;
 
+use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use super::Progress;
@@ -127,10 +128,27 @@ impl Plan {
 
     /// Applies the plan under `root`.
     pub(crate) fn apply(&self, m: &Materializer<'_>, root: &DirHandle, want: &DirRoot) -> Result<()> {
+        // A fault point for tests: the process is killed once half the changes are made.
+        let made = std::sync::atomic::AtomicUsize::new(0);
         let half = self.changes.len() / 2;
-        for (i, change) in self.changes.iter().enumerate() {
-            if i == half && i > 0 {
+        let made_one = || {
+            if made.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1 == half {
                 crate::store::fault::kill_at(crate::store::fault::FaultPoint::RestoreHalfApplied);
+            }
+        };
+        // Files whose content changes are rewritten after every other change, on all cores:
+        // each is a file of a directory both trees hold, whose own change (made in order,
+        // before its entries') is then done, and no other change depends on one.
+        let mut rewrites = Vec::new();
+        for change in &self.changes {
+            if let Some(rewrite) = rewritten_file(change) {
+                // A later member of a hard-link group is linked at the end, not written.
+                if m.link_later.contains(&change.path) {
+                    made_one();
+                } else {
+                    rewrites.push(rewrite);
+                }
+                continue;
             }
             let (parent_rel, name) = split(&change.path);
             let parent = root.open_rel(parent_rel)?;
@@ -172,11 +190,6 @@ impl Plan {
                         }
                         m.refresh(&parent, name, &change.path, (b, &node.extra))?;
                     }
-                    (_, NodeKind::File { content, .. }) if !matches!(old.kind, NodeKind::Dir { .. }) => {
-                        if !m.link_later.contains(&change.path) {
-                            m.replace_file(&parent, &change.path, node, content)?;
-                        }
-                    }
                     _ => {
                         parent.remove(name)?;
                         m.create(&parent, &change.path, node)?;
@@ -184,7 +197,13 @@ impl Plan {
                 },
                 (None, None) => {}
             }
+            made_one();
         }
+        rewrites.par_iter().try_for_each(|(path, node, content)| {
+            m.replace_file(&root.open_rel(split(path).0)?, path, node, content)?;
+            made_one();
+            Ok::<_, Error>(())
+        })?;
         if self.top_changed {
             let meta = Meta {
                 mode: want.top.mode,
@@ -204,6 +223,17 @@ impl Plan {
         }
         Ok(())
     }
+}
+
+/// The path, node and content of a change that rewrites a file's content in place (a file or
+/// link that stays or becomes a file, with other content).
+fn rewritten_file(change: &Change) -> Option<(&[u8], &Node, &[ObjectId])> {
+    let (Some(old), Some(node)) = (&change.old, &change.new) else { return None };
+    let NodeKind::File { content, .. } = &node.kind else { return None };
+    let same_content = matches!(&old.kind, NodeKind::File { content: was, .. } if was == content)
+        && old.extra.extents == node.extra.extents;
+    let rewrite = !matches!(old.kind, NodeKind::Dir { .. }) && !same_content;
+    rewrite.then_some((change.path.as_slice(), node, content.as_slice()))
 }
 
 /// Rewrites `changes` so that no path in `uncovered` is removed: a removed directory holding
