@@ -321,10 +321,10 @@ impl Store {
             self,
             &published.snapshot.root.ok_or_else(|| Error::corrupt("safety snapshot has no root"))?,
         )?;
-        // The safety snapshot's trees are in the store once its packs are published: the plan
-        // is made while its record and the journal are made durable, each on its own thread. A
-        // journal whose safety snapshot never reached the catalog is known to have changed
-        // nothing (`ops/interrupted.rs`), as nothing changes until both are durable.
+        // The safety snapshot's trees are in the store once its packs are published: while its
+        // record is committed, the plan is made and the journal written, each on a thread of its
+        // own. Nothing changes until the record and the journal are both durable, so a journal
+        // whose safety snapshot never reached the catalog changed nothing (`ops/interrupted.rs`).
         let safety_snapshot = published.snapshot.clone();
         let (committed, journal, plan) = std::thread::scope(|scope| {
             let planning =
