@@ -172,9 +172,7 @@ impl Plan {
                             parent.set_xattrs(name, &node.extra.xattrs)?;
                         }
                     }
-                    (NodeKind::File { content: a, .. }, NodeKind::File { content: b, .. })
-                        if a == b && old.extra.extents == node.extra.extents =>
-                    {
+                    (NodeKind::File { .. }, NodeKind::File { content, .. }) if same_content(old, node) => {
                         // Same content: only metadata moved; keep the file, set mode and owner.
                         let mtime_ns = m.keep_mtime.then_some(node.mtime_ns);
                         let meta = Meta {
@@ -188,7 +186,7 @@ impl Plan {
                         if old.extra.xattrs != node.extra.xattrs {
                             parent.set_xattrs(name, &node.extra.xattrs)?;
                         }
-                        m.refresh(&parent, name, &change.path, (b, &node.extra))?;
+                        m.refresh(&parent, name, &change.path, (content, &node.extra))?;
                     }
                     _ => {
                         parent.remove(name)?;
@@ -230,10 +228,19 @@ impl Plan {
 fn rewritten_file(change: &Change) -> Option<(&[u8], &Node, &[ObjectId])> {
     let (Some(old), Some(node)) = (&change.old, &change.new) else { return None };
     let NodeKind::File { content, .. } = &node.kind else { return None };
-    let same_content = matches!(&old.kind, NodeKind::File { content: was, .. } if was == content)
-        && old.extra.extents == node.extra.extents;
-    let rewrite = !matches!(old.kind, NodeKind::Dir { .. }) && !same_content;
+    let rewrite = !matches!(old.kind, NodeKind::Dir { .. }) && !same_content(old, node);
     rewrite.then_some((change.path.as_slice(), node, content.as_slice()))
+}
+
+/// Whether file nodes `old` and `new` hold the same bytes in the same layout (only their
+/// metadata can differ).
+fn same_content(old: &Node, new: &Node) -> bool {
+    match (&old.kind, &new.kind) {
+        (NodeKind::File { content: a, .. }, NodeKind::File { content: b, .. }) => {
+            a == b && old.extra.extents == new.extra.extents
+        }
+        _ => false,
+    }
 }
 
 /// Rewrites `changes` so that no path in `uncovered` is removed: a removed directory holding
