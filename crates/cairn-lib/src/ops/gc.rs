@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::Result;
 use crate::id::ObjectId;
 use crate::store::Store;
-use crate::store::catalog::Flush;
+use crate::store::catalog::{BlobLocation, Flush};
 use crate::store::pack::{EncodedBlob, PackBuilder};
 use crate::targets::dir::statcache::StatCache;
 
@@ -124,21 +124,38 @@ impl Store {
             if dead.is_empty() && !emptied {
                 continue;
             }
-            let dead_bytes: u64 = dead.iter().map(|(_, l)| l.length).sum();
+            // A shared frame's bytes are freed only with its last member.
+            let places = places(&blobs);
+            let dead_bytes: u64 = places
+                .iter()
+                .filter(|(_, members)| members.iter().all(|(id, _)| !live.contains(id)))
+                .map(|((_, length), _)| length)
+                .sum();
             if dead.len() < blobs.len() && (dead_bytes as f64) < size as f64 * REWRITE_DEAD_SHARE {
                 continue;
             }
             if dead.len() < blobs.len() {
                 let mut builder = PackBuilder::default();
-                for (id, loc) in blobs.iter().filter(|(id, _)| live.contains(id)) {
-                    let stored = self.backend().get_range(&key, loc.offset, loc.length)?;
-                    builder.push(EncodedBlob {
-                        id: *id,
-                        kind: loc.kind,
-                        raw_length: loc.raw_length,
-                        stored,
-                        compressed: loc.compressed,
-                    });
+                for ((offset, length), members) in &places {
+                    let kept: Vec<_> = members.iter().filter(|(id, _)| live.contains(id)).collect();
+                    if kept.is_empty() {
+                        continue;
+                    }
+                    let stored = self.backend().get_range(&key, *offset, *length)?;
+                    match kept[..] {
+                        [(id, loc)] if loc.within.is_none() => builder.push(EncodedBlob {
+                            id: *id,
+                            kind: loc.kind,
+                            raw_length: loc.raw_length,
+                            stored,
+                            compressed: loc.compressed,
+                        }),
+                        // A frame is copied as it is, with the members still live.
+                        _ => builder.push_shared(
+                            &stored,
+                            kept.iter().map(|(id, loc)| (*id, loc.kind, loc.raw_length, loc.within)),
+                        ),
+                    }
                 }
                 let (new_key, bytes, entries) = builder.finish(self.sealing())?;
                 self.catalog.begin_pack(&new_key, Flush::Now)?;
@@ -210,7 +227,7 @@ impl Store {
         let in_header: std::collections::HashMap<ObjectId, _> = entries.iter().map(|e| (e.id, e)).collect();
         for (id, loc) in self.catalog.pack_blobs(key)? {
             match in_header.get(&id) {
-                Some(e) if (e.offset as u64, e.length as u64) == (loc.offset, loc.length) => {}
+                Some(e) if (e.offset as u64, e.length as u64, e.within) == (loc.offset, loc.length, loc.within) => {}
                 Some(_) => problems.push(format!(
                     "the index places blob {id} elsewhere than the header of pack {key} does; repair the store"
                 )),
@@ -268,8 +285,18 @@ impl Store {
                 self.verify_pack(key, &mut result.problems)?;
             }
         }
+        let mut placed = Vec::with_capacity(live.len());
         for id in &live {
-            match self.catalog.blob_location(id)? {
+            placed.push((*id, self.catalog.blob_location(id)?));
+        }
+        // Read in pack order, so the members of a shared frame follow each other and the frame
+        // is decoded once.
+        fn at(l: &Option<BlobLocation>) -> Option<(&str, u64)> {
+            l.as_ref().map(|l| (l.pack_key.as_str(), l.offset))
+        }
+        placed.sort_by(|(_, a), (_, b)| at(a).cmp(&at(b)));
+        for (id, loc) in &placed {
+            match loc {
                 None => result.problems.push(format!("object {id} is missing")),
                 Some(_) if read_data => match self.read_blob(id) {
                     Ok(_) => result.objects_read += 1,
@@ -293,6 +320,18 @@ impl Store {
     }
 }
 
+/// A pack's blobs by the stored bytes they are in, in pack order: one place per blob, or per
+/// shared frame with all its members.
+type Places<'b> = std::collections::BTreeMap<(u64, u64), Vec<(ObjectId, &'b BlobLocation)>>;
+
+fn places(blobs: &[(ObjectId, BlobLocation)]) -> Places<'_> {
+    let mut places = Places::new();
+    for (id, loc) in blobs {
+        places.entry((loc.offset, loc.length)).or_default().push((*id, loc));
+    }
+    places
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -313,6 +352,78 @@ mod tests {
                 x as u8
             })
             .collect()
+    }
+
+    fn source(i: usize) -> String {
+        format!("pub fn item_{i}(x: u32) -> u32 {{\n    x * {i} + 1\n}}\n").repeat(60)
+    }
+
+    #[test]
+    fn gc_copies_a_shared_frame_with_the_members_still_live_and_forgets_the_rest() {
+        let dir = tempfile::tempdir().unwrap();
+        let work = dir.path().join("work");
+        std::fs::create_dir_all(&work).unwrap();
+        std::fs::write(work.join("dead.bin"), noise(400_000, 1)).unwrap();
+        for i in 0..40 {
+            std::fs::write(work.join(format!("f{i:02}.rs")), source(i)).unwrap();
+        }
+        let mut store = Store::open(&dir.path().join("store")).unwrap();
+        let mut config = Config::default();
+        config.set("gc.grace", "0s").unwrap();
+        store.save_config(config).unwrap();
+        let save = |store: &Store| {
+            store.save(
+                &SaveOptions { target: work.display().to_string(), ..SaveOptions::default() },
+                &Default::default(),
+            )
+        };
+        let first = save(&store).unwrap();
+        let framed = |store: &Store| -> Vec<(ObjectId, BlobLocation)> {
+            let mut all = Vec::new();
+            for (key, _, _) in store.catalog.ready_packs().unwrap() {
+                all.extend(
+                    store.catalog.pack_blobs(&key).unwrap().into_iter().filter(|(_, l)| l.within.is_some()),
+                );
+            }
+            all
+        };
+        assert_eq!(framed(&store).len(), 40, "the small files share frames");
+
+        std::fs::remove_file(work.join("dead.bin")).unwrap();
+        for i in (0..40).step_by(2) {
+            std::fs::remove_file(work.join(format!("f{i:02}.rs"))).unwrap();
+        }
+        let second = save(&store).unwrap();
+        store
+            .remove(
+                &RemoveOptions { refs: vec![first.snapshot.id.to_string()], ..RemoveOptions::default() },
+                &Default::default(),
+            )
+            .unwrap();
+        let gc = store.gc(&GcOptions::default()).unwrap();
+        // 20 files, dead.bin, and the first snapshot's tree and root.
+        assert_eq!((gc.packs_rewritten, gc.blobs_removed), (1, 23), "{gc:?}");
+        // The live members moved with their frames, still framed; the dead ones are forgotten.
+        let live: HashSet<ObjectId> =
+            (1..40).step_by(2).map(|i| ObjectId::of(source(i).as_bytes())).collect();
+        let kept: HashSet<ObjectId> = framed(&store).into_iter().map(|(id, _)| id).collect();
+        assert_eq!(kept, live);
+        let check = store.check(&CheckOptions { read_data: true }).unwrap();
+        assert!(check.problems.is_empty(), "{:?}", check.problems);
+        let dest = dir.path().join("copy");
+        store
+            .restore(
+                &RestoreOptions {
+                    reference: Some(second.snapshot.id.to_string()),
+                    to: Some(dest.clone()),
+                    ..RestoreOptions::default()
+                },
+                &Default::default(),
+            )
+            .unwrap();
+        for i in (1..40).step_by(2) {
+            assert_eq!(std::fs::read_to_string(dest.join(format!("f{i:02}.rs"))).unwrap(), source(i));
+        }
     }
 
     #[test]

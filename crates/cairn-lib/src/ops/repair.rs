@@ -103,15 +103,8 @@ impl Store {
                     continue;
                 }
             };
-            let mut good = Vec::with_capacity(entries.len());
-            for e in entries {
-                let stored = bytes[e.offset as usize..][..e.length as usize].to_vec();
-                let opened = pack::unseal(self.sealing(), &e.id, stored);
-                match opened.and_then(|s| pack::decode(&e.id, &s, e.compressed, e.raw_length)) {
-                    Ok(_) => good.push(e),
-                    Err(_) => result.blobs_dropped.push(e.id.to_string()),
-                }
-            }
+            let (good, damaged) = pack::sort_sound(&bytes, entries, self.sealing());
+            result.blobs_dropped.extend(damaged.iter().map(|e| e.id.to_string()));
             result.blobs_indexed += good.len() as u64;
             result.packs_indexed += 1;
             self.catalog.index_found_pack(&key, bytes.len() as u64, &good)?;

@@ -178,6 +178,7 @@ mod tests {
             length,
             raw_length: length as u32,
             compressed: false,
+            within: None,
         }
     }
 

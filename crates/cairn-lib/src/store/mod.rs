@@ -15,6 +15,7 @@ pub(crate) mod crypto;
 mod encrypted_tests;
 pub(crate) mod fault;
 pub(crate) mod fetch;
+pub(crate) mod frame;
 pub(crate) mod keys;
 pub(crate) mod layout;
 pub(crate) mod lock;
@@ -64,6 +65,8 @@ pub struct Store {
     pack_cache: Option<pack_cache::PackCache>,
     /// Large trees this command read or wrote, kept decoded for its diffs.
     pub(crate) trees: crate::tree::memo::TreeMemo,
+    /// The last shared frames this command decoded.
+    frames: frame::FrameCache,
 }
 
 impl std::fmt::Debug for Store {
@@ -138,6 +141,7 @@ impl Store {
             unlocked,
             pack_cache: None,
             trees: Default::default(),
+            frames: Default::default(),
         };
         store.recover()?;
         Ok(store)
@@ -205,6 +209,12 @@ impl Store {
             Error::corrupt(format!("the store has lost object {id}"))
                 .hint(crate::error::Hint::Run(crate::error::Operation::Check))
         })?;
+        if let Some(within) = loc.within {
+            // Only a local, unencrypted store frames: its packs are read as they are.
+            let stored = || self.backend.get_range(&loc.pack_key, loc.offset, loc.length);
+            let plain = self.frames.get_or_decode(&loc.pack_key, loc.offset, stored)?;
+            return frame::member(id, &plain, within, loc.raw_length);
+        }
         let Some(cache) = &self.pack_cache else {
             let stored = self.backend.get_range(&loc.pack_key, loc.offset, loc.length)?;
             let stored = pack::unseal(self.sealing(), id, stored)?;

@@ -3,6 +3,12 @@
 //! Layout: `blob bytes… | header (postcard) | header length (u32 LE) | MAGIC`. The header holds
 //! everything needed to rebuild the catalog's blob index from the packs alone.
 //!
+//! Small files share zstd frames (`frame.rs`): each member's entry gives the frame's place and
+//! where the member starts in the frame's plain bytes. A pack that holds a frame ends with
+//! [`FRAMED_MAGIC`], and its header lists entries with that field; a pack without one keeps the
+//! first form, byte for byte, so it reads as packs always have. A build that predates frames
+//! finds no header it knows in a framed pack and says the pack is damaged rather than misread it.
+//!
 //! In an encrypted store each blob is sealed on its own (bound to its id), so a restore still
 //! reads one blob by a byte range, and so is the header; the trailer then ends with
 //! [`SEALED_MAGIC`] and tells only the header's length.
@@ -17,6 +23,8 @@ use crate::id::ObjectId;
 
 /// The last 8 bytes of every pack.
 const MAGIC: &[u8; 8] = b"CAIRNPK1";
+/// The last 8 bytes of a pack that holds a shared frame.
+const FRAMED_MAGIC: &[u8; 8] = b"CAIRNPK2";
 /// The last 8 bytes of every pack of an encrypted store.
 const SEALED_MAGIC: &[u8; 8] = b"CAIRNPE1";
 /// What a pack header is sealed to.
@@ -41,16 +49,50 @@ impl BlobKind {
 }
 
 /// Where one blob sits in a pack.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) struct PackEntry {
     pub id: ObjectId,
     pub kind: BlobKind,
+    /// Where its stored bytes start: the blob's own, or its frame's.
     pub offset: u32,
-    /// Stored length (compressed, when `compressed`).
+    /// Stored length (compressed, when `compressed`); a frame's whole length for a member.
     pub length: u32,
-    /// Plain length.
+    /// Plain length (of the blob, also for a member of a frame).
     pub raw_length: u32,
     pub compressed: bool,
+    /// For a member of a shared frame, where it starts in the frame's plain bytes.
+    pub within: Option<u32>,
+}
+
+/// A [`PackEntry`] as the first header form stores it: no blob shares a frame.
+#[derive(Serialize, Deserialize)]
+struct WholeEntry {
+    id: ObjectId,
+    kind: BlobKind,
+    offset: u32,
+    length: u32,
+    raw_length: u32,
+    compressed: bool,
+}
+
+impl From<&PackEntry> for WholeEntry {
+    fn from(e: &PackEntry) -> Self {
+        Self {
+            id: e.id,
+            kind: e.kind,
+            offset: e.offset,
+            length: e.length,
+            raw_length: e.raw_length,
+            compressed: e.compressed,
+        }
+    }
+}
+
+impl From<WholeEntry> for PackEntry {
+    fn from(e: WholeEntry) -> Self {
+        let WholeEntry { id, kind, offset, length, raw_length, compressed } = e;
+        Self { id, kind, offset, length, raw_length, compressed, within: None }
+    }
 }
 
 /// A blob ready to be packed: its id and the bytes to store.
@@ -156,7 +198,46 @@ impl PackBuilder {
             length: blob.stored.len() as u32,
             raw_length: blob.raw_length,
             compressed: blob.compressed,
+            within: None,
         });
+    }
+
+    /// Appends one shared frame (`stored`, compressed) holding `members`: each blob's id and
+    /// plain length, in the order their bytes follow each other in the frame.
+    pub(crate) fn push_frame(&mut self, stored: &[u8], members: &[(ObjectId, u32)]) {
+        self.push_shared(
+            stored,
+            members.iter().scan(0u32, |at, &(id, raw_length)| {
+                let within = *at;
+                *at += raw_length;
+                Some((id, BlobKind::Data, raw_length, Some(within)))
+            }),
+        );
+    }
+
+    /// Appends stored bytes that several entries point into (a frame gc copies as it is):
+    /// each as (id, kind, plain length, place in the frame).
+    pub(crate) fn push_shared(
+        &mut self,
+        stored: &[u8],
+        members: impl IntoIterator<Item = (ObjectId, BlobKind, u32, Option<u32>)>,
+    ) {
+        if self.bytes.capacity() == 0 {
+            self.bytes.reserve(TARGET_PACK_SIZE + stored.len().max(2 << 20));
+        }
+        let offset = self.bytes.len() as u32;
+        self.bytes.extend_from_slice(stored);
+        for (id, kind, raw_length, within) in members {
+            self.entries.push(PackEntry {
+                id,
+                kind,
+                offset,
+                length: stored.len() as u32,
+                raw_length,
+                compressed: true,
+                within,
+            });
+        }
     }
 
     pub(crate) fn len(&self) -> usize {
@@ -170,8 +251,17 @@ impl PackBuilder {
     /// Appends the header (sealed with `key` in an encrypted store) and returns the pack's
     /// key, bytes and entries.
     pub(crate) fn finish(mut self, key: Option<&RepoKey>) -> Result<(String, Vec<u8>, Vec<PackEntry>)> {
-        let mut header = postcard::to_allocvec(&self.entries)
-            .map_err(|e| Error::corrupt(format!("could not encode a pack header: {e}")))?;
+        let framed = self.entries.iter().any(|e| e.within.is_some());
+        // An encrypted store seals each blob alone, bound to its id, so it never frames.
+        debug_assert!(!(framed && key.is_some()), "an encrypted store's pack holds a frame");
+        let encoded = if framed {
+            postcard::to_allocvec(&self.entries)
+        } else {
+            let whole: Vec<WholeEntry> = self.entries.iter().map(WholeEntry::from).collect();
+            postcard::to_allocvec(&whole)
+        };
+        let mut header =
+            encoded.map_err(|e| Error::corrupt(format!("could not encode a pack header: {e}")))?;
         if let Some(key) = key {
             header = key.seal(&header, HEADER_CONTEXT);
         }
@@ -181,19 +271,33 @@ impl PackBuilder {
         let hash = ObjectId::of(&header).to_hex();
         self.bytes.extend_from_slice(&header);
         self.bytes.extend_from_slice(&(header.len() as u32).to_le_bytes());
-        self.bytes.extend_from_slice(if key.is_some() { SEALED_MAGIC } else { MAGIC });
+        self.bytes.extend_from_slice(match (key.is_some(), framed) {
+            (true, _) => SEALED_MAGIC,
+            (false, true) => FRAMED_MAGIC,
+            (false, false) => MAGIC,
+        });
         let key = format!("packs/{}/{}.pack", &hash[..2], hash);
         Ok((key, self.bytes, self.entries))
     }
 }
 
-/// The magic number a pack of a store with `key` (or without) ends with.
-fn magic(key: Option<&RepoKey>) -> &'static [u8; 8] {
-    if key.is_some() { SEALED_MAGIC } else { MAGIC }
+/// Whether a pack of a store with `key` (or without) may end with `magic`, and whether its
+/// header is then the framed form.
+fn header_form(key: Option<&RepoKey>, magic: &[u8]) -> Option<bool> {
+    match (key.is_some(), magic) {
+        (true, m) if m == SEALED_MAGIC => Some(false),
+        (false, m) if m == MAGIC => Some(false),
+        (false, m) if m == FRAMED_MAGIC => Some(true),
+        _ => None,
+    }
 }
 
-/// Decodes a header as stored: opened first in an encrypted store.
-fn parse_header(header: &[u8], key: Option<&RepoKey>) -> std::result::Result<Vec<PackEntry>, String> {
+/// Decodes a header as stored: opened first in an encrypted store; `framed` is the form.
+fn parse_header(
+    header: &[u8],
+    key: Option<&RepoKey>,
+    framed: bool,
+) -> std::result::Result<Vec<PackEntry>, String> {
     let opened;
     let plain = match key {
         None => header,
@@ -202,19 +306,24 @@ fn parse_header(header: &[u8], key: Option<&RepoKey>) -> std::result::Result<Vec
             &opened[..]
         }
     };
-    postcard::from_bytes(plain).map_err(|e| e.to_string())
+    if framed {
+        return postcard::from_bytes(plain).map_err(|e| e.to_string());
+    }
+    let whole: Vec<WholeEntry> = postcard::from_bytes(plain).map_err(|e| e.to_string())?;
+    Ok(whole.into_iter().map(PackEntry::from).collect())
 }
 
 /// Reads the header of a whole pack (used by recovery and `check`).
 pub(crate) fn read_header(key: &str, pack: &[u8], seal: Option<&RepoKey>) -> Result<Vec<PackEntry>> {
     let bad = || Error::corrupt(format!("pack {key} has no valid header")).hint(check());
-    if pack.len() < 12 || &pack[pack.len() - 8..] != magic(seal) {
+    if pack.len() < 12 {
         return Err(bad());
     }
+    let framed = header_form(seal, &pack[pack.len() - 8..]).ok_or_else(bad)?;
     let len_at = pack.len() - 12;
     let header_len = u32::from_le_bytes(pack[len_at..len_at + 4].try_into().map_err(|_| bad())?) as usize;
     let start = len_at.checked_sub(header_len).ok_or_else(bad)?;
-    parse_header(&pack[start..len_at], seal).map_err(|_| bad())
+    parse_header(&pack[start..len_at], seal, framed).map_err(|_| bad())
 }
 
 /// Reads the header of pack `key` (`size` bytes) with two range reads, the trailer and then
@@ -231,9 +340,7 @@ pub(crate) fn read_header_ranged(
         return Err(bad());
     }
     let trailer = backend.get_range(key, size - 12, 12)?;
-    if &trailer[4..] != magic(seal) {
-        return Err(bad());
-    }
+    let framed = header_form(seal, &trailer[4..]).ok_or_else(bad)?;
     let header_len = u32::from_le_bytes(trailer[..4].try_into().map_err(|_| bad())?) as u64;
     let start = (size - 12).checked_sub(header_len).ok_or_else(bad)?;
     let header = backend.get_range(key, start, header_len)?;
@@ -241,7 +348,7 @@ pub(crate) fn read_header_ranged(
     if ObjectId::of(&header).to_hex() != name {
         return Err(bad());
     }
-    parse_header(&header, seal).map_err(|_| bad())
+    parse_header(&header, seal, framed).map_err(|_| bad())
 }
 
 /// Reads and verifies the header of a whole pack: the magic number, a header length that fits
@@ -252,9 +359,10 @@ pub(crate) fn verify_header(
     pack: &[u8],
     seal: Option<&RepoKey>,
 ) -> std::result::Result<Vec<PackEntry>, String> {
-    if pack.len() < 12 || &pack[pack.len() - 8..] != magic(seal) {
+    let framed = (pack.len() >= 12).then(|| header_form(seal, &pack[pack.len() - 8..])).flatten();
+    let Some(framed) = framed else {
         return Err(format!("pack {key} does not end with the pack magic number (damaged or truncated)"));
-    }
+    };
     let len_at = pack.len() - 12;
     let header_len = u32::from_le_bytes([pack[len_at], pack[len_at + 1], pack[len_at + 2], pack[len_at + 3]]);
     let Some(start) = len_at.checked_sub(header_len as usize) else {
@@ -265,12 +373,53 @@ pub(crate) fn verify_header(
     if ObjectId::of(header).to_hex() != name {
         return Err(format!("pack {key} has a header that does not match its name (damaged)"));
     }
-    let entries = parse_header(header, seal)
+    let entries = parse_header(header, seal, framed)
         .map_err(|e| format!("pack {key} has a header that does not decode ({e})"))?;
     if let Some(e) = entries.iter().find(|e| e.offset as usize + e.length as usize > start) {
         return Err(format!("pack {key} places blob {} past its data", e.id));
     }
     Ok(entries)
+}
+
+/// Splits the entries of a whole pack (`pack`, of a store sealed with `seal` or not) into
+/// those whose blob reads back whole and those that do not. A shared frame is decoded once for
+/// all its members.
+pub(crate) fn sort_sound(
+    pack: &[u8],
+    entries: Vec<PackEntry>,
+    seal: Option<&RepoKey>,
+) -> (Vec<PackEntry>, Vec<PackEntry>) {
+    let (mut sound, mut damaged) = (Vec::with_capacity(entries.len()), Vec::new());
+    // The last frame decoded: its place, and its plain bytes when it decoded.
+    type Decoded = ((u32, u32), Option<Vec<u8>>);
+    let mut frame: Option<Decoded> = None;
+    for e in entries {
+        let Some(stored) = pack.get(e.offset as usize..).and_then(|rest| rest.get(..e.length as usize))
+        else {
+            damaged.push(e);
+            continue;
+        };
+        let read = match e.within {
+            None => unseal(seal, &e.id, stored.to_vec())
+                .and_then(|s| decode(&e.id, &s, e.compressed, e.raw_length))
+                .map(drop),
+            Some(within) => {
+                let place = (e.offset, e.length);
+                if frame.as_ref().is_none_or(|(at, _)| *at != place) {
+                    frame = Some((place, super::frame::decode(stored).ok()));
+                }
+                match frame.as_ref().and_then(|(_, plain)| plain.as_ref()) {
+                    Some(plain) => super::frame::member(&e.id, plain, within, e.raw_length).map(drop),
+                    None => Err(Error::corrupt("a shared frame does not decode")),
+                }
+            }
+        };
+        match read {
+            Ok(()) => sound.push(e),
+            Err(_) => damaged.push(e),
+        }
+    }
+    (sound, damaged)
 }
 
 /// The hint of every damaged-object error: check the store.
@@ -299,6 +448,50 @@ mod tests {
             let stored = &bytes[entry.offset as usize..][..entry.length as usize];
             assert_eq!(&decode(&entry.id, stored, entry.compressed, entry.raw_length).unwrap(), data);
         }
+    }
+
+    #[test]
+    fn a_pack_with_a_frame_has_the_framed_header_and_its_damage_drops_the_members_it_hits() {
+        let whole = b"a blob stored on its own".to_vec();
+        let members: Vec<Vec<u8>> =
+            (0..4).map(|i| format!("let value_{i} = {i};\n").repeat(40).into_bytes()).collect();
+        let mut frame = super::super::frame::FrameBuilder::default();
+        for m in &members {
+            frame.add(ObjectId::of(m), m);
+        }
+        let mut builder = PackBuilder::default();
+        builder.push(encode(ObjectId::of(&whole), BlobKind::Data, &whole).unwrap());
+        frame.close().unwrap().push_into(&mut builder);
+        let (key, mut bytes, entries) = builder.finish(None).unwrap();
+        assert_eq!(&bytes[bytes.len() - 8..], FRAMED_MAGIC);
+        assert_eq!(read_header(&key, &bytes, None).unwrap(), entries);
+        assert_eq!(verify_header(&key, &bytes, None).unwrap(), entries);
+        let (sound, damaged) = sort_sound(&bytes, entries.clone(), None);
+        assert_eq!((sound.len(), damaged.len()), (5, 0));
+        assert_eq!(entries.iter().filter(|e| e.within.is_some()).count(), 4);
+
+        // A frame that does not decode takes every member with it, and only them; a flipped
+        // byte inside it takes the members whose bytes it changed.
+        let frame_at = entries[1].offset as usize;
+        let mut inside = bytes.clone();
+        inside[frame_at + entries[1].length as usize / 2] ^= 0x55;
+        let (sound, damaged) = sort_sound(&inside, entries.clone(), None);
+        assert!(sound.iter().any(|e| e.id == ObjectId::of(&whole)) && !damaged.is_empty());
+        assert!(damaged.iter().all(|e| e.within.is_some()));
+        bytes[frame_at] ^= 0x55;
+        let (sound, damaged) = sort_sound(&bytes, entries, None);
+        assert_eq!(sound.iter().map(|e| e.id).collect::<Vec<_>>(), [ObjectId::of(&whole)]);
+        assert_eq!(damaged.len(), 4);
+
+        // A pack without a frame keeps the first header form, byte for byte.
+        let mut plain = PackBuilder::default();
+        plain.push(encode(ObjectId::of(&whole), BlobKind::Data, &whole).unwrap());
+        let (_, bytes, entries) = plain.finish(None).unwrap();
+        assert_eq!(&bytes[bytes.len() - 8..], MAGIC);
+        let header_len = u32::from_le_bytes(bytes[bytes.len() - 12..bytes.len() - 8].try_into().unwrap());
+        let header = &bytes[bytes.len() - 12 - header_len as usize..bytes.len() - 12];
+        let first_form = postcard::to_allocvec(&vec![WholeEntry::from(&entries[0])]).unwrap();
+        assert_eq!(header, &first_form[..]);
     }
 
     #[test]

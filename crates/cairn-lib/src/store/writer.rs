@@ -3,7 +3,8 @@
 //! A blob the store already holds costs one index lookup, made in a read transaction the
 //! writer holds across many lookups (`catalog/lookups.rs`). New blobs are compressed on the
 //! calling thread (so compression runs in parallel) and appended to the current pack, which is
-//! published (write, flush, rename) and then indexed once it is large enough.
+//! published (write, flush, rename) and then indexed once it is large enough. Small files are
+//! gathered into shared frames first (`frame.rs`): the thread that fills a frame compresses it.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -11,6 +12,7 @@ use std::sync::{Arc, Mutex};
 
 use super::Store;
 use super::catalog::{BlobLookups, Flush};
+use super::frame::{self, FrameBuilder};
 use super::pack::{self, BlobKind, PackBuilder, TARGET_PACK_SIZE};
 use crate::error::Result;
 use crate::id::ObjectId;
@@ -18,6 +20,8 @@ use crate::id::ObjectId;
 #[derive(Default)]
 struct State {
     pack: PackBuilder,
+    /// Small blobs waiting to share a frame (only in a local, unencrypted store).
+    frame: FrameBuilder,
     /// Ids added by this writer and not yet indexed, so a blob seen twice is stored once.
     pending: HashSet<ObjectId>,
     /// Ids the index places in a pack that is missing or cut short: stored again, their new
@@ -77,6 +81,9 @@ pub(crate) struct BlobWriter<'s> {
     /// Found on first use.
     suspect: std::sync::OnceLock<Suspect>,
     lookups: BlobLookups<'s>,
+    /// Whether small blobs share frames: not in an encrypted store, which seals each blob
+    /// alone, nor in a shared one, whose packs are read by range from afar.
+    frames: bool,
 }
 
 impl<'s> BlobWriter<'s> {
@@ -89,6 +96,7 @@ impl<'s> BlobWriter<'s> {
             dry: None,
             suspect: std::sync::OnceLock::new(),
             lookups: BlobLookups::new(&store.catalog),
+            frames: store.sealing().is_none() && !store.is_shared(),
         }
     }
 
@@ -113,6 +121,9 @@ impl<'s> BlobWriter<'s> {
         if self.lock().pending.contains(&id) || self.vouched(&id)? {
             return Ok(id);
         }
+        if self.frames && kind == BlobKind::Data && data.len() <= frame::FRAMED_UP_TO {
+            return self.write_framed(id, data);
+        }
         let encoded = pack::seal(self.store.sealing(), pack::encode(id, kind, data)?);
         let full = {
             let mut state = self.lock();
@@ -128,6 +139,38 @@ impl<'s> BlobWriter<'s> {
             self.publish(full)?;
         }
         Ok(id)
+    }
+
+    /// Adds a small blob to the frame being gathered; the call that fills it packs it.
+    fn write_framed(&self, id: ObjectId, data: &[u8]) -> Result<ObjectId> {
+        let full = {
+            let mut state = self.lock();
+            if !state.pending.insert(id) {
+                return Ok(id);
+            }
+            self.new_bytes.fetch_add(data.len() as u64, Ordering::Relaxed);
+            if !state.frame.add(id, data) {
+                return Ok(id);
+            }
+            std::mem::take(&mut state.frame)
+        };
+        self.pack_frame(full)?;
+        Ok(id)
+    }
+
+    /// Compresses a frame (on the calling thread) and appends it to the pack.
+    fn pack_frame(&self, frame: FrameBuilder) -> Result<()> {
+        let closed = frame.close()?;
+        self.stored_bytes.fetch_add(closed.stored_len() as u64, Ordering::Relaxed);
+        let full = {
+            let mut state = self.lock();
+            closed.push_into(&mut state.pack);
+            if state.pack.len() >= TARGET_PACK_SIZE { Some(std::mem::take(&mut state.pack)) } else { None }
+        };
+        match full {
+            Some(full) => self.publish(full),
+            None => Ok(()),
+        }
     }
 
     fn suspect(&self) -> Result<&Suspect> {
@@ -187,6 +230,10 @@ impl<'s> BlobWriter<'s> {
 
     /// Publishes whatever is still buffered. Call before committing the record that refers to it.
     pub(crate) fn finish(&self) -> Result<()> {
+        let frame = std::mem::take(&mut self.lock().frame);
+        if !frame.is_empty() {
+            self.pack_frame(frame)?;
+        }
         let rest = std::mem::take(&mut self.lock().pack);
         if !rest.is_empty() {
             self.publish(rest)?;
@@ -258,6 +305,7 @@ impl<'s> BlobWriter<'s> {
         let published = {
             let mut state = self.lock();
             state.pack = PackBuilder::default();
+            state.frame = FrameBuilder::default();
             state.pending.clear();
             std::mem::take(&mut state.published)
         };

@@ -16,12 +16,28 @@ pub(crate) struct BlobLocation {
     pub length: u64,
     pub raw_length: u32,
     pub compressed: bool,
+    /// For a member of a shared frame (at `offset`, `length` long), where it starts in the
+    /// frame's plain bytes.
+    pub within: Option<u32>,
+}
+
+/// Gives a catalog made before shared frames their column: its blobs have none.
+pub(super) fn migrate(conn: &rusqlite::Connection) -> Result<()> {
+    let has: bool = conn.query_row(
+        "SELECT COUNT(*) > 0 FROM pragma_table_info('blobs') WHERE name = 'within'",
+        [],
+        |r| r.get(0),
+    )?;
+    if !has {
+        conn.execute_batch("ALTER TABLE blobs ADD COLUMN within INTEGER")?;
+    }
+    Ok(())
 }
 
 /// Where blob `id` is stored, as `conn` sees the index.
 pub(super) fn locate(conn: &rusqlite::Connection, id: &ObjectId) -> Result<Option<BlobLocation>> {
     let mut stmt = conn.prepare_cached(
-        "SELECT p.key, b.kind, b.offset, b.length, b.raw_length, b.compressed
+        "SELECT p.key, b.kind, b.offset, b.length, b.raw_length, b.compressed, b.within
          FROM blobs b JOIN packs p ON p.id = b.pack WHERE b.id = ?1",
     )?;
     Ok(stmt
@@ -33,6 +49,7 @@ pub(super) fn locate(conn: &rusqlite::Connection, id: &ObjectId) -> Result<Optio
                 length: r.get(3)?,
                 raw_length: r.get(4)?,
                 compressed: r.get(5)?,
+                within: r.get(6)?,
             })
         })
         .optional()?)
@@ -109,7 +126,7 @@ impl Catalog {
     pub(crate) fn pack_blobs(&self, key: &str) -> Result<Vec<(ObjectId, BlobLocation)>> {
         let conn = self.conn();
         let mut stmt = conn.prepare(
-            "SELECT b.id, b.kind, b.offset, b.length, b.raw_length, b.compressed
+            "SELECT b.id, b.kind, b.offset, b.length, b.raw_length, b.compressed, b.within
              FROM blobs b JOIN packs p ON p.id = b.pack WHERE p.key = ?1",
         )?;
         let rows = stmt.query_map([key], |r| {
@@ -125,6 +142,7 @@ impl Catalog {
                     length: r.get(3)?,
                     raw_length: r.get(4)?,
                     compressed: r.get(5)?,
+                    within: r.get(6)?,
                 },
             ))
         })?;
@@ -139,7 +157,7 @@ impl Catalog {
             size,
             entries,
             "DO UPDATE SET pack = excluded.pack, offset = excluded.offset, length = excluded.length,
-                compressed = excluded.compressed",
+                raw_length = excluded.raw_length, compressed = excluded.compressed, within = excluded.within",
         )
     }
 
@@ -171,8 +189,8 @@ fn index_pack(
     )?;
     {
         let mut stmt = tx.prepare_cached(&format!(
-            "INSERT INTO blobs(id, pack, kind, offset, length, raw_length, compressed)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT(id) {on_conflict}"
+            "INSERT INTO blobs(id, pack, kind, offset, length, raw_length, compressed, within)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) ON CONFLICT(id) {on_conflict}"
         ))?;
         for e in entries {
             stmt.execute(params![
@@ -182,10 +200,42 @@ fn index_pack(
                 e.offset,
                 e.length,
                 e.raw_length,
-                e.compressed
+                e.compressed,
+                e.within
             ])?;
         }
     }
     tx.commit()?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_catalog_made_before_shared_frames_gains_the_column_and_keeps_its_blobs() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("catalog.db");
+        {
+            let conn = rusqlite::Connection::open(&path).unwrap();
+            conn.execute_batch(
+                "CREATE TABLE packs(id INTEGER PRIMARY KEY, key TEXT NOT NULL UNIQUE, state TEXT NOT NULL,
+                     pid INTEGER NOT NULL, size INTEGER NOT NULL DEFAULT 0, created_at INTEGER NOT NULL);
+                 CREATE TABLE blobs(id BLOB PRIMARY KEY, pack INTEGER NOT NULL, kind INTEGER NOT NULL,
+                     offset INTEGER NOT NULL, length INTEGER NOT NULL, raw_length INTEGER NOT NULL,
+                     compressed INTEGER NOT NULL) WITHOUT ROWID;
+                 INSERT INTO packs VALUES (1, 'packs/aa/old.pack', 'ready', 1, 100, 0);",
+            )
+            .unwrap();
+            let id = ObjectId::of(b"old");
+            conn.execute("INSERT INTO blobs VALUES (?1, 1, 0, 10, 20, 30, 1)", [&id.0[..]]).unwrap();
+        }
+        let catalog = Catalog::open(&path).unwrap();
+        let loc = catalog.blob_location(&ObjectId::of(b"old")).unwrap().unwrap();
+        assert_eq!((loc.offset, loc.length, loc.raw_length, loc.within), (10, 20, 30, None));
+        // Opening it again finds the column there.
+        drop(catalog);
+        Catalog::open(&path).unwrap();
+    }
 }

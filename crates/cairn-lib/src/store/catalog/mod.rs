@@ -47,7 +47,8 @@ CREATE TABLE IF NOT EXISTS blobs(
     offset INTEGER NOT NULL,
     length INTEGER NOT NULL,
     raw_length INTEGER NOT NULL,
-    compressed INTEGER NOT NULL
+    compressed INTEGER NOT NULL,
+    within INTEGER                -- where a member of a shared frame starts in it
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS blobs_by_pack ON blobs(pack);
 CREATE TABLE IF NOT EXISTS sessions(
@@ -154,6 +155,7 @@ impl Catalog {
         // pages back every few saves. Every 32 MB copies each only once per many saves.
         conn.pragma_update(None, "wal_autocheckpoint", 8192)?;
         conn.execute_batch(SCHEMA)?;
+        blobs::migrate(&conn)?;
         moments::migrate(&conn)?;
         conn.execute_batch(events::SCHEMA)?;
         conn.execute_batch(statcache::SCHEMA)?;
