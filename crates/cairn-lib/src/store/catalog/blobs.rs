@@ -88,6 +88,20 @@ impl Catalog {
         self.writing(flush, |conn| index_pack(conn, key, size, entries, "DO NOTHING"))
     }
 
+    /// Indexes several published packs and marks them ready, in one transaction: a first save
+    /// that committed each of its packs alone rewrote most of the blob index's pages once per
+    /// pack, as blob ids are random.
+    pub(crate) fn commit_packs(&self, packs: &[(String, u64, Vec<PackEntry>)], flush: Flush) -> Result<()> {
+        self.writing(flush, |conn| {
+            let tx = conn.transaction()?;
+            for (key, size, entries) in packs {
+                index_pack_in(&tx, key, *size, entries, "DO NOTHING")?;
+            }
+            tx.commit()?;
+            Ok(())
+        })
+    }
+
     /// Packs still marked pending, with the pid that was writing them.
     pub(crate) fn pending_packs(&self) -> Result<Vec<(String, u32)>> {
         let conn = self.conn();
@@ -182,6 +196,19 @@ fn index_pack(
     on_conflict: &str,
 ) -> Result<()> {
     let tx = conn.transaction()?;
+    index_pack_in(&tx, key, size, entries, on_conflict)?;
+    tx.commit()?;
+    Ok(())
+}
+
+/// [`index_pack`] inside the caller's transaction.
+fn index_pack_in(
+    tx: &rusqlite::Transaction<'_>,
+    key: &str,
+    size: u64,
+    entries: &[PackEntry],
+    on_conflict: &str,
+) -> Result<()> {
     let pack_id: i64 = tx.query_row(
         "UPDATE packs SET state = 'ready', size = ?2 WHERE key = ?1 RETURNING id",
         params![key, size as i64],
@@ -205,7 +232,6 @@ fn index_pack(
             ])?;
         }
     }
-    tx.commit()?;
     Ok(())
 }
 
