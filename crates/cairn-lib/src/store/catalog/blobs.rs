@@ -94,9 +94,8 @@ impl Catalog {
     pub(crate) fn commit_packs(&self, packs: &[(String, u64, Vec<PackEntry>)], flush: Flush) -> Result<()> {
         self.writing(flush, |conn| {
             let tx = conn.transaction()?;
-            for (key, size, entries) in packs {
-                index_pack_in(&tx, key, *size, entries, "DO NOTHING")?;
-            }
+            let packs: Vec<_> = packs.iter().map(|(k, size, e)| (k.as_str(), *size, &e[..])).collect();
+            index_packs_in(&tx, &packs, "DO NOTHING")?;
             tx.commit()?;
             Ok(())
         })
@@ -196,41 +195,44 @@ fn index_pack(
     on_conflict: &str,
 ) -> Result<()> {
     let tx = conn.transaction()?;
-    index_pack_in(&tx, key, size, entries, on_conflict)?;
+    index_packs_in(&tx, &[(key, size, entries)], on_conflict)?;
     tx.commit()?;
     Ok(())
 }
 
-/// [`index_pack`] inside the caller's transaction.
-fn index_pack_in(
+/// Marks packs ready and indexes their blobs inside the caller's transaction, in id order: a
+/// B-tree takes keys in order with each page written once and in cache.
+fn index_packs_in(
     tx: &rusqlite::Transaction<'_>,
-    key: &str,
-    size: u64,
-    entries: &[PackEntry],
+    packs: &[(&str, u64, &[PackEntry])],
     on_conflict: &str,
 ) -> Result<()> {
-    let pack_id: i64 = tx.query_row(
-        "UPDATE packs SET state = 'ready', size = ?2 WHERE key = ?1 RETURNING id",
-        params![key, size as i64],
-        |r| r.get(0),
-    )?;
-    {
-        let mut stmt = tx.prepare_cached(&format!(
-            "INSERT INTO blobs(id, pack, kind, offset, length, raw_length, compressed, within)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) ON CONFLICT(id) {on_conflict}"
-        ))?;
-        for e in entries {
-            stmt.execute(params![
-                &e.id.0[..],
-                pack_id,
-                e.kind as i64,
-                e.offset,
-                e.length,
-                e.raw_length,
-                e.compressed,
-                e.within
-            ])?;
-        }
+    let mut rows = Vec::with_capacity(packs.iter().map(|(_, _, e)| e.len()).sum());
+    for (key, size, entries) in packs {
+        let pack_id: i64 = tx.query_row(
+            "UPDATE packs SET state = 'ready', size = ?2 WHERE key = ?1 RETURNING id",
+            params![key, *size as i64],
+            |r| r.get(0),
+        )?;
+        rows.extend(entries.iter().map(|e| (e, pack_id)));
+    }
+    // Stable: of two packs that hold one blob, the first stays its place under `DO NOTHING`.
+    rows.sort_by_key(|(e, _)| e.id.0);
+    let mut stmt = tx.prepare_cached(&format!(
+        "INSERT INTO blobs(id, pack, kind, offset, length, raw_length, compressed, within)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) ON CONFLICT(id) {on_conflict}"
+    ))?;
+    for (e, pack_id) in rows {
+        stmt.execute(params![
+            &e.id.0[..],
+            pack_id,
+            e.kind as i64,
+            e.offset,
+            e.length,
+            e.raw_length,
+            e.compressed,
+            e.within
+        ])?;
     }
     Ok(())
 }
