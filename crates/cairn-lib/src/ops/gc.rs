@@ -285,28 +285,28 @@ impl Store {
                 self.verify_pack(key, &mut result.problems)?;
             }
         }
-        let mut placed = Vec::with_capacity(live.len());
         for id in &live {
-            placed.push((*id, self.catalog.blob_location(id)?));
+            if self.catalog.blob_location(id)?.is_none() {
+                result.problems.push(format!("object {id} is missing"));
+            }
         }
-        // Read in pack order, so the members of a shared frame follow each other and the frame
-        // is decoded once.
-        fn at(l: &Option<BlobLocation>) -> Option<(&str, u64)> {
-            l.as_ref().map(|l| (l.pack_key.as_str(), l.offset))
-        }
-        placed.sort_by(|(_, a), (_, b)| at(a).cmp(&at(b)));
-        for (id, loc) in &placed {
-            match loc {
-                None => result.problems.push(format!("object {id} is missing")),
-                Some(_) if read_data => match self.read_blob(id) {
-                    Ok(_) => result.objects_read += 1,
-                    Err(e) => {
-                        // Known damaged from now on: no save dedups against it.
-                        self.catalog.mark_damaged(id)?;
-                        result.problems.push(e.to_string());
+        if read_data {
+            // One pack at a time, in pack order, so the members of a shared frame follow each
+            // other and each frame is decoded once.
+            for (key, _, _) in self.catalog.ready_packs()? {
+                let mut blobs = self.catalog.pack_blobs(&key)?;
+                blobs.retain(|(id, _)| live.contains(id));
+                blobs.sort_by_key(|(_, loc)| loc.offset);
+                for (id, _) in blobs {
+                    match self.read_blob(&id) {
+                        Ok(_) => result.objects_read += 1,
+                        Err(e) => {
+                            // Known damaged from now on: no save dedups against it.
+                            self.catalog.mark_damaged(&id)?;
+                            result.problems.push(e.to_string());
+                        }
                     }
-                },
-                Some(_) => {}
+                }
             }
         }
         for found in self.interrupted_restores()? {
