@@ -7,7 +7,9 @@
 //! in batches (at the writer's finish, or every [`INDEX_BATCH`] blobs): blob ids are random, so
 //! each commit rewrites most of the index's pages, and a first save of 50,000 files that
 //! committed its 10 packs one by one wrote 18 MB of WAL for a 3 MB table. Small files are
-//! gathered into shared frames first (`frame.rs`): the thread that fills a frame compresses it.
+//! gathered into shared frames first (`frame.rs`), one being filled per thread: a thread takes
+//! a directory's files in runs, so a frame holds neighbours, which a restore reads together.
+//! The thread that fills a frame compresses it.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -23,8 +25,9 @@ use crate::id::ObjectId;
 #[derive(Default)]
 struct State {
     pack: PackBuilder,
-    /// Small blobs waiting to share a frame (only in a local, unencrypted store).
-    frame: FrameBuilder,
+    /// Small blobs waiting to share a frame, by the thread that wrote them (only in a local,
+    /// unencrypted store).
+    frames: HashMap<std::thread::ThreadId, FrameBuilder>,
     /// Ids added by this writer and not yet indexed, so a blob seen twice is stored once.
     pending: HashSet<ObjectId>,
     /// Ids the index places in a pack that is missing or cut short: stored again, their new
@@ -169,10 +172,11 @@ impl<'s> BlobWriter<'s> {
                 return Ok(id);
             }
             self.new_bytes.fetch_add(data.len() as u64, Ordering::Relaxed);
-            if !state.frame.add(id, data) {
+            let frame = state.frames.entry(std::thread::current().id()).or_default();
+            if !frame.add(id, data) {
                 return Ok(id);
             }
-            std::mem::take(&mut state.frame)
+            std::mem::take(frame)
         };
         self.pack_frame(full)?;
         Ok(id)
@@ -250,8 +254,8 @@ impl<'s> BlobWriter<'s> {
 
     /// Publishes whatever is still buffered. Call before committing the record that refers to it.
     pub(crate) fn finish(&self) -> Result<()> {
-        let frame = std::mem::take(&mut self.lock().frame);
-        if !frame.is_empty() {
+        let frames = std::mem::take(&mut self.lock().frames);
+        for frame in frames.into_values().filter(|f| !f.is_empty()) {
             self.pack_frame(frame)?;
         }
         let rest = std::mem::take(&mut self.lock().pack);
@@ -351,7 +355,7 @@ impl<'s> BlobWriter<'s> {
         let published = {
             let mut state = self.lock();
             state.pack = PackBuilder::default();
-            state.frame = FrameBuilder::default();
+            state.frames.clear();
             state.unindexed.clear();
             state.pending.clear();
             std::mem::take(&mut state.published)
@@ -431,6 +435,44 @@ mod tests {
         let again = BlobWriter::new(&store);
         again.write(BlobKind::Data, &data).unwrap();
         assert_eq!(again.totals().0, 0);
+    }
+
+    #[test]
+    fn a_frame_holds_the_blobs_of_one_thread_and_every_blob_is_indexed_at_the_finish() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("store")).unwrap();
+        let writer = BlobWriter::new(&store);
+        let blob = |thread: usize, i: usize| format!("thread {thread} blob {i}\n").repeat(100).into_bytes();
+        // Two threads write at once, each more than one frame's worth and a rest.
+        let ids: Vec<Vec<ObjectId>> = std::thread::scope(|scope| {
+            let writer = &writer;
+            let handles: Vec<_> = (0..2)
+                .map(|t| {
+                    scope.spawn(move || {
+                        (0..100).map(|i| writer.write(BlobKind::Data, &blob(t, i)).unwrap()).collect()
+                    })
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        assert!(writer.lock().published.is_empty(), "less than a pack: nothing published yet");
+        writer.finish().unwrap();
+        let key = writer.lock().published[0].clone();
+        let mut frames: HashMap<(u64, u64), Vec<ObjectId>> = HashMap::new();
+        for (id, loc) in store.catalog.pack_blobs(&key).unwrap() {
+            assert!(loc.within.is_some(), "{id} is not framed");
+            frames.entry((loc.offset, loc.length)).or_default().push(id);
+        }
+        assert!(frames.len() >= 4, "{} frames", frames.len());
+        for members in frames.values() {
+            let thread = |id: &ObjectId| ids.iter().position(|t| t.contains(id)).unwrap();
+            assert!(members.iter().all(|m| thread(m) == thread(&members[0])), "a frame mixes threads");
+        }
+        for (t, thread_ids) in ids.iter().enumerate() {
+            for (i, id) in thread_ids.iter().enumerate() {
+                assert_eq!(store.read_blob(id).unwrap(), blob(t, i));
+            }
+        }
     }
 
     #[test]
