@@ -354,6 +354,24 @@ mod tests {
             .collect()
     }
 
+    /// Checks `checked` with `--read-data`, then restores snapshot `of` from `from` into `dest`.
+    fn checked_copy(
+        checked: &Store,
+        from: &Store,
+        of: &crate::ops::save::SaveResult,
+        dest: &std::path::Path,
+    ) -> std::path::PathBuf {
+        let check = checked.check(&CheckOptions { read_data: true }).unwrap();
+        assert!(check.problems.is_empty(), "{:?}", check.problems);
+        let options = RestoreOptions {
+            reference: Some(of.snapshot.id.to_string()),
+            to: Some(dest.to_path_buf()),
+            ..RestoreOptions::default()
+        };
+        from.restore(&options, &Default::default()).unwrap();
+        dest.to_path_buf()
+    }
+
     fn source(i: usize) -> String {
         format!("pub fn item_{i}(x: u32) -> u32 {{\n    x * {i} + 1\n}}\n").repeat(60)
     }
@@ -408,19 +426,7 @@ mod tests {
             (1..40).step_by(2).map(|i| ObjectId::of(source(i).as_bytes())).collect();
         let kept: HashSet<ObjectId> = framed(&store).into_iter().map(|(id, _)| id).collect();
         assert_eq!(kept, live);
-        let check = store.check(&CheckOptions { read_data: true }).unwrap();
-        assert!(check.problems.is_empty(), "{:?}", check.problems);
-        let dest = dir.path().join("copy");
-        store
-            .restore(
-                &RestoreOptions {
-                    reference: Some(second.snapshot.id.to_string()),
-                    to: Some(dest.clone()),
-                    ..RestoreOptions::default()
-                },
-                &Default::default(),
-            )
-            .unwrap();
+        let dest = checked_copy(&store, &store, &second, &dir.path().join("copy"));
         for i in (1..40).step_by(2) {
             assert_eq!(std::fs::read_to_string(dest.join(format!("f{i:02}.rs"))).unwrap(), source(i));
         }
@@ -476,19 +482,7 @@ mod tests {
             .unwrap();
         let gc = collector.gc(&GcOptions::default()).unwrap();
         assert!(gc.bytes_freed >= 390_000, "{gc:?}");
-        let check = collector.check(&CheckOptions { read_data: true }).unwrap();
-        assert!(check.problems.is_empty(), "{:?}", check.problems);
-        let dest = dir.path().join("copy");
-        saver
-            .restore(
-                &RestoreOptions {
-                    reference: Some(second.snapshot.id.to_string()),
-                    to: Some(dest.clone()),
-                    ..RestoreOptions::default()
-                },
-                &Default::default(),
-            )
-            .unwrap();
+        let dest = checked_copy(&collector, &saver, &second, &dir.path().join("copy"));
         assert_eq!(std::fs::read(dest.join("alive.bin")).unwrap(), noise(400_000, 2));
         assert!(!dest.join("dead.bin").exists());
     }
