@@ -182,15 +182,21 @@ pub(crate) struct PackBuilder {
 }
 
 impl PackBuilder {
-    pub(crate) fn push(&mut self, blob: EncodedBlob) {
+    /// Appends stored bytes and returns where they start.
+    fn append(&mut self, stored: &[u8]) -> u32 {
         if self.bytes.capacity() == 0 {
             // A pack is published once it reaches the target, so it never holds more than the
-            // target and one blob (a chunk or a whole file, at most a MiB, or a tree): sized
-            // once, its buffer is not doubled past the target as it fills.
-            self.bytes.reserve(TARGET_PACK_SIZE + blob.stored.len().max(2 << 20));
+            // target and one blob (a chunk or a whole file, at most a MiB, a frame, or a tree):
+            // sized once, its buffer is not doubled past the target as it fills.
+            self.bytes.reserve(TARGET_PACK_SIZE + stored.len().max(2 << 20));
         }
         let offset = self.bytes.len() as u32;
-        self.bytes.extend_from_slice(&blob.stored);
+        self.bytes.extend_from_slice(stored);
+        offset
+    }
+
+    pub(crate) fn push(&mut self, blob: EncodedBlob) {
+        let offset = self.append(&blob.stored);
         self.entries.push(PackEntry {
             id: blob.id,
             kind: blob.kind,
@@ -222,11 +228,7 @@ impl PackBuilder {
         stored: &[u8],
         members: impl IntoIterator<Item = (ObjectId, BlobKind, u32, Option<u32>)>,
     ) {
-        if self.bytes.capacity() == 0 {
-            self.bytes.reserve(TARGET_PACK_SIZE + stored.len().max(2 << 20));
-        }
-        let offset = self.bytes.len() as u32;
-        self.bytes.extend_from_slice(stored);
+        let offset = self.append(stored);
         for (id, kind, raw_length, within) in members {
             self.entries.push(PackEntry {
                 id,
