@@ -108,8 +108,8 @@ pub(crate) struct Catalog {
     ///
     /// Declared before `conn` so that they close first: the last connection to close
     /// checkpoints the WAL and deletes it, and a read-only one cannot. Closed the other way
-    /// round, a large save left its whole WAL (1 GB at 1,000,000 files) for every later
-    /// command to read back in when it opened the catalog.
+    /// round, a large save left its whole WAL (1 GB at 1,000,000 files) for the next command
+    /// to read back in when it opened the catalog.
     readers: Mutex<Vec<Connection>>,
     conn: Mutex<Connection>,
     /// The objects of a shared store, where changes no record carries are published.
