@@ -405,7 +405,10 @@ mod tests {
             }
             all
         };
-        assert_eq!(framed(&store).len(), 40, "the small files share frames");
+        // Each writing thread fills a frame of its own, and a thread's lone member is stored
+        // whole, so which files end up framed depends on the threads' timing.
+        let framed_first: HashSet<ObjectId> = framed(&store).into_iter().map(|(id, _)| id).collect();
+        assert!(framed_first.len() >= 30, "the small files share frames: {}", framed_first.len());
 
         std::fs::remove_file(work.join("dead.bin")).unwrap();
         for i in (0..40).step_by(2) {
@@ -422,8 +425,11 @@ mod tests {
         // 20 files, dead.bin, and the first snapshot's tree and root.
         assert_eq!((gc.packs_rewritten, gc.blobs_removed), (1, 23), "{gc:?}");
         // The live members moved with their frames, still framed; the dead ones are forgotten.
-        let live: HashSet<ObjectId> =
-            (1..40).step_by(2).map(|i| ObjectId::of(source(i).as_bytes())).collect();
+        let live: HashSet<ObjectId> = (1..40)
+            .step_by(2)
+            .map(|i| ObjectId::of(source(i).as_bytes()))
+            .filter(|id| framed_first.contains(id))
+            .collect();
         let kept: HashSet<ObjectId> = framed(&store).into_iter().map(|(id, _)| id).collect();
         assert_eq!(kept, live);
         let dest = checked_copy(&store, &store, &second, &dir.path().join("copy"));
