@@ -43,6 +43,8 @@ pub fn record(bytes: &[u8]) {
     let _ = serde_json::from_slice::<crate::snapshot::Snapshot>(bytes);
     let id = ObjectId::of(bytes);
     let _ = crate::tree::decode::<crate::tree::Tree>(&id, bytes);
+    // As a parted tree's index whose every part is its own bytes.
+    let _ = crate::tree::parts::assemble(&id, bytes, |_| Ok(bytes.to_vec()));
     let _ = crate::tree::decode::<crate::tree::DirRoot>(&id, bytes);
     let _ = crate::targets::dir::statcache::StatCache::decode_content_ids(bytes);
 }

@@ -79,6 +79,27 @@ fn a_copy_between_local_stores_shows_the_same_list_and_sends_nothing_twice() {
 }
 
 #[test]
+fn a_large_directory_stored_in_parts_is_copied_whole() {
+    let env = TestEnv::new();
+    for i in 0..2_500 {
+        write(&env.work(), &format!("many/f{i:04}.txt"), format!("file {i}\n"));
+    }
+    env.ok(&["save", "--name", "first"]);
+    write(&env.work(), "many/f0100.txt", "changed\n");
+    env.ok(&["save", "--name", "second"]);
+    let other = env.root().join("other-store");
+    let first = env.json(&["copy", "--to", other.to_str().unwrap()]);
+    assert_eq!(first["snapshots_copied"], 2, "{first}");
+
+    let copied = TestEnv::new().with_store(other.to_str().unwrap());
+    let check = copied.json(&["check", "--read-data"]);
+    assert_eq!(check["problems"].as_array().unwrap().len(), 0, "{check}");
+    let out = env.root().join("restored");
+    copied.ok(&["restore", "second", "--to", out.to_str().unwrap()]);
+    assert_eq!(common::describe(&out), common::describe(&env.work()));
+}
+
+#[test]
 fn a_copy_prints_what_it_sent_and_refuses_a_name_held_by_another_snapshot() {
     let env = TestEnv::new();
     write(&env.work(), "a.txt", "a\n");

@@ -93,7 +93,7 @@ impl Store {
         let rewriter = BlobWriter::new(self);
         let mut root = DirRoot { top: full.top.clone(), hardlinks: Vec::new() };
         root.top.kind = NodeKind::Dir { tree: tree::write(&rewriter, &top)? };
-        let root_id = tree::write(&rewriter, &root)?;
+        let root_id = tree::write_root(&rewriter, &root)?;
         rewriter.finish()?;
         let (new_a, stored_a) = writer.totals();
         let (new_b, stored_b) = rewriter.totals();

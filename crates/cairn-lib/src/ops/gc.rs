@@ -354,6 +354,29 @@ mod tests {
             .collect()
     }
 
+    /// A store in `dir` whose gc frees what is dead at once.
+    fn store_without_grace(dir: &std::path::Path) -> Store {
+        let mut store = Store::open(&dir.join("store")).unwrap();
+        let mut config = Config::default();
+        config.set("gc.grace", "0s").unwrap();
+        store.save_config(config).unwrap();
+        store
+    }
+
+    fn save_of(store: &Store, work: &std::path::Path) -> Result<crate::ops::save::SaveResult> {
+        store.save(
+            &SaveOptions { target: work.display().to_string(), ..SaveOptions::default() },
+            &Default::default(),
+        )
+    }
+
+    /// Removes snapshot `gone`, then runs gc.
+    fn gc_after_removing(store: &Store, gone: &crate::ops::save::SaveResult) -> GcResult {
+        let refs = vec![gone.snapshot.id.to_string()];
+        store.remove(&RemoveOptions { refs, ..RemoveOptions::default() }, &Default::default()).unwrap();
+        store.gc(&GcOptions::default()).unwrap()
+    }
+
     /// Checks `checked` with `--read-data`, then restores snapshot `of` from `from` into `dest`.
     fn checked_copy(
         checked: &Store,
@@ -385,16 +408,8 @@ mod tests {
         for i in 0..40 {
             std::fs::write(work.join(format!("f{i:02}.rs")), source(i)).unwrap();
         }
-        let mut store = Store::open(&dir.path().join("store")).unwrap();
-        let mut config = Config::default();
-        config.set("gc.grace", "0s").unwrap();
-        store.save_config(config).unwrap();
-        let save = |store: &Store| {
-            store.save(
-                &SaveOptions { target: work.display().to_string(), ..SaveOptions::default() },
-                &Default::default(),
-            )
-        };
+        let store = store_without_grace(dir.path());
+        let save = |store: &Store| save_of(store, &work);
         let first = save(&store).unwrap();
         let framed = |store: &Store| -> Vec<(ObjectId, BlobLocation)> {
             let mut all = Vec::new();
@@ -415,13 +430,7 @@ mod tests {
             std::fs::remove_file(work.join(format!("f{i:02}.rs"))).unwrap();
         }
         let second = save(&store).unwrap();
-        store
-            .remove(
-                &RemoveOptions { refs: vec![first.snapshot.id.to_string()], ..RemoveOptions::default() },
-                &Default::default(),
-            )
-            .unwrap();
-        let gc = store.gc(&GcOptions::default()).unwrap();
+        let gc = gc_after_removing(&store, &first);
         // 20 files, dead.bin, and the first snapshot's tree and root.
         assert_eq!((gc.packs_rewritten, gc.blobs_removed), (1, 23), "{gc:?}");
         // The live members moved with their frames, still framed; the dead ones are forgotten.
@@ -436,6 +445,34 @@ mod tests {
         for i in (1..40).step_by(2) {
             assert_eq!(std::fs::read_to_string(dest.join(format!("f{i:02}.rs"))).unwrap(), source(i));
         }
+    }
+
+    #[test]
+    fn gc_keeps_the_parts_of_a_large_directory_a_snapshot_still_needs() {
+        let dir = tempfile::tempdir().unwrap();
+        let work = dir.path().join("work");
+        std::fs::create_dir_all(&work).unwrap();
+        let content = |i: usize, version: u32| format!("file {i}, version {version}\n");
+        for i in 0..3_000 {
+            std::fs::write(work.join(format!("f{i:04}.txt")), content(i, 1)).unwrap();
+        }
+        // Enough dead bytes for gc to rewrite the first snapshot's pack.
+        std::fs::write(work.join("dead.bin"), noise(400_000, 1)).unwrap();
+        let store = store_without_grace(dir.path());
+        let save = |store: &Store| save_of(store, &work);
+        let first = save(&store).unwrap();
+        std::fs::write(work.join("f1234.txt"), content(1234, 2)).unwrap();
+        std::fs::remove_file(work.join("dead.bin")).unwrap();
+        let second = save(&store).unwrap();
+        let gc = gc_after_removing(&store, &first);
+        // dead.bin, the old content of the file, the two parts that held them (the first and
+        // one in the middle), the index and the root: the pack's other parts are the second
+        // snapshot's too, and are copied.
+        assert_eq!((gc.packs_rewritten, gc.blobs_removed), (1, 6), "{gc:?}");
+        let dest = checked_copy(&store, &store, &second, &dir.path().join("copy"));
+        assert_eq!(std::fs::read_dir(&dest).unwrap().count(), 3_000);
+        assert_eq!(std::fs::read_to_string(dest.join("f1234.txt")).unwrap(), content(1234, 2));
+        assert_eq!(std::fs::read_to_string(dest.join("f2999.txt")).unwrap(), content(2999, 1));
     }
 
     #[test]

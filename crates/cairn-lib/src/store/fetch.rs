@@ -17,7 +17,8 @@ use super::Store;
 use super::catalog::BlobLocation;
 use crate::error::Result;
 use crate::id::ObjectId;
-use crate::tree::{DirRoot, NodeKind, Tree};
+use crate::tree::parts::Layout;
+use crate::tree::{DirRoot, NodeKind};
 
 /// Two blobs of one pack less than this far apart are fetched in one request.
 pub(crate) const GAP: u64 = 256 * 1024;
@@ -136,7 +137,14 @@ impl Store {
             self.prefetch(&level, gap)?;
             let mut below = Vec::new();
             for id in &level {
-                let tree: Tree = crate::tree::decode(id, &self.read_blob(id)?)?;
+                // A parted tree's parts are fetched with the level below, as trees of their own.
+                let tree = match crate::tree::parts::layout(id, &self.read_blob(id)?)? {
+                    Layout::Whole(tree) => tree,
+                    Layout::Parted(parts) => {
+                        below.extend(parts.into_iter().map(|p| p.id));
+                        continue;
+                    }
+                };
                 for node in tree.nodes {
                     match node.kind {
                         NodeKind::Dir { tree } => below.push(tree),

@@ -4,10 +4,12 @@
 //! A tree is stored as the postcard encoding of its nodes, followed, only when some node has
 //! one, by a section of [`Extra`]s (sparse layout, extended attributes) keyed by node index.
 //! Snapshots made before that section existed simply end after the nodes, so they read as they
-//! always did, and a tree with no extras keeps the bytes (and id) it always had.
+//! always did, and a tree with no extras keeps the bytes (and id) it always had. A large
+//! directory's tree is stored in parts, each such a tree of a run of its nodes (`parts.rs`).
 
 pub(crate) mod diff;
 pub(crate) mod memo;
+pub(crate) mod parts;
 pub(crate) mod sparse;
 
 use serde::{Deserialize, Serialize};
@@ -97,16 +99,7 @@ pub(crate) trait Document: Sized {
 
 impl Document for Tree {
     fn to_bytes(&self) -> std::result::Result<Vec<u8>, postcard::Error> {
-        let mut out = postcard::to_allocvec(self)?;
-        let extras: Vec<(u32, &Extra)> = (0u32..)
-            .zip(&self.nodes)
-            .filter(|(_, n)| !n.extra.is_empty())
-            .map(|(i, n)| (i, &n.extra))
-            .collect();
-        if !extras.is_empty() {
-            out.extend(postcard::to_allocvec(&extras)?);
-        }
-        Ok(out)
+        nodes_to_bytes(&self.nodes)
     }
 
     fn from_bytes(bytes: &[u8]) -> std::result::Result<Self, postcard::Error> {
@@ -119,6 +112,17 @@ impl Document for Tree {
         }
         Ok(tree)
     }
+}
+
+/// A tree of `nodes`: postcard encodes a one-field struct as its field, and a slice as a `Vec`.
+fn nodes_to_bytes(nodes: &[Node]) -> std::result::Result<Vec<u8>, postcard::Error> {
+    let mut out = postcard::to_allocvec(nodes)?;
+    let extras: Vec<(u32, &Extra)> =
+        (0u32..).zip(nodes).filter(|(_, n)| !n.extra.is_empty()).map(|(i, n)| (i, &n.extra)).collect();
+    if !extras.is_empty() {
+        out.extend(postcard::to_allocvec(&extras)?);
+    }
+    Ok(out)
 }
 
 impl Document for DirRoot {
@@ -143,6 +147,12 @@ pub(crate) fn encode<T: Document>(value: &T) -> Result<Vec<u8>> {
     value.to_bytes().map_err(|e| Error::corrupt(format!("could not encode a tree: {e}")))
 }
 
+/// The bytes of a tree of `nodes` (sorted by name), stored whole.
+pub(crate) fn encode_nodes(nodes: &[Node]) -> Result<Vec<u8>> {
+    nodes_to_bytes(nodes).map_err(|e| Error::corrupt(format!("could not encode a tree: {e}")))
+}
+
+/// Decodes a document stored whole (a parted tree's index is read by [`parts::assemble`]).
 pub(crate) fn decode<T: Document>(id: &ObjectId, bytes: &[u8]) -> Result<T> {
     T::from_bytes(bytes).map_err(|e| {
         Error::corrupt(format!("object {id} is not a valid tree ({e})"))
@@ -150,14 +160,19 @@ pub(crate) fn decode<T: Document>(id: &ObjectId, bytes: &[u8]) -> Result<T> {
     })
 }
 
-/// Stores a tree document and returns its id.
-pub(crate) fn write<T: Document>(writer: &BlobWriter<'_>, value: &T) -> Result<ObjectId> {
-    writer.write(BlobKind::Tree, &encode(value)?)
+/// Stores a tree (in parts when it is large) and returns its id.
+pub(crate) fn write(writer: &BlobWriter<'_>, tree: &Tree) -> Result<ObjectId> {
+    parts::write(writer, tree)
 }
 
-/// Reads a tree back.
+/// Stores a directory snapshot's root document and returns its id.
+pub(crate) fn write_root(writer: &BlobWriter<'_>, root: &DirRoot) -> Result<ObjectId> {
+    writer.write(BlobKind::Tree, &encode(root)?)
+}
+
+/// Reads a tree back, with its parts.
 pub(crate) fn read_tree(store: &Store, id: &ObjectId) -> Result<Tree> {
-    decode(id, &store.read_blob(id)?)
+    parts::assemble(id, &store.read_blob(id)?, |part| store.read_blob(part))
 }
 
 /// Reads a directory snapshot's root document.

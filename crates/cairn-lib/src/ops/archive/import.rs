@@ -331,7 +331,7 @@ pub(crate) fn read_into(
     hardlinks.sort();
     let (top, dirs) = build_tree(writer, items)?;
     stats.dirs = dirs;
-    Ok((tree::write(writer, &DirRoot { top, hardlinks })?, stats))
+    Ok((tree::write_root(writer, &DirRoot { top, hardlinks })?, stats))
 }
 
 /// Stores the data of one entry: `Err(None)` when the archive ends before `size` bytes.

@@ -388,7 +388,7 @@ fn walk_tree(
     hardlinks.sort();
     let mut top = node_of(Vec::new(), NodeKind::Dir { tree }, meta);
     top.extra.xattrs = top_xattrs;
-    let root_id = tree::write(writer, &DirRoot { top, hardlinks: hardlinks.clone() })?;
+    let root_id = tree::write_root(writer, &DirRoot { top, hardlinks: hardlinks.clone() })?;
     let c = &walk.counters;
     let mut report = report;
     if let (Some(r), Some(read_whole)) = (report.as_mut(), &walk.journal.read_whole)

@@ -15,6 +15,7 @@ use crate::error::{Error, Result};
 use crate::id::ObjectId;
 use crate::store::Store;
 use crate::tree::diff::{Change, TreeDiff, TreeSource};
+use crate::tree::parts::Layout;
 use crate::tree::{DirRoot, Node, NodeKind};
 
 /// What a restore does to one path.
@@ -411,7 +412,15 @@ pub(crate) fn referenced(store: &Store, root: &ObjectId, live: &mut HashSet<Obje
         if !live.insert(id) || known_lost(&id)? {
             continue;
         }
-        for node in crate::tree::read_tree(store, &id)?.nodes {
+        // A parted tree's parts are trees of their own: each is walked, and kept, as one.
+        let tree = match crate::tree::parts::layout(&id, &store.read_blob(&id)?)? {
+            Layout::Whole(tree) => tree,
+            Layout::Parted(parts) => {
+                stack.extend(parts.into_iter().map(|p| p.id));
+                continue;
+            }
+        };
+        for node in tree.nodes {
             match node.kind {
                 NodeKind::Dir { tree } => stack.push(tree),
                 NodeKind::File { content, .. } => live.extend(content),

@@ -28,7 +28,7 @@ use crate::id::ObjectId;
 use crate::targets::dir::journal::{at_or_below, parent};
 use crate::targets::dir::statcache::{DirFiles, PartIndex, Stamp, StoredFiles, range_digest};
 use crate::targets::dir::statcache_write::in_range;
-use crate::tree::{self, Node, NodeKind, Tree};
+use crate::tree::{Node, NodeKind, Tree};
 
 impl Walk<'_> {
     /// The tree of directory `rel` from the entries the journal names, or `None` when the
@@ -55,11 +55,7 @@ impl Walk<'_> {
             return Ok(None);
         }
         // An old tree that cannot be read is a reason to look, not to fail the save.
-        let Ok(old_tree) = self
-            .writer
-            .read_object(&summary.tree)
-            .and_then(|bytes| tree::decode::<Tree>(&summary.tree, &bytes))
-        else {
+        let Ok(old_tree) = self.writer.read_tree(&summary.tree) else {
             return Ok(None);
         };
         // The last snapshot's tree, which an in-place restore diffs against the live one.
