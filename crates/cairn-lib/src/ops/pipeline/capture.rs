@@ -108,12 +108,21 @@ impl Store {
         let bytes = serde_json::to_vec(&record)
             .map_err(|e| Error::corrupt(format!("could not encode the snapshot record: {e}")))?;
         self.claim_name(snapshot, force_name)?;
-        if let Err(e) = self.backend().put_if_absent(&format!("records/{}.json", snapshot.id), &bytes) {
-            // The snapshot will never exist: its claim must not hold the name for a save
-            // that is retried (best effort; an unreleased claim expires on its own).
-            let _ = self.release_name(snapshot);
-            return Err(e);
-        }
-        self.catalog.insert_snapshot(NewSnapshot { snapshot, force_name, stat_cache })
+        // The record is written while the catalog's rows are; the catalog commits only once the
+        // record is durable, so it can always be rebuilt from the objects.
+        let key = format!("records/{}.json", snapshot.id);
+        std::thread::scope(|scope| {
+            let writing = scope.spawn(|| self.backend().put_if_absent(&key, &bytes));
+            let record_durable = || {
+                let written = writing.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+                // The snapshot will never exist: its claim must not hold the name for a save
+                // that is retried (best effort; an unreleased claim expires on its own).
+                written.map(drop).inspect_err(|_| {
+                    let _ = self.release_name(snapshot);
+                })
+            };
+            self.catalog
+                .insert_snapshot_when(NewSnapshot { snapshot, force_name, stat_cache }, record_durable)
+        })
     }
 }

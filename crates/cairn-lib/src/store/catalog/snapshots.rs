@@ -69,8 +69,17 @@ impl Catalog {
     /// Commits a snapshot record and its membership in its session, atomically. The snapshot
     /// exists from this moment on.
     pub(crate) fn insert_snapshot(&self, new: NewSnapshot<'_>) -> Result<()> {
+        self.insert_snapshot_when(new, || Ok(()))
+    }
+
+    /// [`Catalog::insert_snapshot`], committed once `durable` (which waits for the snapshot's
+    /// record object) has returned; its rows are written meanwhile.
+    pub(crate) fn insert_snapshot_when(
+        &self,
+        new: NewSnapshot<'_>,
+        durable: impl FnOnce() -> Result<()>,
+    ) -> Result<()> {
         let s = new.snapshot;
-        crate::store::fault::kill_at(crate::store::fault::FaultPoint::RecordWritten);
         let mut conn = self.conn();
         let tx = conn.transaction()?;
         if let Some(name) = &s.name {
@@ -121,6 +130,8 @@ impl Catalog {
         if let Some(write) = new.stat_cache.filter(|w| !w.is_empty()) {
             super::statcache::write_stat_cache_in(&tx, &s.target, write)?;
         }
+        durable()?;
+        crate::store::fault::kill_at(crate::store::fault::FaultPoint::RecordWritten);
         tx.commit()?;
         drop(conn);
         crate::store::fault::kill_at(crate::store::fault::FaultPoint::SnapshotCommitted);
