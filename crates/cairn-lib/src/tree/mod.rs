@@ -144,20 +144,27 @@ impl Document for DirRoot {
 }
 
 pub(crate) fn encode<T: Document>(value: &T) -> Result<Vec<u8>> {
-    value.to_bytes().map_err(|e| Error::corrupt(format!("could not encode a tree: {e}")))
+    value.to_bytes().map_err(unencodable)
 }
 
 /// The bytes of a tree of `nodes` (sorted by name), stored whole.
 pub(crate) fn encode_nodes(nodes: &[Node]) -> Result<Vec<u8>> {
-    nodes_to_bytes(nodes).map_err(|e| Error::corrupt(format!("could not encode a tree: {e}")))
+    nodes_to_bytes(nodes).map_err(unencodable)
+}
+
+fn unencodable(e: postcard::Error) -> Error {
+    Error::corrupt(format!("could not encode a tree: {e}"))
 }
 
 /// Decodes a document stored whole (a parted tree's index is read by [`parts::assemble`]).
 pub(crate) fn decode<T: Document>(id: &ObjectId, bytes: &[u8]) -> Result<T> {
-    T::from_bytes(bytes).map_err(|e| {
-        Error::corrupt(format!("object {id} is not a valid tree ({e})"))
-            .hint(crate::error::Hint::Run(crate::error::Operation::Check))
-    })
+    T::from_bytes(bytes).map_err(|e| invalid(id, e))
+}
+
+/// Object `id` does not read as a tree, for the reason `why`.
+fn invalid(id: &ObjectId, why: impl std::fmt::Display) -> Error {
+    Error::corrupt(format!("object {id} is not a valid tree ({why})"))
+        .hint(crate::error::Hint::Run(crate::error::Operation::Check))
 }
 
 /// Stores a tree (in parts when it is large) and returns its id.

@@ -1,8 +1,7 @@
 //! Large directories stored in parts. A directory of tens of thousands of entries would be one
 //! tree blob that every save and restore touching one of its files reads, encodes and stores
 //! whole. Above [`PARTED_ABOVE`] nodes, a tree is stored as an index of parts instead, each an
-//! ordinary tree of a run of its nodes: a change to a few files stores only their parts, and a
-//! diff skips the parts whose ids are equal.
+//! ordinary tree of a run of its nodes: a change to a few files stores only their parts.
 //!
 //! Where a part ends depends only on the names: after a node whose name hashes to a multiple
 //! of [`AVERAGE`] (once the part holds [`MIN_PART`] nodes), or at [`MAX_PART`] nodes. Equal
@@ -17,7 +16,7 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use super::{Node, NodeKind, Tree};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::id::ObjectId;
 use crate::store::pack::BlobKind;
 use crate::store::writer::BlobWriter;
@@ -56,10 +55,10 @@ pub(crate) fn layout(id: &ObjectId, bytes: &[u8]) -> Result<Layout> {
     let Some(index) = bytes.strip_prefix(MAGIC.as_slice()) else {
         return super::decode(id, bytes).map(Layout::Whole);
     };
-    let parts: Vec<PartRef> = postcard::from_bytes(index).map_err(|e| damaged(id, &e.to_string()))?;
+    let parts: Vec<PartRef> = postcard::from_bytes(index).map_err(|e| super::invalid(id, e))?;
     let ordered = parts.windows(2).all(|w| w[0].first < w[1].first);
     if parts.is_empty() || !ordered || parts.iter().any(|p| p.nodes == 0 || p.dirs > p.nodes) {
-        return Err(damaged(id, "its index of parts is out of order"));
+        return Err(super::invalid(id, "its index of parts is out of order"));
     }
     Ok(Layout::Parted(parts))
 }
@@ -84,13 +83,12 @@ pub(crate) fn read_parts(
 ) -> Result<Tree> {
     let read_part = |part: &PartRef| -> Result<Vec<Node>> {
         let tree: Tree = super::decode(&part.id, &read(&part.id)?)?;
-        let dirs = tree.nodes.iter().filter(|n| matches!(n.kind, NodeKind::Dir { .. })).count();
         let fits = tree.nodes.len() == part.nodes as usize
-            && dirs == part.dirs as usize
+            && dirs_in(&tree.nodes) == part.dirs as usize
             && tree.nodes.first().is_some_and(|n| n.name == part.first)
             && tree.nodes.windows(2).all(|w| w[0].name < w[1].name);
         if !fits {
-            return Err(damaged(id, &format!("part {} does not match its index", part.id)));
+            return Err(super::invalid(id, format!("part {} does not match its index", part.id)));
         }
         Ok(tree.nodes)
     };
@@ -98,15 +96,15 @@ pub(crate) fn read_parts(
     // Each part ends before the next one's first name, so the whole is in order.
     for (nodes, next) in read.iter().zip(&parts[1..]) {
         if nodes.last().is_some_and(|n| n.name >= next.first) {
-            return Err(damaged(id, &format!("part {} runs past the next one", next.id)));
+            return Err(super::invalid(id, format!("part {} runs past the next one", next.id)));
         }
     }
     Ok(Tree { nodes: read.into_iter().flatten().collect() })
 }
 
-fn damaged(id: &ObjectId, why: &str) -> Error {
-    Error::corrupt(format!("object {id} is not a valid tree ({why})"))
-        .hint(crate::error::Hint::Run(crate::error::Operation::Check))
+/// How many of `nodes` are directories.
+fn dirs_in(nodes: &[Node]) -> usize {
+    nodes.iter().filter(|n| matches!(n.kind, NodeKind::Dir { .. })).count()
 }
 
 /// Stores `tree`: whole, or in parts when it is large. Parts the store already holds are not
@@ -120,14 +118,12 @@ pub(crate) fn write(writer: &BlobWriter<'_>, tree: &Tree) -> Result<ObjectId> {
         .map(|range| {
             let nodes = &tree.nodes[range];
             let id = writer.write(BlobKind::Tree, &super::encode_nodes(nodes)?)?;
-            let dirs = nodes.iter().filter(|n| matches!(n.kind, NodeKind::Dir { .. })).count();
-            Ok(PartRef { id, first: nodes[0].name.clone(), nodes: nodes.len() as u32, dirs: dirs as u32 })
+            let (first, dirs) = (nodes[0].name.clone(), dirs_in(nodes) as u32);
+            Ok(PartRef { id, first, nodes: nodes.len() as u32, dirs })
         })
         .collect::<Result<_>>()?;
     let mut index = MAGIC.to_vec();
-    index.extend(
-        postcard::to_allocvec(&parts).map_err(|e| Error::corrupt(format!("could not encode a tree: {e}")))?,
-    );
+    index.extend(postcard::to_allocvec(&parts).map_err(super::unencodable)?);
     writer.write(BlobKind::Tree, &index)
 }
 
@@ -164,6 +160,7 @@ fn ends_part(name: &[u8]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::Error;
     use crate::store::Store;
     use crate::tree::Extra;
 
