@@ -99,7 +99,13 @@ pub(crate) fn read_parts(
             return Err(super::invalid(id, format!("part {} runs past the next one", next.id)));
         }
     }
-    Ok(Tree { nodes: read.into_iter().flatten().collect() })
+    // One allocation of the final size: growing a list of 18,000 nodes by doubling copied it
+    // over and over into fresh pages.
+    let mut nodes = Vec::with_capacity(read.iter().map(Vec::len).sum());
+    for part in read {
+        nodes.extend(part);
+    }
+    Ok(Tree { nodes })
 }
 
 /// How many of `nodes` are directories.

@@ -649,7 +649,7 @@ impl Walk<'_> {
             None => {}
         }
         let mut files = ctx.new.into_inner().unwrap_or_else(|p| p.into_inner());
-        files.sort_by(|a, b| a.0.cmp(&b.0));
+        files.sort_unstable_by(|a, b| a.0.cmp(&b.0));
         let files_changed = ctx.misses.into_inner() > 0 || ctx.old_len != Some(files.len());
         drop(ctx.old);
         let files = match ctx.parts {

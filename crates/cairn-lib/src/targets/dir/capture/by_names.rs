@@ -89,6 +89,8 @@ impl Walk<'_> {
         let mut entries = entries.into_iter().peekable();
         let (mut rest, mut kept) = (Vec::new(), Vec::with_capacity(entries.len()));
         let mut nodes = Vec::with_capacity(old_tree.nodes.len());
+        // Counted here and added once: the shared counters are contended across threads.
+        let (mut files, mut bytes, mut symlinks) = (0, 0, 0);
         for node in old_tree.nodes {
             while let Some(earlier) = entries.next_if(|(n, _)| *n < node.name) {
                 rest.push(earlier);
@@ -103,15 +105,15 @@ impl Walk<'_> {
                 }
                 // In a part not read: its entry stays where it is stored.
                 (NodeKind::File { size, .. }, None) if untouched(&node.name) => {
-                    self.counted(*size);
+                    (files, bytes) = (files + 1, bytes + size);
                     (true, false)
                 }
                 (NodeKind::Symlink { .. }, _) => {
-                    self.counters.symlinks.fetch_add(1, Ordering::Relaxed);
+                    symlinks += 1;
                     (true, false)
                 }
                 (NodeKind::File { size, .. }, Some(e)) if trusted(&e.stamp) && e.stamp.describes(&node) => {
-                    self.counted(*size);
+                    (files, bytes) = (files + 1, bytes + size);
                     (true, true)
                 }
                 (NodeKind::File { .. }, _) => {
@@ -129,6 +131,9 @@ impl Walk<'_> {
             }
         }
         rest.extend(entries);
+        self.counters.files.fetch_add(files, Ordering::Relaxed);
+        self.counters.bytes.fetch_add(bytes, Ordering::Relaxed);
+        self.counters.symlinks.fetch_add(symlinks, Ordering::Relaxed);
         let old_files = DirFiles { scan_started_ns: since, entries: rest };
 
         // What the last capture left out stays left out, unless the journal names it.
@@ -174,11 +179,29 @@ impl Walk<'_> {
                 meta => self.entry(abs, rel, name, meta, &matchers, in_git, &ctx),
             })
             .collect::<Result<_>>()?;
-        nodes.extend(looked.into_iter().flatten());
+        let nodes = merge_by_name(nodes, looked.into_iter().flatten().collect());
         self.journal.by_names.fetch_add(1, Ordering::Relaxed);
-        nodes.sort_by(|a, b| a.name.cmp(&b.name));
         self.finish_dir(rel, Tree { nodes }, ctx, old_meta).map(Some)
     }
+}
+
+/// The nodes of `kept` and of `looked`, both sorted by name and with no name in both, as one
+/// sorted list. A merge, not a sort: a stable sort of a large directory's nodes took a scratch
+/// copy of them all.
+fn merge_by_name(kept: Vec<Node>, looked: Vec<Node>) -> Vec<Node> {
+    if looked.is_empty() {
+        return kept;
+    }
+    let mut merged = Vec::with_capacity(kept.len() + looked.len());
+    let mut looked = looked.into_iter().peekable();
+    for node in kept {
+        while let Some(earlier) = looked.next_if(|l| l.name < node.name) {
+            merged.push(earlier);
+        }
+        merged.push(node);
+    }
+    merged.extend(looked);
+    merged
 }
 
 /// Which parts of a large directory's row need not be read: those that trust every entry,
