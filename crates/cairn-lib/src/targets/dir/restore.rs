@@ -68,11 +68,12 @@ impl Plan {
         let mut changes = Vec::new();
         let diff = TreeDiff::new(source, false);
         diff.trees(b"", a, b, &mut changes)?;
-        // A file's mtime left alone differs from the snapshot's tree in its node only, which
-        // the file's stat cache entry then tells (a save by names looks at a file whose entry
-        // disagrees with its node). A link's has no entry to tell it, and a difference changed
-        // into others (a directory that keeps what the capture left out) leaves the live
-        // directory unlike the snapshot's too.
+        // An mtime left alone leaves the live directory unlike the snapshot's, and so does a
+        // difference changed into others (a directory that keeps what the capture left out):
+        // such a directory keeps the live tree. Were it to start from the snapshot's, every
+        // save by names would look again at each file whose stamp disagrees with the
+        // snapshot's node, and read again the parts of its row that hold them, restore after
+        // restore, as files left with the time a restore wrote them add up.
         let mut unlike: HashSet<Vec<u8>> = HashSet::new();
         if !with_mtimes {
             changes.retain(|c| match (&c.old, &c.new) {
@@ -80,7 +81,7 @@ impl Plan {
                     let differs = o.kind != n.kind
                         || (o.mode, o.uid, o.gid) != (n.mode, n.uid, n.gid)
                         || o.extra != n.extra;
-                    if !differs && matches!(n.kind, NodeKind::Symlink { .. }) {
+                    if !differs {
                         unlike.insert(split(&c.path).0.to_vec());
                     }
                     differs
