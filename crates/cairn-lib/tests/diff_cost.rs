@@ -42,3 +42,43 @@ fn a_diff_of_50000_files_with_3_changes_reads_only_the_changed_subtrees() {
     // Root + 3 groups + 3 directories, on each side: 14 trees of the 1,011 each snapshot has.
     assert_eq!(diff.trees_read, 14, "read {} trees", diff.trees_read);
 }
+
+#[test]
+fn a_diff_of_a_directory_of_20000_files_with_2_changes_reads_only_their_parts() {
+    let dir = tempfile::tempdir().unwrap();
+    let work = dir.path().join("work");
+    let large = work.join("large");
+    std::fs::create_dir_all(&large).unwrap();
+    for f in 0..20_000 {
+        std::fs::write(large.join(format!("f{f:05}.txt")), format!("{f}\n")).unwrap();
+    }
+    let store = Store::open(&dir.path().join("store")).unwrap();
+    let target = work.display().to_string();
+    let save = || {
+        store
+            .save(&SaveOptions { target: target.clone(), ..SaveOptions::default() }, &Default::default())
+            .unwrap()
+    };
+    let a = save();
+    for f in [10, 15_000] {
+        std::fs::write(large.join(format!("f{f:05}.txt")), "changed\n").unwrap();
+    }
+    let b = save();
+    let diff = store
+        .diff(
+            &DiffOptions {
+                from: a.snapshot.id.to_string(),
+                to: Some(b.snapshot.id.to_string()),
+                ..DiffOptions::default()
+            },
+            &Default::default(),
+        )
+        .unwrap();
+    assert_eq!(diff.summary.modified, 2);
+    assert_eq!(diff.summary.unchanged, 19_998);
+    let paths: Vec<&str> = diff.entries.iter().map(|e| e.path.as_str()).collect();
+    assert_eq!(paths, ["large/f00010.txt", "large/f15000.txt"]);
+    // The two roots, the large directory's two indexes, and on each side the two parts that
+    // differ: 8 reads. The directory's other parts, about 75 a side, are not read.
+    assert_eq!(diff.trees_read, 8, "read {} trees", diff.trees_read);
+}

@@ -414,12 +414,25 @@ impl BlobWriter<'_> {
     }
 }
 
+use crate::tree::diff::Shape;
+
 impl crate::tree::diff::TreeSource for BlobWriter<'_> {
     fn tree(&self, id: &ObjectId) -> Result<Arc<crate::tree::Tree>> {
         match &self.dry {
             Some(_) => Ok(Arc::new(self.read_tree(id)?)),
             None => self.store.tree(id),
         }
+    }
+
+    fn shape(&self, id: &ObjectId) -> Result<Shape> {
+        match &self.dry {
+            Some(_) => shape_of(id, &self.read_object(id)?, |_| {}),
+            None => self.store.shape(id),
+        }
+    }
+
+    fn alike(&self, old: &ObjectId, new: &ObjectId) -> bool {
+        self.store.alike(old, new)
     }
 }
 
@@ -432,6 +445,32 @@ impl crate::tree::diff::TreeSource for Store {
         self.trees.keep(*id, Arc::clone(&tree));
         Ok(tree)
     }
+
+    fn shape(&self, id: &ObjectId) -> Result<Shape> {
+        // A tree kept decoded is compared as it is; one read from the store, part by part.
+        match self.trees.get(id) {
+            Some(tree) => Ok(Shape::Whole(tree)),
+            None => shape_of(id, &self.read_blob(id)?, |tree| self.trees.keep(*id, tree)),
+        }
+    }
+
+    fn alike(&self, old: &ObjectId, new: &ObjectId) -> bool {
+        // A catalog that cannot say only costs the reads.
+        self.catalog.trees_alike(old, new).unwrap_or(false)
+    }
+}
+
+/// The shape of tree `id`, stored as `bytes`; a whole one is also given to `keep`.
+fn shape_of(id: &ObjectId, bytes: &[u8], keep: impl FnOnce(Arc<crate::tree::Tree>)) -> Result<Shape> {
+    use crate::tree::parts::{self, Layout};
+    Ok(match parts::layout(id, bytes)? {
+        Layout::Whole(tree) => {
+            let tree = Arc::new(tree);
+            keep(Arc::clone(&tree));
+            Shape::Whole(tree)
+        }
+        Layout::Parted(parts) => Shape::Parted(parts),
+    })
 }
 
 #[cfg(test)]

@@ -1,9 +1,12 @@
 //! Differences between two Merkle trees. Equal subtree ids are skipped without being read, so the
-//! cost follows the changed subtrees, not the size of the tree.
+//! cost follows the changed subtrees, not the size of the tree; two large directories stored in
+//! parts are compared part by part, and the parts both hold are not read either.
 
+use std::collections::HashSet;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use super::parts::PartRef;
 use super::{Node, NodeKind, Tree};
 use crate::error::Result;
 use crate::id::ObjectId;
@@ -12,6 +15,24 @@ use crate::id::ObjectId;
 pub(crate) trait TreeSource: Sync {
     /// The tree with id `id` (shared: a large one may be kept for the next read).
     fn tree(&self, id: &ObjectId) -> Result<Arc<Tree>>;
+
+    /// Tree `id` as it is stored: its nodes, or, for a large directory, the index of its parts,
+    /// unread.
+    fn shape(&self, id: &ObjectId) -> Result<Shape> {
+        self.tree(id).map(Shape::Whole)
+    }
+
+    /// Whether trees `old` and `new` are known to differ only in the mtimes of files and
+    /// links below them (the store's catalog remembers pairs a restore's plan found so).
+    fn alike(&self, _old: &ObjectId, _new: &ObjectId) -> bool {
+        false
+    }
+}
+
+/// A tree as a diff first sees it.
+pub(crate) enum Shape {
+    Whole(Arc<Tree>),
+    Parted(Vec<PartRef>),
 }
 
 /// One difference: the node before and after (absent when added or removed).
@@ -31,8 +52,11 @@ pub(crate) struct TreeDiff<'a> {
     pub expand: bool,
     /// Trees read so far: lets tests check that unchanged subtrees were never opened.
     pub trees_read: AtomicU64,
-    /// Each pair of differing trees compared: the directory's path and the newer side's tree.
-    pub descended: std::sync::Mutex<Vec<(Vec<u8>, ObjectId)>>,
+    /// Each pair of differing trees compared: the directory's path, the older side's tree and
+    /// the newer side's.
+    pub descended: std::sync::Mutex<Vec<(Vec<u8>, ObjectId, ObjectId)>>,
+    /// Skip a pair the source knows to differ only in mtimes (for a plan that leaves them alone).
+    pub skip_alike: bool,
 }
 
 fn join(prefix: &[u8], name: &[u8]) -> Vec<u8> {
@@ -49,12 +73,24 @@ fn join(prefix: &[u8], name: &[u8]) -> Vec<u8> {
 
 impl<'a> TreeDiff<'a> {
     pub(crate) fn new(source: &'a dyn TreeSource, expand: bool) -> Self {
-        Self { source, expand, trees_read: AtomicU64::new(0), descended: Default::default() }
+        Self {
+            source,
+            expand,
+            trees_read: AtomicU64::new(0),
+            descended: Default::default(),
+            skip_alike: false,
+        }
     }
 
     fn read(&self, id: &ObjectId) -> Result<Arc<Tree>> {
         self.trees_read.fetch_add(1, Ordering::Relaxed);
         self.source.tree(id)
+    }
+
+    /// Tree `id`, or the index of its parts (a read of the tree's own object either way).
+    fn shape(&self, id: &ObjectId) -> Result<Shape> {
+        self.trees_read.fetch_add(1, Ordering::Relaxed);
+        self.source.shape(id)
     }
 
     /// Appends the differences between trees `old` and `new` (below `prefix`) to `out`.
@@ -65,11 +101,21 @@ impl<'a> TreeDiff<'a> {
         new: &ObjectId,
         out: &mut Vec<Change>,
     ) -> Result<()> {
-        if old == new {
+        if old == new || (self.skip_alike && self.source.alike(old, new)) {
             return Ok(());
         }
-        self.descended.lock().unwrap_or_else(|p| p.into_inner()).push((prefix.to_vec(), *new));
-        let (a, b) = (self.read(old)?, self.read(new)?);
+        self.descended.lock().unwrap_or_else(|p| p.into_inner()).push((prefix.to_vec(), *old, *new));
+        let (a, b) = match (self.shape(old)?, self.shape(new)?) {
+            // A part both sides hold has the same nodes on both: leaving it out of both leaves
+            // the same differences, and it is never read.
+            (Shape::Parted(a), Shape::Parted(b)) => {
+                let in_a: HashSet<&ObjectId> = a.iter().map(|p| &p.id).collect();
+                let shared: HashSet<&ObjectId> =
+                    b.iter().map(|p| &p.id).filter(|id| in_a.contains(id)).collect();
+                (self.unshared(&a, &shared)?, self.unshared(&b, &shared)?)
+            }
+            (a, b) => (self.whole(old, a)?, self.whole(new, b)?),
+        };
         let (mut i, mut j) = (0, 0);
         while i < a.nodes.len() || j < b.nodes.len() {
             let order = match (a.nodes.get(i), b.nodes.get(j)) {
@@ -94,6 +140,23 @@ impl<'a> TreeDiff<'a> {
             }
         }
         Ok(())
+    }
+
+    /// The tree `shape` of id `id` is, with its parts read if it has any.
+    fn whole(&self, id: &ObjectId, shape: Shape) -> Result<Arc<Tree>> {
+        match shape {
+            Shape::Whole(tree) => Ok(tree),
+            Shape::Parted(_) => self.read(id),
+        }
+    }
+
+    /// The nodes of the parts of `parts` that are not in `shared`, in order.
+    fn unshared(&self, parts: &[PartRef], shared: &HashSet<&ObjectId>) -> Result<Arc<Tree>> {
+        let mut nodes = Vec::new();
+        for part in parts.iter().filter(|p| !shared.contains(&p.id)) {
+            nodes.extend(self.read(&part.id)?.nodes.iter().cloned());
+        }
+        Ok(Arc::new(Tree { nodes }))
     }
 
     /// Compares two entries of the same name.

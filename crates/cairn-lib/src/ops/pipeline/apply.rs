@@ -55,7 +55,15 @@ impl Store {
         // touched: the next save looks at those and trusts the rest. The rows to amend are read
         // while the clock ticks past the writes.
         let settling = settling(&written);
-        StatCache::amend(self, key, &changed, written.into_entries(), settling, &plan.settled_trees)?;
+        StatCache::amend(
+            self,
+            key,
+            &changed,
+            written.into_entries(),
+            settling,
+            &plan.settled_trees,
+            &plan.alike,
+        )?;
         Ok((plan.entries(), files, bytes))
     }
 

@@ -8,6 +8,7 @@
 //! Everything here can be rebuilt from the objects (pack headers, snapshot record objects); the
 //! catalog makes lookups fast, it is not the only copy.
 
+mod alike;
 mod blobs;
 pub(crate) mod events;
 mod lookups;
@@ -168,6 +169,7 @@ impl Catalog {
         moments::migrate(&conn)?;
         conn.execute_batch(events::SCHEMA)?;
         conn.execute_batch(statcache::SCHEMA)?;
+        conn.execute_batch(alike::SCHEMA)?;
         sessions::ensure_baseline(&conn)?;
         Ok(Self {
             path: path.to_path_buf(),

@@ -13,6 +13,7 @@ use rusqlite::{OptionalExtension, params};
 
 use super::{Catalog, Flush};
 use crate::error::Result;
+use crate::id::ObjectId;
 
 /// The directory rows' table; the header table is in the main schema.
 pub(super) const SCHEMA: &str = "
@@ -56,6 +57,9 @@ pub(crate) struct StatCacheWrite {
     /// are dropped (a directory whose old children were not known).
     pub drop_below_except: Vec<(Vec<u8>, Vec<Vec<u8>>)>,
     pub rows: Vec<(Vec<u8>, RowWrite)>,
+    /// Pairs of trees a restore's plan found alike but for mtimes (`alike.rs`), recorded with
+    /// the rows.
+    pub alike: Vec<(ObjectId, ObjectId)>,
 }
 
 impl StatCacheWrite {
@@ -66,6 +70,7 @@ impl StatCacheWrite {
             && self.drop_at_or_below.is_empty()
             && self.drop_below_except.is_empty()
             && self.rows.is_empty()
+            && self.alike.is_empty()
     }
 }
 
@@ -275,7 +280,7 @@ pub(crate) fn write_stat_cache_in(
             params![target, header],
         )?;
     }
-    Ok(())
+    super::alike::note_alike_in(tx, &write.alike)
 }
 
 /// Drops every part of directory `dir`'s files.

@@ -39,6 +39,9 @@ pub(crate) struct Plan {
     /// mtime it leaves alone. Once the plan is applied, each of these trees describes its
     /// directory as the live one does, but for what the apply wrote and for those mtimes.
     pub settled_trees: Vec<(Vec<u8>, ObjectId)>,
+    /// Pairs of trees (the live one, the snapshot's) the diff compared and found to differ
+    /// only in mtimes the plan leaves alone: the next plan skips them unread.
+    pub alike: Vec<(ObjectId, ObjectId)>,
 }
 
 impl Plan {
@@ -63,10 +66,12 @@ impl Plan {
                 top_changed: false,
                 relink: false,
                 settled_trees: Vec::new(),
+                alike: Vec::new(),
             });
         };
         let mut changes = Vec::new();
-        let diff = TreeDiff::new(source, false);
+        let mut diff = TreeDiff::new(source, false);
+        diff.skip_alike = !with_mtimes;
         diff.trees(b"", a, b, &mut changes)?;
         // An mtime left alone leaves the live directory unlike the snapshot's, and so does a
         // difference changed into others (a directory that keeps what the capture left out):
@@ -93,16 +98,32 @@ impl Plan {
         let changes = keep_uncovered(source, changes, uncovered)?;
         let planned: HashSet<&[u8]> = changes.iter().map(|c| c.path.as_slice()).collect();
         unlike.extend(found.iter().filter(|p| !planned.contains(p.as_slice())).map(|p| split(p).0.to_vec()));
-        let settled_trees = diff
-            .descended
-            .into_inner()
-            .unwrap_or_else(|p| p.into_inner())
+        let descended = diff.descended.into_inner().unwrap_or_else(|p| p.into_inner());
+        // A pair is alike when nothing the plan found below it is more than an mtime: no path
+        // found has its directory at or below the pair's.
+        let mut holds_found: HashSet<&[u8]> = HashSet::new();
+        for path in &found {
+            let mut dir = split(path).0;
+            while holds_found.insert(dir) && !dir.is_empty() {
+                dir = split(dir).0;
+            }
+        }
+        let alike = match with_mtimes {
+            true => Vec::new(),
+            false => descended
+                .iter()
+                .filter(|(dir, _, _)| !holds_found.contains(dir.as_slice()))
+                .map(|(_, old, new)| (*old, *new))
+                .collect(),
+        };
+        let settled_trees = descended
             .into_iter()
-            .filter(|(dir, _)| !unlike.contains(dir.as_slice()))
+            .filter(|(dir, _, _)| !unlike.contains(dir.as_slice()))
+            .map(|(dir, _, new)| (dir, new))
             .collect();
         let top_changed = (live.top.mode, live.top.uid, live.top.gid, &live.top.extra)
             != (want.top.mode, want.top.uid, want.top.gid, &want.top.extra);
-        Ok(Self { changes, top_changed, relink: live.hardlinks != want.hardlinks, settled_trees })
+        Ok(Self { changes, top_changed, relink: live.hardlinks != want.hardlinks, settled_trees, alike })
     }
 
     /// The plan as entries for people and agents.
@@ -430,4 +451,85 @@ pub(crate) fn referenced(store: &Store, root: &ObjectId, live: &mut HashSet<Obje
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::Store;
+    use crate::store::catalog::StatCacheWrite;
+    use crate::store::writer::BlobWriter;
+    use crate::tree::{self, Extra, Tree};
+
+    fn node(name: &str, kind: NodeKind, mtime_ns: i64) -> Node {
+        Node { name: name.into(), kind, mode: 0o644, uid: 0, gid: 0, mtime_ns, extra: Extra::default() }
+    }
+
+    fn file(name: &str, content: &[u8], mtime_ns: i64) -> Node {
+        let kind = NodeKind::File { size: content.len() as u64, content: vec![ObjectId::of(content)] };
+        node(name, kind, mtime_ns)
+    }
+
+    /// A root holding `sub/a`, `sub/b` (of mtime `b_mtime`) and `c` (holding `c`).
+    fn root(writer: &BlobWriter<'_>, b_mtime: i64, c: &[u8]) -> DirRoot {
+        let sub = Tree { nodes: vec![file("a", b"a", 1), file("b", b"b", b_mtime)] };
+        let sub = node("sub", NodeKind::Dir { tree: tree::write(writer, &sub).unwrap() }, 1);
+        let top = tree::write(writer, &Tree { nodes: vec![file("c", c, 1), sub] }).unwrap();
+        DirRoot { top: node("", NodeKind::Dir { tree: top }, 1), hardlinks: Vec::new() }
+    }
+
+    fn tree_of(root: &DirRoot) -> ObjectId {
+        match root.top.kind {
+            NodeKind::Dir { tree } => tree,
+            _ => unreachable!(),
+        }
+    }
+
+    fn sub_of(store: &Store, root: &DirRoot) -> ObjectId {
+        match store.tree(&tree_of(root)).unwrap().nodes[1].kind {
+            NodeKind::Dir { tree } => tree,
+            _ => unreachable!(),
+        }
+    }
+
+    #[test]
+    fn a_plan_skips_unread_the_trees_an_earlier_plan_found_alike_but_for_mtimes() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("store")).unwrap();
+        let writer = BlobWriter::new(&store);
+        let (snapshot, drifted, changed) =
+            (root(&writer, 1, b"c"), root(&writer, 2, b"c"), root(&writer, 2, b"C"));
+        writer.finish().unwrap();
+        let plan = |live: &DirRoot, with_mtimes: bool| {
+            Plan::between(&store, live, &snapshot, with_mtimes, &Uncovered::default()).unwrap()
+        };
+        let note = |plan: &Plan| {
+            let write = StatCacheWrite { alike: plan.alike.clone(), ..StatCacheWrite::default() };
+            store.catalog.write_stat_cache("t", &write).unwrap();
+        };
+
+        // Only `sub/b`'s mtime differs: nothing to do, and both pairs compared are alike.
+        let first = plan(&drifted, false);
+        assert!(first.changes.is_empty());
+        let pairs =
+            [(tree_of(&drifted), tree_of(&snapshot)), (sub_of(&store, &drifted), sub_of(&store, &snapshot))];
+        assert_eq!(first.alike, pairs);
+        note(&first);
+        // Known alike, the roots are not even compared.
+        let again = plan(&drifted, false);
+        assert!(again.changes.is_empty() && again.alike.is_empty() && again.settled_trees.is_empty());
+
+        // With `c` changed as well, the roots differ for real and are compared, `sub` is not.
+        let third = plan(&changed, false);
+        let paths: Vec<&[u8]> = third.changes.iter().map(|c| c.path.as_slice()).collect();
+        assert_eq!(paths, [b"c".as_slice()]);
+        assert!(third.alike.is_empty(), "the roots are not alike and sub was skipped");
+        assert_eq!(third.settled_trees, [(Vec::new(), tree_of(&snapshot))]);
+
+        // A plan that puts mtimes back neither skips nor records a pair.
+        let exact = plan(&drifted, true);
+        let paths: Vec<&[u8]> = exact.changes.iter().map(|c| c.path.as_slice()).collect();
+        assert_eq!(paths, [b"sub/b".as_slice()]);
+        assert!(exact.alike.is_empty());
+    }
 }

@@ -246,6 +246,7 @@ impl FreshCache {
             drop_at_or_below: self.gone,
             drop_below_except: self.unknown_children,
             rows: Vec::new(),
+            alike: Vec::new(),
         };
         for d in self.dirs {
             let meta = seal(META, &d.meta)?;
@@ -384,7 +385,9 @@ impl StatCache<'_> {
     /// of the directories it touched are rewritten, the rest kept. The rows are read before the
     /// wait, and sealed with the settled time after it. Totals of every directory above a
     /// change are dropped, so no subtree holding one is taken unseen. The journal's place
-    /// stays: the restore's own writes made events, which the next save asks for.
+    /// stays: the restore's own writes made events, which the next save asks for. The pairs of
+    /// trees the plan found `alike` are recorded with the rows.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn amend(
         store: &Store,
         target: &str,
@@ -392,6 +395,7 @@ impl StatCache<'_> {
         written: Vec<(RelPath, CacheEntry)>,
         settling: Settling,
         settled_trees: &[(RelPath, ObjectId)],
+        alike: &[(ObjectId, ObjectId)],
     ) -> Result<()> {
         let cache = StatCache::load(store, target)?;
         // A directory the restore made like the snapshot's: the next save by names takes the
@@ -419,6 +423,7 @@ impl StatCache<'_> {
         let mut write = StatCacheWrite {
             header: Some(seal(HEADER, &cache.journal)?),
             drop_at_or_below: dropped.clone(),
+            alike: alike.to_vec(),
             ..StatCacheWrite::default()
         };
         let mut above = BTreeSet::new();
