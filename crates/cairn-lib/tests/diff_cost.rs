@@ -2,7 +2,17 @@
 
 use cairn_lib::Store;
 use cairn_lib::ops::diff::DiffOptions;
-use cairn_lib::ops::save::SaveOptions;
+use cairn_lib::ops::diff::DiffResult;
+use cairn_lib::ops::save::{SaveOptions, SaveResult};
+
+fn diff_of(store: &Store, a: &SaveResult, b: &SaveResult) -> DiffResult {
+    let options = DiffOptions {
+        from: a.snapshot.id.to_string(),
+        to: Some(b.snapshot.id.to_string()),
+        ..DiffOptions::default()
+    };
+    store.diff(&options, &Default::default()).unwrap()
+}
 
 #[test]
 fn a_diff_of_50000_files_with_3_changes_reads_only_the_changed_subtrees() {
@@ -27,16 +37,7 @@ fn a_diff_of_50000_files_with_3_changes_reads_only_the_changed_subtrees() {
     let b = store
         .save(&SaveOptions { target: target.clone(), ..SaveOptions::default() }, &Default::default())
         .unwrap();
-    let diff = store
-        .diff(
-            &DiffOptions {
-                from: a.snapshot.id.to_string(),
-                to: Some(b.snapshot.id.to_string()),
-                ..DiffOptions::default()
-            },
-            &Default::default(),
-        )
-        .unwrap();
+    let diff = diff_of(&store, &a, &b);
     assert_eq!(diff.summary.modified, 3);
     assert_eq!(diff.summary.unchanged, 49_997);
     // Root + 3 groups + 3 directories, on each side: 14 trees of the 1,011 each snapshot has.
@@ -64,16 +65,7 @@ fn a_diff_of_a_directory_of_20000_files_with_2_changes_reads_only_their_parts() 
         std::fs::write(large.join(format!("f{f:05}.txt")), "changed\n").unwrap();
     }
     let b = save();
-    let diff = store
-        .diff(
-            &DiffOptions {
-                from: a.snapshot.id.to_string(),
-                to: Some(b.snapshot.id.to_string()),
-                ..DiffOptions::default()
-            },
-            &Default::default(),
-        )
-        .unwrap();
+    let diff = diff_of(&store, &a, &b);
     assert_eq!(diff.summary.modified, 2);
     assert_eq!(diff.summary.unchanged, 19_998);
     let paths: Vec<&str> = diff.entries.iter().map(|e| e.path.as_str()).collect();
