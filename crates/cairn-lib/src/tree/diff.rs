@@ -112,7 +112,7 @@ impl<'a> TreeDiff<'a> {
                 let in_a: HashSet<&ObjectId> = a.iter().map(|p| &p.id).collect();
                 let shared: HashSet<&ObjectId> =
                     b.iter().map(|p| &p.id).filter(|id| in_a.contains(id)).collect();
-                (self.unshared(&a, &shared)?, self.unshared(&b, &shared)?)
+                (self.unshared(old, &a, &shared)?, self.unshared(new, &b, &shared)?)
             }
             (a, b) => (self.whole(old, a)?, self.whole(new, b)?),
         };
@@ -150,11 +150,19 @@ impl<'a> TreeDiff<'a> {
         }
     }
 
-    /// The nodes of the parts of `parts` that are not in `shared`, in order.
-    fn unshared(&self, parts: &[PartRef], shared: &HashSet<&ObjectId>) -> Result<Arc<Tree>> {
-        let mut nodes = Vec::new();
+    /// The nodes of the parts of tree `id` (`parts`) that are not in `shared`, in order. Each
+    /// part read is checked against the index, as reading the tree whole checks them all.
+    fn unshared(&self, id: &ObjectId, parts: &[PartRef], shared: &HashSet<&ObjectId>) -> Result<Arc<Tree>> {
+        let mut nodes: Vec<Node> = Vec::new();
         for part in parts.iter().filter(|p| !shared.contains(&p.id)) {
-            nodes.extend(self.read(&part.id)?.nodes.iter().cloned());
+            let tree = self.read(&part.id)?;
+            let fits = tree.nodes.len() == part.nodes as usize
+                && tree.nodes.first().is_some_and(|n| n.name == part.first)
+                && nodes.last().is_none_or(|last| last.name < part.first);
+            if !fits {
+                return Err(super::invalid(id, format!("part {} does not match its index", part.id)));
+            }
+            nodes.extend(tree.nodes.iter().cloned());
         }
         Ok(Arc::new(Tree { nodes }))
     }

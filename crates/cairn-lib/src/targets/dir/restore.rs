@@ -35,9 +35,9 @@ pub(crate) struct Plan {
     pub top_changed: bool,
     pub relink: bool,
     /// Directories whose entries the plan leaves as the snapshot has them, with their trees
-    /// there: every difference the diff found in them is in the plan as found, or is a file's
-    /// mtime it leaves alone. Once the plan is applied, each of these trees describes its
-    /// directory as the live one does, but for what the apply wrote and for those mtimes.
+    /// there: every difference the diff found in them is in the plan as found. Once the plan is
+    /// applied, each of these trees describes its directory as the live one does, but for the
+    /// mtimes of what the apply wrote.
     pub settled_trees: Vec<(Vec<u8>, ObjectId)>,
     /// Pairs of trees (the live one, the snapshot's) the diff compared and found to differ
     /// only in mtimes the plan leaves alone: the next plan skips them unread.
