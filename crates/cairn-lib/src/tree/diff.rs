@@ -156,11 +156,9 @@ impl<'a> TreeDiff<'a> {
         let mut nodes: Vec<Node> = Vec::new();
         for part in parts.iter().filter(|p| !shared.contains(&p.id)) {
             let tree = self.read(&part.id)?;
-            let fits = tree.nodes.len() == part.nodes as usize
-                && tree.nodes.first().is_some_and(|n| n.name == part.first)
-                && nodes.last().is_none_or(|last| last.name < part.first);
-            if !fits {
-                return Err(super::invalid(id, format!("part {} does not match its index", part.id)));
+            super::parts::check_part(id, part, &tree.nodes)?;
+            if nodes.last().is_some_and(|last| last.name >= part.first) {
+                return Err(super::invalid(id, format!("part {} runs past the next one", part.id)));
             }
             nodes.extend(tree.nodes.iter().cloned());
         }

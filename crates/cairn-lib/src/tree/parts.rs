@@ -83,13 +83,7 @@ pub(crate) fn read_parts(
 ) -> Result<Tree> {
     let read_part = |part: &PartRef| -> Result<Vec<Node>> {
         let tree: Tree = super::decode(&part.id, &read(&part.id)?)?;
-        let fits = tree.nodes.len() == part.nodes as usize
-            && dirs_in(&tree.nodes) == part.dirs as usize
-            && tree.nodes.first().is_some_and(|n| n.name == part.first)
-            && tree.nodes.windows(2).all(|w| w[0].name < w[1].name);
-        if !fits {
-            return Err(super::invalid(id, format!("part {} does not match its index", part.id)));
-        }
+        check_part(id, part, &tree.nodes)?;
         Ok(tree.nodes)
     };
     let read: Vec<Vec<Node>> = parts.par_iter().map(read_part).collect::<Result<_>>()?;
@@ -106,6 +100,18 @@ pub(crate) fn read_parts(
         nodes.extend(part);
     }
     Ok(Tree { nodes })
+}
+
+/// Checks the nodes read for `part` of tree `id` against what its index says of them.
+pub(crate) fn check_part(id: &ObjectId, part: &PartRef, nodes: &[Node]) -> Result<()> {
+    let fits = nodes.len() == part.nodes as usize
+        && dirs_in(nodes) == part.dirs as usize
+        && nodes.first().is_some_and(|n| n.name == part.first)
+        && nodes.windows(2).all(|w| w[0].name < w[1].name);
+    match fits {
+        true => Ok(()),
+        false => Err(super::invalid(id, format!("part {} does not match its index", part.id))),
+    }
 }
 
 /// How many of `nodes` are directories.
