@@ -5,11 +5,13 @@
 //! one, by a section of [`Extra`]s (sparse layout, extended attributes) keyed by node index.
 //! Snapshots made before that section existed simply end after the nodes, so they read as they
 //! always did, and a tree with no extras keeps the bytes (and id) it always had. A large
-//! directory's tree is stored in parts, each such a tree of a run of its nodes (`parts.rs`).
+//! directory's tree is stored in parts, each such a tree of a run of its nodes (`parts.rs`), and a
+//! capture that changed a few of them stores it again without reading the others (`rewrite.rs`).
 
 pub(crate) mod diff;
 pub(crate) mod memo;
 pub(crate) mod parts;
+pub(crate) mod rewrite;
 pub(crate) mod sparse;
 
 use serde::{Deserialize, Serialize};

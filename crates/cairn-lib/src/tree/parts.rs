@@ -81,12 +81,8 @@ pub(crate) fn read_parts(
     parts: &[PartRef],
     read: impl Fn(&ObjectId) -> Result<Vec<u8>> + Sync,
 ) -> Result<Tree> {
-    let read_part = |part: &PartRef| -> Result<Vec<Node>> {
-        let tree: Tree = super::decode(&part.id, &read(&part.id)?)?;
-        check_part(id, part, &tree.nodes)?;
-        Ok(tree.nodes)
-    };
-    let read: Vec<Vec<Node>> = parts.par_iter().map(read_part).collect::<Result<_>>()?;
+    let read: Vec<Vec<Node>> =
+        parts.par_iter().map(|part| read_part(id, part, &read)).collect::<Result<_>>()?;
     // Each part ends before the next one's first name, so the whole is in order.
     for (nodes, next) in read.iter().zip(&parts[1..]) {
         if nodes.last().is_some_and(|n| n.name >= next.first) {
@@ -100,6 +96,17 @@ pub(crate) fn read_parts(
         nodes.extend(part);
     }
     Ok(Tree { nodes })
+}
+
+/// Reads part `part` of tree `id` with `read`, and checks it against the index.
+pub(crate) fn read_part(
+    id: &ObjectId,
+    part: &PartRef,
+    read: impl Fn(&ObjectId) -> Result<Vec<u8>>,
+) -> Result<Vec<Node>> {
+    let tree: Tree = super::decode(&part.id, &read(&part.id)?)?;
+    check_part(id, part, &tree.nodes)?;
+    Ok(tree.nodes)
 }
 
 /// Checks the nodes read for `part` of tree `id` against what its index says of them.
@@ -127,15 +134,22 @@ pub(crate) fn write(writer: &BlobWriter<'_>, tree: &Tree) -> Result<ObjectId> {
     }
     let parts: Vec<PartRef> = split(&tree.nodes)
         .into_par_iter()
-        .map(|range| {
-            let nodes = &tree.nodes[range];
-            let id = writer.write(BlobKind::Tree, &super::encode_nodes(nodes)?)?;
-            let (first, dirs) = (nodes[0].name.clone(), dirs_in(nodes) as u32);
-            Ok(PartRef { id, first, nodes: nodes.len() as u32, dirs })
-        })
+        .map(|range| write_part(writer, &tree.nodes[range]))
         .collect::<Result<_>>()?;
+    write_index(writer, &parts)
+}
+
+/// Stores `nodes` (sorted by name, not empty) as one part.
+pub(super) fn write_part(writer: &BlobWriter<'_>, nodes: &[Node]) -> Result<PartRef> {
+    let id = writer.write(BlobKind::Tree, &super::encode_nodes(nodes)?)?;
+    let (first, dirs) = (nodes[0].name.clone(), dirs_in(nodes) as u32);
+    Ok(PartRef { id, first, nodes: nodes.len() as u32, dirs })
+}
+
+/// Stores the index of a parted tree whose parts are `parts`, and returns the tree's id.
+pub(super) fn write_index(writer: &BlobWriter<'_>, parts: &[PartRef]) -> Result<ObjectId> {
     let mut index = MAGIC.to_vec();
-    index.extend(postcard::to_allocvec(&parts).map_err(super::unencodable)?);
+    index.extend(postcard::to_allocvec(parts).map_err(super::unencodable)?);
     writer.write(BlobKind::Tree, &index)
 }
 
@@ -144,8 +158,7 @@ pub(crate) fn split(nodes: &[Node]) -> Vec<std::ops::Range<usize>> {
     let mut ranges = Vec::with_capacity(nodes.len() / AVERAGE as usize + 1);
     let mut start = 0;
     for (i, node) in nodes.iter().enumerate() {
-        let len = i + 1 - start;
-        if len >= MAX_PART || (len >= MIN_PART && ends_part(&node.name)) {
+        if ends_after(i + 1 - start, &node.name) {
             ranges.push(start..i + 1);
             start = i + 1;
         }
@@ -154,6 +167,11 @@ pub(crate) fn split(nodes: &[Node]) -> Vec<std::ops::Range<usize>> {
         ranges.push(start..nodes.len());
     }
     ranges
+}
+
+/// True when a part that holds `len` nodes ends after its last one, named `name`.
+pub(super) fn ends_after(len: usize, name: &[u8]) -> bool {
+    len >= MAX_PART || (len >= MIN_PART && ends_part(name))
 }
 
 /// True when a part ends after the name `name`. FNV-1a, then a 64-bit finalizer to spread its
@@ -170,13 +188,14 @@ fn ends_part(name: &[u8]) -> bool {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use crate::error::Error;
     use crate::store::Store;
     use crate::tree::Extra;
 
-    fn node(name: &str, extra: Extra) -> Node {
+    /// A file node named `name`, whose content is its name.
+    pub(in crate::tree) fn node(name: &str, extra: Extra) -> Node {
         Node {
             name: name.as_bytes().to_vec(),
             kind: NodeKind::File { size: 1, content: vec![ObjectId::of(name.as_bytes())] },
