@@ -82,6 +82,10 @@ pub struct JournalReport {
     /// (and their subdirectories), every other entry taken from the last capture.
     #[serde(default)]
     pub dirs_by_names: u64,
+    /// How many parts of large directories' trees were kept unread: in a directory looked at
+    /// by names, only the parts holding a change are read and written.
+    #[serde(default)]
+    pub parts_kept: u64,
     /// Why the whole tree was walked, when it was.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,

@@ -5,7 +5,9 @@
 //! in-place restore of an earlier snapshot. A second test does the same in one directory large
 //! enough that its stat cache row is kept in parts, which saves by names rewrite one at a time.
 //! A third restores a snapshot over a tree where only an mtime moved, which the restore leaves
-//! alone, so the directory holding it is not the snapshot's after the restore.
+//! alone, so the directory holding it is not the snapshot's after the restore. A fourth checks
+//! that a save by names of a large directory keeps the parts of its tree a change did not touch
+//! unread, before and after a restore.
 
 #[path = "../../cairn-watch/tests/churn/mod.rs"]
 mod churn;
@@ -291,5 +293,48 @@ fn after_a_restore_that_leaves_an_mtime_alone_a_journal_save_equals_a_full_walk(
         let journal = save_both(&watched, &walked, &tree, &root, &format!("round {round}"));
         assert!(journal.stats.change_journal.as_ref().is_some_and(|r| r.used), "{:?}", journal.stats);
     }
+    watched.watch_stop().unwrap();
+}
+
+#[test]
+fn in_a_large_directory_a_save_by_names_reads_only_the_parts_a_change_touched() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().canonicalize().unwrap();
+    let tree = root.join("tree");
+    let wide = tree.join("wide");
+    std::fs::create_dir_all(wide.join("sub")).unwrap();
+    for i in 0..8000 {
+        std::fs::write(wide.join(format!("f{i:05}")), format!("wide {i}")).unwrap();
+    }
+    std::os::unix::fs::symlink("f00001", wide.join("f04000.link")).unwrap();
+    let watched = Store::open(&root.join("watched-store")).unwrap();
+    let walked = Store::open(&root.join("walked-store")).unwrap();
+    watch(&watched, &tree);
+    let first = save_both(&watched, &walked, &tree, &root, "first save");
+    let kept = |s: &cairn_lib::Snapshot| s.stats.change_journal.as_ref().map_or(0, |r| r.parts_kept);
+
+    // About 30 parts of about 256 names: a change to two files, one new file and a new link
+    // reads and writes three or four of them.
+    std::fs::write(wide.join("f00100"), "changed").unwrap();
+    std::fs::write(wide.join("f07900"), "changed").unwrap();
+    std::fs::write(wide.join("f05000a"), "new").unwrap();
+    std::os::unix::fs::symlink("f00002", wide.join("f02000.link")).unwrap();
+    let changed = save_both(&watched, &walked, &tree, &root, "four changes");
+    assert!(kept(&changed) >= 20, "only {} parts kept unread", kept(&changed));
+
+    // The next save starts from the parts this one wrote.
+    std::fs::remove_file(wide.join("f03000")).unwrap();
+    let removed = save_both(&watched, &walked, &tree, &root, "one file removed");
+    assert!(kept(&removed) >= 20, "only {} parts kept unread", kept(&removed));
+
+    // A restore rewrites the parts of files it wrote in; the save after it reads those again,
+    // and the one after that keeps them unread once more.
+    let options = RestoreOptions { reference: Some(first.id.to_string()), ..RestoreOptions::default() };
+    watched.restore(&options, &CallContext::default()).unwrap();
+    let restored = save_both(&watched, &walked, &tree, &root, "after the restore");
+    assert!(kept(&restored) >= 20, "only {} parts kept unread", kept(&restored));
+    std::fs::write(wide.join("f00100"), "changed again").unwrap();
+    let again = save_both(&watched, &walked, &tree, &root, "changed again");
+    assert!(kept(&again) >= 20, "only {} parts kept unread", kept(&again));
     watched.watch_stop().unwrap();
 }

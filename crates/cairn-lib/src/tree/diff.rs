@@ -2,9 +2,11 @@
 //! cost follows the changed subtrees, not the size of the tree; two large directories stored in
 //! parts are compared part by part, and the parts both hold are not read either.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+
+use rayon::prelude::*;
 
 use super::parts::PartRef;
 use super::{Node, NodeKind, Tree};
@@ -57,6 +59,40 @@ pub(crate) struct TreeDiff<'a> {
     pub descended: std::sync::Mutex<Vec<(Vec<u8>, ObjectId, ObjectId)>>,
     /// Skip a pair the source knows to differ only in mtimes (for a plan that leaves them alone).
     pub skip_alike: bool,
+    /// With `skip_alike`: pairs of parts of the same names, one on each side of a parted
+    /// directory, found to differ only in the mtimes of their files and links.
+    pub parts_alike: std::sync::Mutex<Vec<(ObjectId, ObjectId)>>,
+    /// Directories where a pair of parts known to differ only in mtimes was left out.
+    pub left_alike_in: std::sync::Mutex<Vec<Vec<u8>>>,
+}
+
+/// The parts of a tree a diff read, by id.
+type PartsRead = HashMap<ObjectId, Arc<Tree>>;
+
+/// Pairs of parts, one of `a` and one of `b`, neither in `left_out`, that start at the same name
+/// and hold as many nodes and no directory: the pairs that may differ only in mtimes.
+fn same_names<'p>(
+    a: &'p [PartRef],
+    b: &'p [PartRef],
+    left_out: &HashSet<&ObjectId>,
+) -> Vec<(&'p PartRef, &'p PartRef)> {
+    let candidate = |p: &&PartRef| p.dirs == 0 && !left_out.contains(&p.id);
+    let by_first: HashMap<&[u8], &PartRef> =
+        b.iter().filter(candidate).map(|p| (p.first.as_slice(), p)).collect();
+    a.iter()
+        .filter(candidate)
+        .filter_map(|x| by_first.get(x.first.as_slice()).filter(|y| y.nodes == x.nodes).map(|y| (x, *y)))
+        .collect()
+}
+
+/// True when `x` and `y` hold the same files and links, but for their mtimes.
+fn but_for_mtimes(x: &[Node], y: &[Node]) -> bool {
+    x.len() == y.len()
+        && x.iter().zip(y).all(|(x, y)| {
+            !matches!(x.kind, NodeKind::Dir { .. })
+                && (&x.name, &x.kind, x.mode, x.uid, x.gid, &x.extra)
+                    == (&y.name, &y.kind, y.mode, y.uid, y.gid, &y.extra)
+        })
 }
 
 fn join(prefix: &[u8], name: &[u8]) -> Vec<u8> {
@@ -79,6 +115,8 @@ impl<'a> TreeDiff<'a> {
             trees_read: AtomicU64::new(0),
             descended: Default::default(),
             skip_alike: false,
+            parts_alike: Default::default(),
+            left_alike_in: Default::default(),
         }
     }
 
@@ -110,9 +148,34 @@ impl<'a> TreeDiff<'a> {
             // the same differences, and it is never read.
             (Shape::Parted(a), Shape::Parted(b)) => {
                 let in_a: HashSet<&ObjectId> = a.iter().map(|p| &p.id).collect();
-                let shared: HashSet<&ObjectId> =
+                let mut left_out: HashSet<&ObjectId> =
                     b.iter().map(|p| &p.id).filter(|id| in_a.contains(id)).collect();
-                (self.unshared(old, &a, &shared)?, self.unshared(new, &b, &shared)?)
+                // So is a pair of parts of the same names known to differ only in mtimes; the
+                // other pairs that may are checked once read.
+                let mut pairs = Vec::new();
+                if self.skip_alike {
+                    for (x, y) in same_names(&a, &b, &left_out) {
+                        if self.source.alike(&x.id, &y.id) {
+                            left_out.extend([&x.id, &y.id]);
+                            self.left_alike_in
+                                .lock()
+                                .unwrap_or_else(|p| p.into_inner())
+                                .push(prefix.to_vec());
+                        } else {
+                            pairs.push((x.id, y.id));
+                        }
+                    }
+                }
+                let (a, a_parts) = self.unshared(old, &a, &left_out)?;
+                let (b, b_parts) = self.unshared(new, &b, &left_out)?;
+                for (x, y) in pairs {
+                    if let (Some(x_nodes), Some(y_nodes)) = (a_parts.get(&x), b_parts.get(&y))
+                        && but_for_mtimes(&x_nodes.nodes, &y_nodes.nodes)
+                    {
+                        self.parts_alike.lock().unwrap_or_else(|p| p.into_inner()).push((x, y));
+                    }
+                }
+                (a, b)
             }
             (a, b) => (self.whole(old, a)?, self.whole(new, b)?),
         };
@@ -150,19 +213,29 @@ impl<'a> TreeDiff<'a> {
         }
     }
 
-    /// The nodes of the parts of tree `id` (`parts`) that are not in `shared`, in order. Each
-    /// part read is checked against the index, as reading the tree whole checks them all.
-    fn unshared(&self, id: &ObjectId, parts: &[PartRef], shared: &HashSet<&ObjectId>) -> Result<Arc<Tree>> {
-        let mut nodes: Vec<Node> = Vec::new();
-        for part in parts.iter().filter(|p| !shared.contains(&p.id)) {
-            let tree = self.read(&part.id)?;
+    /// The nodes of the parts of tree `id` (`parts`) that are not in `left_out`, in order, and
+    /// each part read by its id. Each part read is checked against the index, as reading the
+    /// tree whole checks them all.
+    fn unshared(
+        &self,
+        id: &ObjectId,
+        parts: &[PartRef],
+        left_out: &HashSet<&ObjectId>,
+    ) -> Result<(Arc<Tree>, PartsRead)> {
+        let unshared: Vec<&PartRef> = parts.iter().filter(|p| !left_out.contains(&p.id)).collect();
+        let read: Vec<Arc<Tree>> =
+            unshared.par_iter().map(|part| self.read(&part.id)).collect::<Result<_>>()?;
+        let mut nodes: Vec<Node> = Vec::with_capacity(unshared.iter().map(|p| p.nodes as usize).sum());
+        let mut by_id = HashMap::with_capacity(unshared.len());
+        for (part, tree) in unshared.into_iter().zip(read) {
             super::parts::check_part(id, part, &tree.nodes)?;
             if nodes.last().is_some_and(|last| last.name >= part.first) {
                 return Err(super::invalid(id, format!("part {} runs past the next one", part.id)));
             }
             nodes.extend(tree.nodes.iter().cloned());
+            by_id.insert(part.id, tree);
         }
-        Ok(Arc::new(Tree { nodes }))
+        Ok((Arc::new(Tree { nodes }), by_id))
     }
 
     /// Compares two entries of the same name.

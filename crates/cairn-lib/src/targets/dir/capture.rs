@@ -27,9 +27,11 @@ mod by_names;
 use super::secrets;
 use super::sparse::{ExtentReader, data_extents};
 use super::statcache::{
-    CacheEntry, DirFiles, PartIndex, RowMeta, Stamp, StatCache, Totals, coarse_now_ns, join,
+    CacheEntry, DirFiles, PartIndex, RowMeta, Stamp, StatCache, StoredFiles, Totals, TreePart, coarse_now_ns,
+    join,
 };
-use super::statcache_write::{FreshCache, WalkedDir, reseal_parts, seal_files};
+use super::statcache_seal::{Unread, seal_with_tree};
+use super::statcache_write::{FreshCache, WalkedDir};
 use super::xattrs;
 use crate::error::{Error, IoContext, Result};
 use crate::id::ObjectId;
@@ -37,7 +39,9 @@ use crate::snapshot::{JournalReport, NotCovered, SecretEntry, SkippedEntry, Snap
 use crate::store::chunker::{WHOLE_FILE_LIMIT, store_chunks};
 use crate::store::pack::BlobKind;
 use crate::store::writer::BlobWriter;
-use crate::tree::{self, DirRoot, Extra, Node, NodeKind, Tree};
+use crate::tree::parts::PartRef as TreeRef;
+use crate::tree::rewrite::{self, Piece, Run, Stored};
+use crate::tree::{self, DirRoot, Extra, Node, NodeKind};
 
 /// The ignore files honoured in every directory.
 const IGNORE_FILES: [&str; 2] = [".gitignore", ".cairnignore"];
@@ -166,12 +170,33 @@ struct DirCtx {
     /// For a large directory looked at by names, its row's parts: `old` holds the entries of
     /// the parts read, `old_len` counts them, and only those parts are written again.
     parts: Option<PartsCtx>,
+    /// The stored row's index of parts, when it has one and `parts` does not hold it: a row
+    /// not cut where the new tree's parts are is written again even when no entry changed, so
+    /// that the next capture by names can take parts unread.
+    stored_index: Option<PartIndex>,
 }
 
 /// A large directory's parts, and which of them a capture by names left unread.
 struct PartsCtx {
     index: PartIndex,
-    untouched: Vec<bool>,
+    unread: Vec<bool>,
+    /// The last capture's tree of the directory, whose parts the runs keep.
+    old_tree: ObjectId,
+    /// What each tree part kept unread holds, by its id, from its part of files.
+    kept: HashMap<ObjectId, TreePart>,
+}
+
+/// The reader of a row's unread parts where there are none.
+type NoRead = fn(&[u8]) -> Result<Option<DirFiles>>;
+
+/// True when the parts of files of `index` are cut where the tree's `pieces` are, each naming
+/// its tree part.
+fn cut_alike(index: &PartIndex, pieces: &[Piece]) -> bool {
+    index.parts.len() == pieces.len()
+        && index.parts.iter().zip(pieces).enumerate().all(|(j, (files, piece))| {
+            let key_matches = if j == 0 { files.key.is_empty() } else { files.key == piece.part().first };
+            key_matches && files.tree.as_ref().is_some_and(|t| t.id == piece.part().id)
+        })
 }
 
 impl DirCtx {
@@ -210,6 +235,8 @@ struct JournalWalk {
     /// With a plan: how many directories were read whole, and how many by names.
     read_whole: Option<AtomicU64>,
     by_names: AtomicU64,
+    /// Parts of large directories' trees kept unread.
+    parts_kept: AtomicU64,
 }
 
 struct Walk<'a> {
@@ -342,6 +369,7 @@ fn walk_tree(
             walked: Mutex::default(),
             read_whole: plan_given.then(AtomicU64::default),
             by_names: AtomicU64::default(),
+            parts_kept: AtomicU64::default(),
         },
     };
     let tree = match walk.reuse(b"")? {
@@ -396,6 +424,7 @@ fn walk_tree(
     {
         r.dirs_read_whole = read_whole.load(Ordering::Relaxed);
         r.dirs_by_names = walk.journal.by_names.load(Ordering::Relaxed);
+        r.parts_kept = walk.journal.parts_kept.load(Ordering::Relaxed);
     }
     let journal_moved = token.is_some() && report.as_ref().is_none_or(|r| !r.used || r.dirs_listed > 0);
     let summaries = summarize(
@@ -578,9 +607,21 @@ impl Walk<'_> {
             names.push((entry.file_name().as_bytes().to_vec(), entry));
         }
         names.sort_by(|a, b| a.0.cmp(&b.0));
-        let (old_meta, old) = self.old_cache.row(rel)?;
+        let (old_meta, stored) = self.old_cache.row_stored(rel)?;
+        let stored_index = match &stored {
+            Some(StoredFiles::Parts(index)) => Some(index.clone()),
+            _ => None,
+        };
+        let old = self.old_cache.stored_whole(rel, stored)?;
         let old_len = old.as_ref().map(|o| o.entries.len());
-        let ctx = DirCtx { old, old_len, new: Mutex::default(), misses: AtomicU64::new(0), parts: None };
+        let ctx = DirCtx {
+            old,
+            old_len,
+            new: Mutex::default(),
+            misses: AtomicU64::new(0),
+            parts: None,
+            stored_index,
+        };
         if self.journal.plan.is_some() && self.ignore_rules_changed(&ctx, &names) {
             self.journal.forced.lock().unwrap_or_else(|p| p.into_inner()).push(rel.to_vec());
         }
@@ -589,8 +630,8 @@ impl Walk<'_> {
             .into_par_iter()
             .map(|(name, entry)| self.entry(abs, rel, name, entry.metadata(), &matchers, in_git, &ctx))
             .collect::<Result<_>>()?;
-        let tree = Tree { nodes: nodes.into_iter().flatten().collect() };
-        self.finish_dir(rel, tree, ctx, old_meta)
+        let nodes = nodes.into_iter().flatten().collect();
+        self.finish_dir(rel, vec![Run::Nodes(nodes)], ctx, old_meta)
     }
 
     /// The ignore rules in force in directory `abs`: its parents' and its own.
@@ -605,13 +646,29 @@ impl Walk<'_> {
         Ok(matchers)
     }
 
-    /// Writes the tree of directory `rel`, its stat cache row and its summary.
-    fn finish_dir(&self, rel: &[u8], tree: Tree, ctx: DirCtx, old_meta: Option<RowMeta>) -> Result<ObjectId> {
-        let id = tree::write(self.writer, &tree)?;
-        self.row(rel, &tree, ctx, old_meta)?;
+    /// Writes the tree of directory `rel` (given as runs: see `tree/rewrite.rs`), its stat
+    /// cache row and its summary.
+    fn finish_dir(
+        &self,
+        rel: &[u8],
+        runs: Vec<Run>,
+        ctx: DirCtx,
+        old_meta: Option<RowMeta>,
+    ) -> Result<ObjectId> {
+        let old_tree = ctx.parts.as_ref().map(|p| p.old_tree);
+        let read = |part: &TreeRef| match old_tree {
+            Some(tree) => tree::parts::read_part(&tree, part, |id| self.writer.read_object(id)),
+            None => Err(Error::corrupt(format!("part {} of no tree is kept", part.id))),
+        };
+        let stored = rewrite::write_runs(self.writer, runs, read)?;
+        let id = stored.id();
+        if let Stored::Parted(_, pieces) = &stored {
+            let kept = pieces.iter().filter(|p| matches!(p, Piece::Kept(_))).count();
+            self.journal.parts_kept.fetch_add(kept as u64, Ordering::Relaxed);
+        }
         if self.journal.record {
             let mut summary = DirSummary::new(id);
-            for node in &tree.nodes {
+            for node in stored.written_nodes() {
                 match &node.kind {
                     NodeKind::File { size, .. } => {
                         summary.files += 1;
@@ -621,19 +678,46 @@ impl Walk<'_> {
                     NodeKind::Symlink { .. } => summary.symlinks += 1,
                 }
             }
+            if let (Stored::Parted(_, pieces), Some(parts)) = (&stored, &ctx.parts) {
+                for piece in pieces {
+                    if let Piece::Kept(part) = piece {
+                        let counts = parts.kept.get(&part.id).ok_or_else(|| {
+                            Error::corrupt(format!("part {} was kept without its counts", part.id))
+                        })?;
+                        summary.files += u64::from(counts.files);
+                        summary.bytes += counts.bytes;
+                        summary.symlinks += u64::from(counts.symlinks);
+                    }
+                }
+            }
             self.journal.summaries.lock().unwrap_or_else(|p| p.into_inner()).push((rel.to_vec(), summary));
             self.journal.walked.lock().unwrap_or_else(|p| p.into_inner()).insert(rel.to_vec());
         }
-        // An in-place restore diffs it next.
-        self.writer.remember_tree(id, tree);
+        self.row(rel, &stored, ctx, old_meta)?;
+        // An in-place restore diffs it next: whole, or, with parts kept unread, by the parts it
+        // does not share with the snapshot, of which those written here are kept.
+        match stored {
+            Stored::Parted(_, pieces) if pieces.iter().any(|p| matches!(p, Piece::Kept(_))) => {
+                for piece in pieces {
+                    if let Piece::Written(part, nodes) = piece {
+                        self.writer.remember_tree(part.id, tree::Tree { nodes });
+                    }
+                }
+            }
+            stored => {
+                if let Some(tree) = stored.into_tree() {
+                    self.writer.remember_tree(id, tree);
+                }
+            }
+        }
         Ok(id)
     }
 
-    /// Records the stat cache row of listed directory `rel`, whose tree is `tree`.
-    fn row(&self, rel: &[u8], tree: &Tree, ctx: DirCtx, old_meta: Option<RowMeta>) -> Result<()> {
-        let children: Vec<Vec<u8>> = tree
-            .nodes
-            .iter()
+    /// Records the stat cache row of listed directory `rel`, stored as `stored`. A part of its
+    /// tree kept unread holds no directory.
+    fn row(&self, rel: &[u8], stored: &Stored, ctx: DirCtx, old_meta: Option<RowMeta>) -> Result<()> {
+        let children: Vec<Vec<u8>> = stored
+            .written_nodes()
             .filter(|n| matches!(n.kind, NodeKind::Dir { .. }))
             .map(|n| n.name.clone())
             .collect();
@@ -652,13 +736,20 @@ impl Walk<'_> {
         files.sort_unstable_by(|a, b| a.0.cmp(&b.0));
         let files_changed = ctx.misses.into_inner() > 0 || ctx.old_len != Some(files.len());
         drop(ctx.old);
+        let index = ctx.parts.as_ref().map(|p| &p.index).or(ctx.stored_index.as_ref());
+        let aligned = match (stored, index) {
+            (Stored::Whole(..), None) => true,
+            (Stored::Parted(_, pieces), Some(index)) => cut_alike(index, pieces),
+            _ => false,
+        };
         let files = match ctx.parts {
-            _ if !files_changed && self.old_cache.is_stored() => None,
-            Some(PartsCtx { index, untouched }) => {
+            _ if !files_changed && aligned && self.old_cache.is_stored() => None,
+            Some(PartsCtx { index, unread, .. }) => {
                 let read = |key: &[u8]| self.old_cache.part(rel, key);
-                Some(reseal_parts(self.scan_started_ns, index, &untouched, files, Some(&tree.nodes), read)?)
+                let old = Unread { index: &index, unread: &unread, read };
+                Some(seal_with_tree(self.scan_started_ns, files, stored, Some(old))?)
             }
-            None => Some(seal_files(self.scan_started_ns, files, Some(&tree.nodes))?),
+            None => Some(seal_with_tree(self.scan_started_ns, files, stored, None::<Unread<'_, NoRead>>)?),
         };
         let meta = Some(RowMeta { summary: None, children, totals: None });
         let row = WalkedDir { rel: rel.to_vec(), files, old_meta, meta };

@@ -39,8 +39,9 @@ pub(crate) struct Plan {
     /// applied, each of these trees describes its directory as the live one does, but for the
     /// mtimes of what the apply wrote.
     pub settled_trees: Vec<(Vec<u8>, ObjectId)>,
-    /// Pairs of trees (the live one, the snapshot's) the diff compared and found to differ
-    /// only in mtimes the plan leaves alone: the next plan skips them unread.
+    /// Pairs of trees (the live one, the snapshot's), whole or parts of a large directory's,
+    /// the diff compared and found to differ only in mtimes the plan leaves alone: the next
+    /// plan skips them unread.
     pub alike: Vec<(ObjectId, ObjectId)>,
 }
 
@@ -94,11 +95,13 @@ impl Plan {
                 _ => true,
             });
         }
+        unlike.extend(diff.left_alike_in.into_inner().unwrap_or_else(|p| p.into_inner()));
         let found: HashSet<Vec<u8>> = changes.iter().map(|c| c.path.clone()).collect();
         let changes = keep_uncovered(source, changes, uncovered)?;
         let planned: HashSet<&[u8]> = changes.iter().map(|c| c.path.as_slice()).collect();
         unlike.extend(found.iter().filter(|p| !planned.contains(p.as_slice())).map(|p| split(p).0.to_vec()));
         let descended = diff.descended.into_inner().unwrap_or_else(|p| p.into_inner());
+        let parts_alike = diff.parts_alike.into_inner().unwrap_or_else(|p| p.into_inner());
         // A pair is alike when nothing the plan found below it is more than an mtime: no path
         // found has its directory at or below the pair's.
         let mut holds_found: HashSet<&[u8]> = HashSet::new();
@@ -108,12 +111,14 @@ impl Plan {
                 dir = split(dir).0;
             }
         }
+        // So is a pair of parts that holds the same names and no directory, but for mtimes.
         let alike = match with_mtimes {
             true => Vec::new(),
             false => descended
                 .iter()
                 .filter(|(dir, _, _)| !holds_found.contains(dir.as_slice()))
                 .map(|(_, old, new)| (*old, *new))
+                .chain(parts_alike)
                 .collect(),
         };
         let settled_trees = descended
@@ -531,5 +536,65 @@ mod tests {
         let paths: Vec<&[u8]> = exact.changes.iter().map(|c| c.path.as_slice()).collect();
         assert_eq!(paths, [b"sub/b".as_slice()]);
         assert!(exact.alike.is_empty());
+    }
+    /// A store that notes the trees read through it.
+    struct Noting<'s>(&'s Store, std::sync::Mutex<Vec<ObjectId>>);
+
+    impl TreeSource for Noting<'_> {
+        fn tree(&self, id: &ObjectId) -> crate::error::Result<std::sync::Arc<Tree>> {
+            self.1.lock().unwrap().push(*id);
+            self.0.tree(id)
+        }
+        fn shape(&self, id: &ObjectId) -> crate::error::Result<crate::tree::diff::Shape> {
+            self.0.shape(id)
+        }
+        fn alike(&self, old: &ObjectId, new: &ObjectId) -> bool {
+            self.0.alike(old, new)
+        }
+    }
+
+    #[test]
+    fn in_a_parted_directory_a_plan_skips_unread_the_parts_an_earlier_plan_found_alike() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("store")).unwrap();
+        let writer = BlobWriter::new(&store);
+        let wide = |drift: bool, change: bool| {
+            let nodes: Vec<Node> = (0..3000)
+                .map(|i| {
+                    let name = format!("f{i:05}");
+                    let content =
+                        if change && i == 2900 { b"changed".to_vec() } else { name.clone().into_bytes() };
+                    file(&name, &content, if drift && i == 10 { 2 } else { 1 })
+                })
+                .collect();
+            let wide =
+                node("wide", NodeKind::Dir { tree: tree::write(&writer, &Tree { nodes }).unwrap() }, 1);
+            let top = tree::write(&writer, &Tree { nodes: vec![wide] }).unwrap();
+            DirRoot { top: node("", NodeKind::Dir { tree: top }, 1), hardlinks: Vec::new() }
+        };
+        let (snapshot, live) = (wide(false, false), wide(true, true));
+        writer.finish().unwrap();
+        let noting = Noting(&store, Default::default());
+        let plan = || Plan::between(&noting, &live, &snapshot, false, &Uncovered::default()).unwrap();
+
+        // The first plan reads the two pairs of parts that differ, and finds one alike.
+        let first = plan();
+        let paths: Vec<&[u8]> = first.changes.iter().map(|c| c.path.as_slice()).collect();
+        assert_eq!(paths, [b"wide/f02900".as_slice()]);
+        let read_first = std::mem::take(&mut *noting.1.lock().unwrap());
+        assert_eq!(read_first.len(), 4, "two parts on each side");
+        assert_eq!(first.alike.len(), 1, "only the pair of parts with f00010: {:?}", first.alike);
+        assert!(first.settled_trees.iter().all(|(dir, _)| dir != b"wide"), "an mtime left alone in it");
+        let write = StatCacheWrite { alike: first.alike.clone(), ..StatCacheWrite::default() };
+        store.catalog.write_stat_cache("t", &write).unwrap();
+
+        // The next reads only the pair that holds the change, and still leaves the directory's
+        // row to the live tree.
+        let again = plan();
+        let paths: Vec<&[u8]> = again.changes.iter().map(|c| c.path.as_slice()).collect();
+        assert_eq!(paths, [b"wide/f02900".as_slice()]);
+        assert_eq!(noting.1.lock().unwrap().len(), 2);
+        assert!(again.alike.is_empty());
+        assert!(again.settled_trees.iter().all(|(dir, _)| dir != b"wide"));
     }
 }

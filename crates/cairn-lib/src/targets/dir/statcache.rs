@@ -150,10 +150,20 @@ pub(crate) struct PartRef {
     pub entries: u32,
     /// True when the racy-git rule trusts every entry in it.
     pub trusted: bool,
-    /// The digest of the file nodes in its range of the tree written with it ([`range_digest`]),
-    /// when each of them had an entry of its size then; none when it was written without a tree
-    /// (by a restore), so its entries are checked one by one.
-    pub digest: Option<[u8; 16]>,
+    /// The part of the directory's tree it was written with, when its range of names is that
+    /// part's and each file of that part had an entry describing it then; none when it was
+    /// written without a tree (by a restore), so its entries are checked one by one.
+    pub tree: Option<TreePart>,
+}
+
+/// The part of a directory's tree a part of its files was written with, and what it holds: a
+/// capture by names that takes the tree's part unread counts its files from here.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct TreePart {
+    pub id: ObjectId,
+    pub files: u32,
+    pub symlinks: u32,
+    pub bytes: u64,
 }
 
 impl PartIndex {
@@ -161,24 +171,14 @@ impl PartIndex {
     pub(crate) fn part_of(&self, name: &[u8]) -> usize {
         self.parts.partition_point(|p| p.key.as_slice() <= name).saturating_sub(1)
     }
-}
 
-/// The digest of the names, sizes and mtimes of the file nodes among `nodes`: what a part's
-/// range of a tree held when the part was written.
-pub(crate) fn range_digest(nodes: &[crate::tree::Node]) -> [u8; 16] {
-    // Hashed in one call: a call per field cost more than the hashing.
-    let mut bytes = Vec::with_capacity(nodes.len() * 40);
-    for node in nodes {
-        if let crate::tree::NodeKind::File { size, .. } = &node.kind {
-            bytes.extend_from_slice(&(node.name.len() as u64).to_le_bytes());
-            bytes.extend_from_slice(&node.name);
-            bytes.extend_from_slice(&size.to_le_bytes());
-            bytes.extend_from_slice(&node.mtime_ns.to_le_bytes());
-        }
+    /// The part whose range of names runs from `key` up to `next` exactly (to the end when
+    /// none), if there is one.
+    pub(crate) fn part_spanning(&self, key: &[u8], next: Option<&[u8]>) -> Option<usize> {
+        let i = self.parts.binary_search_by(|p| p.key.as_slice().cmp(key)).ok()?;
+        let ends = self.parts.get(i + 1).map(|p| p.key.as_slice());
+        (ends == next).then_some(i)
     }
-    let mut digest = [0; 16];
-    digest.copy_from_slice(&blake3::hash(&bytes).as_bytes()[..16]);
-    digest
 }
 
 /// A directory's files as stored: whole, or the index of its parts.
@@ -192,11 +192,12 @@ pub(crate) enum StoredFiles {
 /// rest (zstd of postcard). One whose hash fails (a flipped bit in the catalog) is discarded,
 /// never trusted: a wrong stamp or content id in it would reuse content that is not the file's.
 /// The `4` forms are the per-directory rows; an older whole-tree cache (`SC3`) is read as none,
-/// so the first save after an upgrade reads every file once.
+/// so the first save after an upgrade reads every file once. The index is `SP5` since its parts
+/// are cut where the tree's are; a row with an older one is listed whole once.
 pub(crate) const HEADER: &[u8; 4] = b"SC4\0";
 pub(crate) const META: &[u8; 4] = b"SM4\0";
 pub(crate) const FILES: &[u8; 4] = b"SF4\0";
-pub(crate) const PARTS: &[u8; 4] = b"SP4\0";
+pub(crate) const PARTS: &[u8; 4] = b"SP5\0";
 
 /// Encodes `value` as a stored column with `tag`.
 pub(crate) fn seal<T: Serialize>(tag: &[u8; 4], value: &T) -> Result<Vec<u8>> {
@@ -300,7 +301,7 @@ impl<'s> StatCache<'s> {
     }
 
     /// Directory `dir`'s files as stored, read whole.
-    fn stored_whole(&self, dir: &[u8], stored: Option<StoredFiles>) -> Result<Option<DirFiles>> {
+    pub(crate) fn stored_whole(&self, dir: &[u8], stored: Option<StoredFiles>) -> Result<Option<DirFiles>> {
         match stored {
             Some(StoredFiles::Whole(files)) => Ok(Some(files)),
             Some(StoredFiles::Parts(index)) => self.assemble(dir, &index),
@@ -345,12 +346,6 @@ impl<'s> StatCache<'s> {
     pub(crate) fn meta(&self, dir: &[u8]) -> Result<Option<RowMeta>> {
         let Some((catalog, target)) = &self.source else { return Ok(None) };
         Ok(catalog.stat_cache_meta(target, dir)?.and_then(|b| unseal::<Option<RowMeta>>(META, &b)).flatten())
-    }
-
-    /// What the row of directory `dir` says of it, and its cached files.
-    pub(crate) fn row(&self, dir: &[u8]) -> Result<(Option<RowMeta>, Option<DirFiles>)> {
-        let (meta, stored) = self.row_stored(dir)?;
-        Ok((meta, self.stored_whole(dir, stored)?))
     }
 
     /// True when a file of `links` ((device, inode) → link count and paths seen) was cached

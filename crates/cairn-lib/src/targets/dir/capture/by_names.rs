@@ -8,11 +8,14 @@
 //! (racy, or not cached). A directory whose ignore files changed, whose last capture was not
 //! settled (hard links, skipped entries), or whose old tree or row is gone is listed whole.
 //!
-//! A large directory's row is in parts: a part that holds no name the journal gives, trusts all
-//! its entries, and whose range of the old tree is the one it was written with is not even
-//! read; its files' nodes are taken as they were, and the part stays as stored.
+//! A large directory's tree and row are in parts, cut at the same names. A part of the tree
+//! that holds no directory and no name the journal gives, and whose part of files trusts all
+//! its entries and was written with that very part of the tree, is read neither from the tree
+//! nor from the row: the new tree keeps it by id (`tree/rewrite.rs`), and its part of files
+//! stays as stored. A change to a few files of a directory of 20,000 reads and writes their
+//! parts and the two indexes.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
@@ -26,9 +29,10 @@ use super::{DirCtx, IGNORE_FILES, PartsCtx, Walk};
 use crate::error::Result;
 use crate::id::ObjectId;
 use crate::targets::dir::journal::{at_or_below, parent};
-use crate::targets::dir::statcache::{DirFiles, PartIndex, Stamp, StoredFiles, range_digest};
-use crate::targets::dir::statcache_write::in_range;
-use crate::tree::{Node, NodeKind, Tree};
+use crate::targets::dir::statcache::{DirFiles, PartIndex, Stamp, StoredFiles};
+use crate::tree::parts::{self, Layout, PartRef as TreeRef};
+use crate::tree::rewrite::Run;
+use crate::tree::{Node, NodeKind};
 
 impl Walk<'_> {
     /// The tree of directory `rel` from the entries the journal names, or `None` when the
@@ -55,30 +59,11 @@ impl Walk<'_> {
             return Ok(None);
         }
         // An old tree that cannot be read is a reason to look, not to fail the save.
-        let Ok(old_tree) = self.writer.read_tree(&summary.tree) else {
+        let Ok(Some(Old { nodes: old_nodes, files: old_files, parts, stored_index, skipped })) =
+            self.old_of(rel, &summary.tree, stored, changed)
+        else {
             return Ok(None);
         };
-        // The last snapshot's tree, which an in-place restore diffs against the live one.
-        if self.writer.store().trees.would_keep(old_tree.nodes.len()) {
-            self.writer.remember_tree(summary.tree, old_tree.clone());
-        }
-
-        let (old_files, parts) = match stored {
-            StoredFiles::Whole(files) => (files, None),
-            StoredFiles::Parts(index) => {
-                let untouched = untouched_parts(&index, &old_tree.nodes, changed);
-                let mut read = DirFiles { scan_started_ns: i64::MIN, entries: Vec::new() };
-                for part in index.parts.iter().zip(&untouched).filter(|(_, u)| !**u).map(|(p, _)| p) {
-                    let Some(files) = self.old_cache.part(rel, &part.key)? else { return Ok(None) };
-                    // Each entry kept is trusted under its own part's scan time, so under the latest.
-                    read.scan_started_ns = read.scan_started_ns.max(files.scan_started_ns);
-                    read.entries.extend(files.into_trusted());
-                }
-                (read, Some(PartsCtx { index, untouched }))
-            }
-        };
-        let untouched = |name: &[u8]| parts.as_ref().is_some_and(|p| p.untouched[p.index.part_of(name)]);
-
         // One pass over the old tree and the old row, both sorted by name: a file the journal
         // does not name keeps its node and its cache entry (moved, not copied); every other
         // entry of the row stays in `rest`, for the entries looked at.
@@ -88,10 +73,10 @@ impl Walk<'_> {
         let mut look: BTreeSet<Vec<u8>> = changed.iter().cloned().collect();
         let mut entries = entries.into_iter().peekable();
         let (mut rest, mut kept) = (Vec::new(), Vec::with_capacity(entries.len()));
-        let mut nodes = Vec::with_capacity(old_tree.nodes.len());
+        let mut nodes = Vec::with_capacity(old_nodes.len());
         // Counted here and added once: the shared counters are contended across threads.
         let (mut files, mut bytes, mut symlinks) = (0, 0, 0);
-        for node in old_tree.nodes {
+        for node in old_nodes {
             while let Some(earlier) = entries.next_if(|(n, _)| *n < node.name) {
                 rest.push(earlier);
             }
@@ -102,11 +87,6 @@ impl Walk<'_> {
                 (NodeKind::Dir { .. }, _) => {
                     look.insert(node.name.clone());
                     (false, false)
-                }
-                // In a part not read: its entry stays where it is stored.
-                (NodeKind::File { size, .. }, None) if untouched(&node.name) => {
-                    (files, bytes) = (files + 1, bytes + size);
-                    (true, false)
                 }
                 (NodeKind::Symlink { .. }, _) => {
                     symlinks += 1;
@@ -167,6 +147,7 @@ impl Walk<'_> {
             new: Mutex::new(kept),
             misses: AtomicU64::new(0),
             parts,
+            stored_index,
         };
         let matchers = self.matchers(abs, parents, in_git)?;
         let looked: Vec<Option<Node>> = look
@@ -181,8 +162,142 @@ impl Walk<'_> {
             .collect::<Result<_>>()?;
         let nodes = merge_by_name(nodes, looked.into_iter().flatten().collect());
         self.journal.by_names.fetch_add(1, Ordering::Relaxed);
-        self.finish_dir(rel, Tree { nodes }, ctx, old_meta).map(Some)
+        self.finish_dir(rel, runs(nodes, skipped), ctx, old_meta).map(Some)
     }
+
+    /// What the last capture left of directory `rel`, whose tree was `tree` and whose row's
+    /// files are `stored`: the nodes and entries to look through, and the parts of a large
+    /// directory taken unread. Parts of the tree that hold no directory and no name in
+    /// `changed`, and whose part of files vouches for every file in them, are not read.
+    fn old_of(
+        &self,
+        rel: &[u8],
+        tree: &ObjectId,
+        stored: StoredFiles,
+        changed: &[Vec<u8>],
+    ) -> Result<Option<Old>> {
+        let tree_parts = match parts::layout(tree, &self.writer.read_object(tree)?)? {
+            Layout::Whole(old_tree) => {
+                // The last snapshot's tree, which an in-place restore diffs against the live one.
+                if self.writer.store().trees.would_keep(old_tree.nodes.len()) {
+                    self.writer.remember_tree(*tree, old_tree.clone());
+                }
+                let (files, stored_index) = match stored {
+                    StoredFiles::Whole(files) => (Some(files), None),
+                    StoredFiles::Parts(index) => {
+                        let files =
+                            self.old_cache.stored_whole(rel, Some(StoredFiles::Parts(index.clone())))?;
+                        (files, Some(index))
+                    }
+                };
+                let Some(files) = files else { return Ok(None) };
+                let old =
+                    Old { nodes: old_tree.nodes, files, parts: None, stored_index, skipped: Vec::new() };
+                return Ok(Some(old));
+            }
+            Layout::Parted(tree_parts) => tree_parts,
+        };
+        let index = match stored {
+            StoredFiles::Parts(index) => index,
+            StoredFiles::Whole(files) => {
+                let all: Vec<&TreeRef> = tree_parts.iter().collect();
+                let nodes = self.writer.read_tree_parts(tree, &all)?.concat();
+                return Ok(Some(Old { nodes, files, parts: None, stored_index: None, skipped: Vec::new() }));
+            }
+        };
+
+        // The part of files that spans each tree part's range, if it vouches for all of it.
+        let vouching: Vec<Option<usize>> = tree_parts
+            .iter()
+            .enumerate()
+            .map(|(j, part)| {
+                let key = if j == 0 { &[][..] } else { part.first.as_slice() };
+                let next = tree_parts.get(j + 1).map(|p| p.first.as_slice());
+                let k = index.part_spanning(key, next)?;
+                let files = &index.parts[k];
+                let vouches =
+                    part.dirs == 0 && files.trusted && files.tree.as_ref().is_some_and(|t| t.id == part.id);
+                vouches.then_some(k)
+            })
+            .collect();
+        let mut skip: Vec<bool> = vouching.iter().map(Option::is_some).collect();
+        for name in changed {
+            let j = tree_parts.partition_point(|p| p.first.as_slice() <= name.as_slice()).saturating_sub(1);
+            skip[j] = false;
+        }
+        let mut unread = vec![false; index.parts.len()];
+        let mut kept = HashMap::new();
+        let (mut files, mut bytes, mut symlinks) = (0, 0, 0);
+        let mut skipped = Vec::new();
+        for (j, part) in tree_parts.iter().enumerate() {
+            if let (true, Some(k)) = (skip[j], vouching[j])
+                && let Some(counts) = &index.parts[k].tree
+            {
+                unread[k] = true;
+                (files, bytes, symlinks) = (
+                    files + u64::from(counts.files),
+                    bytes + counts.bytes,
+                    symlinks + u64::from(counts.symlinks),
+                );
+                kept.insert(part.id, counts.clone());
+                skipped.push(Some(Run::Kept { part: part.clone(), ends_part: j + 1 < tree_parts.len() }));
+            } else {
+                skipped.push(None);
+            }
+        }
+        let to_read: Vec<&TreeRef> =
+            tree_parts.iter().zip(&skip).filter(|(_, s)| !**s).map(|(p, _)| p).collect();
+        let nodes = self.writer.read_tree_parts(tree, &to_read)?.concat();
+
+        let mut read = DirFiles { scan_started_ns: i64::MIN, entries: Vec::new() };
+        for part in index.parts.iter().zip(&unread).filter(|(_, u)| !**u).map(|(p, _)| p) {
+            let Some(files) = self.old_cache.part(rel, &part.key)? else { return Ok(None) };
+            // Each entry kept is trusted under its own part's scan time, so under the latest.
+            read.scan_started_ns = read.scan_started_ns.max(files.scan_started_ns);
+            read.entries.extend(files.into_trusted());
+        }
+        self.counters.files.fetch_add(files, Ordering::Relaxed);
+        self.counters.bytes.fetch_add(bytes, Ordering::Relaxed);
+        self.counters.symlinks.fetch_add(symlinks, Ordering::Relaxed);
+        let parts = PartsCtx { index, unread, old_tree: *tree, kept };
+        Ok(Some(Old { nodes, files: read, parts: Some(parts), stored_index: None, skipped }))
+    }
+}
+
+/// What the last capture left of a directory looked at by names.
+struct Old {
+    /// The old tree's nodes, but those of the parts taken unread.
+    nodes: Vec<Node>,
+    /// The old row's entries, but those of the parts taken unread.
+    files: DirFiles,
+    parts: Option<PartsCtx>,
+    stored_index: Option<PartIndex>,
+    /// For each part of a parted old tree, its run when it is taken unread.
+    skipped: Vec<Option<Run>>,
+}
+
+/// The new tree's runs: the parts taken unread, in their places among `nodes` (sorted, none in
+/// the range of a part taken unread).
+fn runs(nodes: Vec<Node>, skipped: Vec<Option<Run>>) -> Vec<Run> {
+    if skipped.iter().all(Option::is_none) {
+        return vec![Run::Nodes(nodes)];
+    }
+    let mut runs = Vec::with_capacity(skipped.len());
+    let mut nodes = nodes.into_iter().peekable();
+    let mut pending = Vec::new();
+    for kept in skipped.into_iter().flatten() {
+        let Run::Kept { part, .. } = &kept else { continue };
+        pending.extend(std::iter::from_fn(|| nodes.next_if(|n| n.name < part.first)));
+        if !pending.is_empty() {
+            runs.push(Run::Nodes(std::mem::take(&mut pending)));
+        }
+        runs.push(kept);
+    }
+    pending.extend(nodes);
+    if !pending.is_empty() {
+        runs.push(Run::Nodes(pending));
+    }
+    runs
 }
 
 /// The nodes of `kept` and of `looked`, both sorted by name and with no name in both, as one
@@ -202,22 +317,4 @@ fn merge_by_name(kept: Vec<Node>, looked: Vec<Node>) -> Vec<Node> {
     }
     merged.extend(looked);
     merged
-}
-
-/// Which parts of a large directory's row need not be read: those that trust every entry,
-/// hold no name the journal gives, and whose range of the old tree is the one they were
-/// written with.
-fn untouched_parts(index: &PartIndex, nodes: &[Node], changed: &[Vec<u8>]) -> Vec<bool> {
-    let mut untouched: Vec<bool> = index.parts.iter().map(|p| p.trusted && p.digest.is_some()).collect();
-    for name in changed {
-        untouched[index.part_of(name)] = false;
-    }
-    // Only the parts still in the running have their range of the tree hashed.
-    for (i, (part, untouched)) in index.parts.iter().zip(&mut untouched).enumerate() {
-        if *untouched {
-            let next = index.parts.get(i + 1).map(|p| p.key.as_slice());
-            *untouched = part.digest == Some(range_digest(in_range(nodes, &part.key, next)));
-        }
-    }
-    untouched
 }
