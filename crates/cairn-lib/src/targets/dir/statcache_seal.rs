@@ -214,8 +214,8 @@ fn seal_part(
 
 /// Reseals the parts of a large directory's files that are not `untouched`, from `entries`
 /// (sorted; the entries of those parts' ranges, by a scan that started at `scan_started_ns`),
-/// as a restore does; the untouched parts stay as stored. `read` reads a stored part, for an entry that falls in an
-/// untouched one after all (its part is then rewritten with it).
+/// as a restore does; the untouched parts stay as stored. `read` reads a stored part, for an
+/// entry that falls in an untouched one after all (its part is then rewritten with it).
 pub(crate) fn reseal_parts(
     scan_started_ns: i64,
     old: PartIndex,
