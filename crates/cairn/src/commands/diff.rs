@@ -17,9 +17,10 @@ pub struct DiffArgs {
 }
 
 pub fn run(global: &GlobalArgs, args: DiffArgs, printer: &Printer) -> CommandResult {
+    let store = open_store(global)?;
     if args.options.target.is_none()
         && super::moment::diff_if_moments(
-            global,
+            &store,
             &args.options.from,
             args.options.to.as_deref(),
             args.options.session.as_deref(),
@@ -29,7 +30,6 @@ pub fn run(global: &GlobalArgs, args: DiffArgs, printer: &Printer) -> CommandRes
     {
         return Ok(());
     }
-    let store = open_store(global)?;
     let (patch, stat) = (args.options.patch, args.options.stat);
     let result = store.diff(&args.options, &call_context())?;
     printer.result(&result, |r| human(r, patch, stat));

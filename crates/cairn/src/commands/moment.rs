@@ -81,13 +81,12 @@ fn save_with(store: &Store, mut options: MomentSaveOptions, printer: &Printer) -
 /// `cairn restore REF`: when `reference` names a moment (by name or id), restores it and
 /// returns true; false leaves the reference to the snapshot restore.
 pub fn restore_if_moment(
-    global: &GlobalArgs,
+    store: &Store,
     reference: &str,
     session: Option<&str>,
     only: &[String],
     printer: &Printer,
 ) -> CommandResult<bool> {
-    let store = open_store(global)?;
     let context = call_context();
     let found = store.moment_for_snapshot_ref(
         &store.resolve_session(&context.choice(session.map(str::to_owned)))?,
@@ -114,11 +113,10 @@ pub fn restore_if_moment(
 
 /// `cairn show REF`: when REF names a moment (and no target narrows it to one of its
 /// parts), shows the moment and returns true.
-pub fn show_if_moment(global: &GlobalArgs, options: &ShowOptions, printer: &Printer) -> CommandResult<bool> {
+pub fn show_if_moment(store: &Store, options: &ShowOptions, printer: &Printer) -> CommandResult<bool> {
     if options.target.is_some() {
         return Ok(false);
     }
-    let store = open_store(global)?;
     let context = call_context();
     let session = store.resolve_session(&context.choice(options.session.clone()))?;
     if store.moment_for_snapshot_ref(&session, &options.reference)?.is_none() {
@@ -131,17 +129,12 @@ pub fn show_if_moment(global: &GlobalArgs, options: &ShowOptions, printer: &Prin
 
 /// `cairn remove REF…`: when every REF names a moment (and no target or retention rule is
 /// given), removes the moments, parts and all, and returns true.
-pub fn remove_if_moments(
-    global: &GlobalArgs,
-    options: &RemoveOptions,
-    printer: &Printer,
-) -> CommandResult<bool> {
+pub fn remove_if_moments(store: &Store, options: &RemoveOptions, printer: &Printer) -> CommandResult<bool> {
     let rules =
         options.retain_recent.is_some() || options.retain_for.is_some() || options.before_date.is_some();
     if options.refs.is_empty() || options.target.is_some() || rules {
         return Ok(false);
     }
-    let store = open_store(global)?;
     let context = call_context();
     let session = store.resolve_session(&context.choice(options.session.clone()))?;
     for reference in &options.refs {
@@ -161,7 +154,7 @@ pub fn remove_if_moments(
 
 /// `cairn diff A B`: when both name moments, compares them layer by layer and returns true.
 pub fn diff_if_moments(
-    global: &GlobalArgs,
+    store: &Store,
     from: &str,
     to: Option<&str>,
     session: Option<&str>,
@@ -169,7 +162,6 @@ pub fn diff_if_moments(
     printer: &Printer,
 ) -> CommandResult<bool> {
     let Some(to) = to else { return Ok(false) };
-    let store = open_store(global)?;
     let context = call_context();
     let resolved = store.resolve_session(&context.choice(session.map(str::to_owned)))?;
     if store.moment_for_snapshot_ref(&resolved, from)?.is_none()

@@ -17,10 +17,10 @@ pub struct RemoveArgs {
 }
 
 pub fn run(global: &GlobalArgs, args: RemoveArgs, printer: &Printer) -> CommandResult {
-    if super::moment::remove_if_moments(global, &args.options, printer)? {
+    let store = open_store(global)?;
+    if super::moment::remove_if_moments(&store, &args.options, printer)? {
         return Ok(());
     }
-    let store = open_store(global)?;
     let result = store.remove(&args.options, &call_context())?;
     printer.result(&result, human);
     Ok(())

@@ -19,14 +19,14 @@ pub struct RestoreArgs {
 
 pub fn run(global: &GlobalArgs, args: RestoreArgs, printer: &Printer) -> CommandResult {
     let o = &args.options;
+    let store = open_store(global)?;
     if let Some(reference) = &o.reference
         && o.to.is_none()
         && !o.dry_run
-        && super::moment::restore_if_moment(global, reference, o.session.as_deref(), &o.only, printer)?
+        && super::moment::restore_if_moment(&store, reference, o.session.as_deref(), &o.only, printer)?
     {
         return Ok(());
     }
-    let store = open_store(global)?;
     let progress = Progress::default();
     let result = printer.with_counts("restoring", Some(&progress), || {
         store.restore_with_progress(&args.options, &call_context(), &progress)

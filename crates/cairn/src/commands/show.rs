@@ -13,10 +13,10 @@ use crate::printer::Printer;
 pub type ShowArgs = ShowOptions;
 
 pub fn run(global: &GlobalArgs, args: ShowArgs, printer: &Printer) -> CommandResult {
-    if super::moment::show_if_moment(global, &args, printer)? {
+    let store = open_store(global)?;
+    if super::moment::show_if_moment(&store, &args, printer)? {
         return Ok(());
     }
-    let store = open_store(global)?;
     let snapshot = store.show(&args, &call_context())?;
     printer.result(&snapshot, human);
     Ok(())
