@@ -415,26 +415,27 @@ impl BlobWriter<'_> {
 }
 
 impl BlobWriter<'_> {
-    /// Reads parts `parts` of tree `id`, each checked against the index: a capture by names
-    /// reads only the parts of a large directory that a change touched. While a restore keeps
-    /// trees, each part is kept too.
+    /// Reads the parts numbered `which` of tree `id`, whose index is `parts`, each checked
+    /// against the index: a capture by names reads only the parts of a large directory that a
+    /// change touched. While a restore keeps trees, each part is kept too.
     pub(crate) fn read_tree_parts(
         &self,
         id: &ObjectId,
-        parts: &[&crate::tree::parts::PartRef],
+        parts: &[crate::tree::parts::PartRef],
+        which: &[usize],
     ) -> Result<Vec<Vec<crate::tree::Node>>> {
         use rayon::prelude::*;
-        let read = parts
+        let read = which
             .par_iter()
-            .map(|part| crate::tree::parts::read_part(id, part, |p| self.read_object(p)))
+            .map(|&i| crate::tree::parts::read_part(id, &parts[i], parts.get(i + 1), |p| self.read_object(p)))
             .collect::<Result<Vec<_>>>()?;
         if self.dry.is_none() && self.vouches_everything()? {
-            self.lock().read_back.extend(parts.iter().map(|p| p.id));
+            self.lock().read_back.extend(which.iter().map(|&i| parts[i].id));
         }
         // An in-place restore's plan diffs the parts its capture read next.
-        for (part, nodes) in parts.iter().zip(&read) {
+        for (&i, nodes) in which.iter().zip(&read) {
             if self.store.trees.would_keep(nodes.len()) {
-                self.remember_tree(part.id, crate::tree::Tree { nodes: nodes.clone() });
+                self.remember_tree(parts[i].id, crate::tree::Tree { nodes: nodes.clone() });
             }
         }
         Ok(read)

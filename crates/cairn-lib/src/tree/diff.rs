@@ -222,16 +222,15 @@ impl<'a> TreeDiff<'a> {
         parts: &[PartRef],
         left_out: &HashSet<&ObjectId>,
     ) -> Result<(Arc<Tree>, PartsRead)> {
-        let unshared: Vec<&PartRef> = parts.iter().filter(|p| !left_out.contains(&p.id)).collect();
+        let unshared: Vec<usize> = (0..parts.len()).filter(|&i| !left_out.contains(&parts[i].id)).collect();
         let read: Vec<Arc<Tree>> =
-            unshared.par_iter().map(|part| self.read(&part.id)).collect::<Result<_>>()?;
-        let mut nodes: Vec<Node> = Vec::with_capacity(unshared.iter().map(|p| p.nodes as usize).sum());
+            unshared.par_iter().map(|&i| self.read(&parts[i].id)).collect::<Result<_>>()?;
+        let mut nodes: Vec<Node> =
+            Vec::with_capacity(unshared.iter().map(|&i| parts[i].nodes as usize).sum());
         let mut by_id = HashMap::with_capacity(unshared.len());
-        for (part, tree) in unshared.into_iter().zip(read) {
-            super::parts::check_part(id, part, &tree.nodes)?;
-            if nodes.last().is_some_and(|last| last.name >= part.first) {
-                return Err(super::invalid(id, format!("part {} runs past the next one", part.id)));
-            }
+        for (i, tree) in unshared.into_iter().zip(read) {
+            let part = &parts[i];
+            super::parts::check_part(id, part, parts.get(i + 1), &tree.nodes)?;
             nodes.extend(tree.nodes.iter().cloned());
             by_id.insert(part.id, tree);
         }

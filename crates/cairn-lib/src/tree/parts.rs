@@ -81,14 +81,11 @@ pub(crate) fn read_parts(
     parts: &[PartRef],
     read: impl Fn(&ObjectId) -> Result<Vec<u8>> + Sync,
 ) -> Result<Tree> {
-    let read: Vec<Vec<Node>> =
-        parts.par_iter().map(|part| read_part(id, part, &read)).collect::<Result<_>>()?;
     // Each part ends before the next one's first name, so the whole is in order.
-    for (nodes, next) in read.iter().zip(&parts[1..]) {
-        if nodes.last().is_some_and(|n| n.name >= next.first) {
-            return Err(super::invalid(id, format!("part {} runs past the next one", next.id)));
-        }
-    }
+    let read: Vec<Vec<Node>> = (0..parts.len())
+        .into_par_iter()
+        .map(|i| read_part(id, &parts[i], parts.get(i + 1), &read))
+        .collect::<Result<_>>()?;
     // One allocation of the final size: growing a list of 18,000 nodes by doubling copied it
     // over and over into fresh pages.
     let mut nodes = Vec::with_capacity(read.iter().map(Vec::len).sum());
@@ -98,26 +95,40 @@ pub(crate) fn read_parts(
     Ok(Tree { nodes })
 }
 
-/// Reads part `part` of tree `id` with `read`, and checks it against the index.
+/// Reads part `part` of tree `id` with `read`, and checks it against the index (`next` is the
+/// part after it there, when known).
 pub(crate) fn read_part(
     id: &ObjectId,
     part: &PartRef,
+    next: Option<&PartRef>,
     read: impl Fn(&ObjectId) -> Result<Vec<u8>>,
 ) -> Result<Vec<Node>> {
     let tree: Tree = super::decode(&part.id, &read(&part.id)?)?;
-    check_part(id, part, &tree.nodes)?;
+    check_part(id, part, next, &tree.nodes)?;
     Ok(tree.nodes)
 }
 
-/// Checks the nodes read for `part` of tree `id` against what its index says of them.
-pub(crate) fn check_part(id: &ObjectId, part: &PartRef, nodes: &[Node]) -> Result<()> {
+/// Checks the nodes read for `part` of tree `id` against what its index says of them: their
+/// count, directories and first name, their order, and that they end before `next` (the part
+/// after it in the index, when known) begins.
+pub(crate) fn check_part(
+    id: &ObjectId,
+    part: &PartRef,
+    next: Option<&PartRef>,
+    nodes: &[Node],
+) -> Result<()> {
     let fits = nodes.len() == part.nodes as usize
         && dirs_in(nodes) == part.dirs as usize
         && nodes.first().is_some_and(|n| n.name == part.first)
         && nodes.windows(2).all(|w| w[0].name < w[1].name);
-    match fits {
-        true => Ok(()),
-        false => Err(super::invalid(id, format!("part {} does not match its index", part.id))),
+    if !fits {
+        return Err(super::invalid(id, format!("part {} does not match its index", part.id)));
+    }
+    match (nodes.last(), next) {
+        (Some(last), Some(next)) if last.name >= next.first => {
+            Err(super::invalid(id, format!("part {} runs past the next one", next.id)))
+        }
+        _ => Ok(()),
     }
 }
 

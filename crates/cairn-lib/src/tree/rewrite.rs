@@ -185,7 +185,7 @@ mod tests {
         let read_count = std::sync::atomic::AtomicUsize::new(0);
         let read = |part: &PartRef| {
             read_count.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            read_part(&old_id, part, |id| store.read_blob(id))
+            read_part(&old_id, part, None, |id| store.read_blob(id))
         };
         // A part is kept when `new` holds exactly its nodes over its range of names.
         let mut runs = Vec::new();
@@ -193,7 +193,7 @@ mod tests {
         let mut kept = 0;
         for (i, part) in old_parts.iter().enumerate() {
             let next = old_parts.get(i + 1).map(|p| p.first.as_slice());
-            let old_nodes = read_part(&old_id, part, |id| store.read_blob(id)).unwrap();
+            let old_nodes = read_part(&old_id, part, None, |id| store.read_blob(id)).unwrap();
             let lo = if i == 0 { 0 } else { rest.partition_point(|n| n.name < part.first) };
             let hi = next.map_or(rest.len(), |next| rest.partition_point(|n| n.name.as_slice() < next));
             if lo > 0 {

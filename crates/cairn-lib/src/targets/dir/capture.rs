@@ -186,9 +186,6 @@ struct PartsCtx {
     kept: HashMap<ObjectId, TreePart>,
 }
 
-/// The reader of a row's unread parts where there are none.
-type NoRead = fn(&[u8]) -> Result<Option<DirFiles>>;
-
 /// True when the parts of files of `index` are cut where the tree's `pieces` are, each naming
 /// its tree part.
 fn cut_alike(index: &PartIndex, pieces: &[Piece]) -> bool {
@@ -657,7 +654,7 @@ impl Walk<'_> {
     ) -> Result<ObjectId> {
         let old_tree = ctx.parts.as_ref().map(|p| p.old_tree);
         let read = |part: &TreeRef| match old_tree {
-            Some(tree) => tree::parts::read_part(&tree, part, |id| self.writer.read_object(id)),
+            Some(tree) => tree::parts::read_part(&tree, part, None, |id| self.writer.read_object(id)),
             None => Err(Error::corrupt(format!("part {} of no tree is kept", part.id))),
         };
         let stored = rewrite::write_runs(self.writer, runs, read)?;
@@ -746,10 +743,10 @@ impl Walk<'_> {
             _ if !files_changed && aligned && self.old_cache.is_stored() => None,
             Some(PartsCtx { index, unread, .. }) => {
                 let read = |key: &[u8]| self.old_cache.part(rel, key);
-                let old = Unread { index: &index, unread: &unread, read };
+                let old = Unread { index: &index, unread: &unread, read: &read };
                 Some(seal_with_tree(self.scan_started_ns, files, stored, Some(old))?)
             }
-            None => Some(seal_with_tree(self.scan_started_ns, files, stored, None::<Unread<'_, NoRead>>)?),
+            None => Some(seal_with_tree(self.scan_started_ns, files, stored, None)?),
         };
         let meta = Some(RowMeta { summary: None, children, totals: None });
         let row = WalkedDir { rel: rel.to_vec(), files, old_meta, meta };

@@ -60,10 +60,10 @@ pub(crate) fn seal_files(scan_started_ns: i64, entries: Vec<(Vec<u8>, CacheEntry
 
 /// The parts of a directory's stored row that a capture by names did not read (`unread`), and
 /// how to read one (by its key) when its entries must be sealed anew after all.
-pub(crate) struct Unread<'a, R> {
+pub(crate) struct Unread<'a> {
     pub index: &'a PartIndex,
     pub unread: &'a [bool],
-    pub read: R,
+    pub read: &'a dyn Fn(&[u8]) -> Result<Option<DirFiles>>,
 }
 
 /// Seals the files of a directory a capture stored as `stored`, by a scan that started at
@@ -72,15 +72,12 @@ pub(crate) struct Unread<'a, R> {
 /// so that the next capture by names can take a tree part unread on its files' part's word.
 /// With `old`, the parts the capture left unread stay as stored where the tree kept their
 /// part; the entries of any other are read and sealed with the rest.
-pub(crate) fn seal_with_tree<R>(
+pub(crate) fn seal_with_tree(
     scan_started_ns: i64,
     entries: Vec<(Vec<u8>, CacheEntry)>,
     stored: &Stored,
-    old: Option<Unread<'_, R>>,
-) -> Result<FilesWrite>
-where
-    R: Fn(&[u8]) -> Result<Option<DirFiles>>,
-{
+    old: Option<Unread<'_>>,
+) -> Result<FilesWrite> {
     let pieces: &[Piece] = match stored {
         Stored::Parted(_, pieces) => pieces,
         Stored::Whole(..) => &[],
@@ -337,8 +334,6 @@ mod tests {
         pieces.iter().map(|p| p.part().id).collect()
     }
 
-    type NoRead = fn(&[u8]) -> Result<Option<DirFiles>>;
-
     /// `entries` sealed in parts of [`PART_ENTRIES`], however few they are.
     fn seal_files_in_parts(entries: Entries) -> FilesWrite {
         let mut parts = Vec::new();
@@ -372,7 +367,7 @@ mod tests {
         nodes[1600] = node(name(1600), 7); // not the size its entry says: its part names no tree part
         let stored = written(&nodes);
         let ids = tree_ids(&stored);
-        let write = seal_with_tree(SCAN, entries.clone(), &stored, None::<Unread<'_, NoRead>>).unwrap();
+        let write = seal_with_tree(SCAN, entries.clone(), &stored, None).unwrap();
         let Decoded(index, put, drop, replace) = parts_of(write);
         assert!(replace && drop.is_empty());
         let Stored::Parted(_, pieces) = &stored else { unreachable!() };
@@ -397,8 +392,7 @@ mod tests {
         // From here on, a directory whose every part names its tree part.
         let (entries, nodes) = directory(3000);
         let stored = written(&nodes);
-        let Decoded(old, ..) =
-            parts_of(seal_with_tree(SCAN, entries.clone(), &stored, None::<Unread<'_, NoRead>>).unwrap());
+        let Decoded(old, ..) = parts_of(seal_with_tree(SCAN, entries.clone(), &stored, None).unwrap());
 
         // A capture that kept every part unread but one: the others carry over, unread.
         let changed = holding(2500);
@@ -418,7 +412,7 @@ mod tests {
         let mut looked = entries[range(changed)].to_vec();
         looked[5].1 = entry(9_999, 6);
         let unused = |_: &[u8]| -> Result<Option<DirFiles>> { panic!("no part is read") };
-        let old_unread = Unread { index: &old, unread: &unread, read: unused };
+        let old_unread = Unread { index: &old, unread: &unread, read: &unused };
         let stored = Stored::Parted(id, pieces);
         let Decoded(new, put, drop, replace) =
             parts_of(seal_with_tree(SCAN, looked, &stored, Some(old_unread)).unwrap());
@@ -439,7 +433,7 @@ mod tests {
             Ok(Some(DirFiles { scan_started_ns: SCAN, entries: entries[range(0)].to_vec() }))
         };
         let looked = entries[range(changed)].to_vec();
-        let old_unread = Unread { index: &other, unread: &unread, read };
+        let old_unread = Unread { index: &other, unread: &unread, read: &read };
         let Decoded(new, put, ..) =
             parts_of(seal_with_tree(SCAN, looked, &stored, Some(old_unread)).unwrap());
         assert_eq!(
@@ -454,8 +448,7 @@ mod tests {
     fn a_capture_that_stores_a_tree_whole_seals_its_files_whole_with_the_unread_parts_read() {
         let (entries, nodes) = directory(3000);
         let stored = written(&nodes);
-        let Decoded(old, ..) =
-            parts_of(seal_with_tree(SCAN, entries.clone(), &stored, None::<Unread<'_, NoRead>>).unwrap());
+        let Decoded(old, ..) = parts_of(seal_with_tree(SCAN, entries.clone(), &stored, None).unwrap());
         // The directory shrank to 900 files; all but the first part were read.
         let unread: Vec<bool> = (0..old.parts.len()).map(|k| k == 0).collect();
         let first = old.parts[1].key.clone();
@@ -466,7 +459,7 @@ mod tests {
         };
         let looked: Vec<_> = entries.iter().filter(|(n, _)| *n >= first && *n < name(900)).cloned().collect();
         let small = Stored::Whole(ObjectId::of(b"tree"), crate::tree::Tree { nodes: nodes[..900].to_vec() });
-        let old_unread = Unread { index: &old, unread: &unread, read };
+        let old_unread = Unread { index: &old, unread: &unread, read: &read };
         let FilesWrite::Whole(sealed) = seal_with_tree(SCAN, looked, &small, Some(old_unread)).unwrap()
         else {
             panic!("sealed in parts")

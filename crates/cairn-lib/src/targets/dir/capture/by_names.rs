@@ -30,7 +30,7 @@ use crate::error::Result;
 use crate::id::ObjectId;
 use crate::targets::dir::journal::{at_or_below, parent};
 use crate::targets::dir::statcache::{DirFiles, PartIndex, Stamp, StoredFiles};
-use crate::tree::parts::{self, Layout, PartRef as TreeRef};
+use crate::tree::parts::{self, Layout};
 use crate::tree::rewrite::Run;
 use crate::tree::{Node, NodeKind};
 
@@ -200,8 +200,8 @@ impl Walk<'_> {
         let index = match stored {
             StoredFiles::Parts(index) => index,
             StoredFiles::Whole(files) => {
-                let all: Vec<&TreeRef> = tree_parts.iter().collect();
-                let nodes = self.writer.read_tree_parts(tree, &all)?.concat();
+                let all: Vec<usize> = (0..tree_parts.len()).collect();
+                let nodes = self.writer.read_tree_parts(tree, &tree_parts, &all)?.concat();
                 return Ok(Some(Old { nodes, files, parts: None, stored_index: None, skipped: Vec::new() }));
             }
         };
@@ -245,9 +245,8 @@ impl Walk<'_> {
                 skipped.push(None);
             }
         }
-        let to_read: Vec<&TreeRef> =
-            tree_parts.iter().zip(&skip).filter(|(_, s)| !**s).map(|(p, _)| p).collect();
-        let nodes = self.writer.read_tree_parts(tree, &to_read)?.concat();
+        let to_read: Vec<usize> = (0..tree_parts.len()).filter(|&j| !skip[j]).collect();
+        let nodes = self.writer.read_tree_parts(tree, &tree_parts, &to_read)?.concat();
 
         let mut read = DirFiles { scan_started_ns: i64::MIN, entries: Vec::new() };
         for part in index.parts.iter().zip(&unread).filter(|(_, u)| !**u).map(|(p, _)| p) {
