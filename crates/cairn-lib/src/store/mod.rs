@@ -22,6 +22,7 @@ pub(crate) mod lock;
 mod names;
 pub(crate) mod pack;
 pub(crate) mod pack_cache;
+mod publisher;
 pub(crate) mod remote;
 mod remote_gc;
 pub mod s3;
@@ -183,6 +184,11 @@ impl Store {
 
     pub(crate) fn backend(&self) -> &dyn Backend {
         self.backend.as_ref()
+    }
+
+    /// The backend, for a thread that outlives a borrow of the store.
+    pub(crate) fn backend_shared(&self) -> Arc<dyn Backend> {
+        Arc::clone(&self.backend)
     }
 
     /// The repository key of an encrypted store: packs seal their blobs and header with it.

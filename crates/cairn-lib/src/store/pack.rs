@@ -182,6 +182,12 @@ pub(crate) struct PackBuilder {
 }
 
 impl PackBuilder {
+    /// A builder that fills `buffer` (emptied), the buffer of a pack written before.
+    pub(crate) fn reusing(mut buffer: Vec<u8>) -> Self {
+        buffer.clear();
+        Self { bytes: buffer, entries: Vec::new() }
+    }
+
     /// Appends stored bytes and returns where they start.
     fn append(&mut self, stored: &[u8]) -> u32 {
         if self.bytes.capacity() == 0 {

@@ -3,7 +3,8 @@
 //! A blob the store already holds costs one index lookup, made in a read transaction the
 //! writer holds across many lookups (`catalog/lookups.rs`). New blobs are compressed on the
 //! calling thread (so compression runs in parallel) and appended to the current pack, which is
-//! published (write, flush, rename) once it is large enough. A local store's packs are indexed
+//! published (write, flush, rename) once it is large enough: a local store's by a thread of
+//! its own (`publisher.rs`), while the capture goes on. A local store's packs are indexed
 //! in batches (at the writer's finish, or every [`INDEX_BATCH`] blobs): blob ids are random, so
 //! each commit rewrites most of the index's pages, and a first save of 50,000 files that
 //! committed its 10 packs one by one wrote 19.5 MB of WAL for a 3 MB table. Small files are
@@ -19,6 +20,7 @@ use super::Store;
 use super::catalog::{BlobLookups, Flush};
 use super::frame::{self, FrameBuilder};
 use super::pack::{self, BlobKind, PackBuilder, TARGET_PACK_SIZE};
+use super::publisher::Publisher;
 use crate::error::Result;
 use crate::id::ObjectId;
 
@@ -36,14 +38,31 @@ struct State {
     /// Packs this writer published.
     published: Vec<String>,
     /// Published packs of a local store not indexed yet (still pending in the catalog, so a
-    /// crash leaves them to the next open's recovery), with their size and entries.
-    unindexed: Vec<(String, u64, Vec<pack::PackEntry>)>,
+    /// crash leaves them to the next open's recovery).
+    unindexed: Vec<Unindexed>,
     /// The first 8 bytes of every id this writer indexed. The held lookups began before, so
     /// they cannot see these: an id found here is looked up afresh.
     indexed: HashSet<u64>,
     /// Trees this writer read back intact from a store that vouches for everything: a large
     /// directory's parts that did not change are written again without a lookup each.
     read_back: HashSet<ObjectId>,
+}
+
+/// A local store's pack waiting to be indexed.
+struct Unindexed {
+    /// The publisher's number for it (0 if written before it was handed over).
+    number: u64,
+    /// Its key, size and entries.
+    pack: (String, u64, Vec<pack::PackEntry>),
+}
+
+/// Which unindexed packs [`BlobWriter::index_published`] indexes.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Written {
+    /// Those the publisher has written so far, waiting for none.
+    SoFar,
+    /// All of them, once written.
+    All,
 }
 
 /// A local store's published packs are indexed together once they list this many blobs (about
@@ -110,6 +129,8 @@ pub(crate) struct BlobWriter<'s> {
     /// Whether small blobs share frames: not in an encrypted store, which seals each blob
     /// alone, nor in a shared one, whose packs are read by range from afar.
     framing: bool,
+    /// Writes a local store's packs off the capture's threads; started by the first pack.
+    publisher: std::sync::OnceLock<Option<Publisher>>,
 }
 
 impl<'s> BlobWriter<'s> {
@@ -123,6 +144,7 @@ impl<'s> BlobWriter<'s> {
             suspect: std::sync::OnceLock::new(),
             lookups: BlobLookups::new(&store.catalog),
             framing: store.sealing().is_none() && !store.is_shared(),
+            publisher: std::sync::OnceLock::new(),
         }
     }
 
@@ -163,7 +185,11 @@ impl<'s> BlobWriter<'s> {
             self.new_bytes.fetch_add(data.len() as u64, Ordering::Relaxed);
             self.stored_bytes.fetch_add(encoded.stored.len() as u64, Ordering::Relaxed);
             state.pack.push(encoded);
-            if state.pack.len() >= TARGET_PACK_SIZE { Some(std::mem::take(&mut state.pack)) } else { None }
+            if state.pack.len() >= TARGET_PACK_SIZE {
+                Some(std::mem::replace(&mut state.pack, self.next_pack()))
+            } else {
+                None
+            }
         };
         if let Some(full) = full {
             self.publish(full)?;
@@ -196,7 +222,11 @@ impl<'s> BlobWriter<'s> {
         let full = {
             let mut state = self.lock();
             closed.push_into(&mut state.pack);
-            if state.pack.len() >= TARGET_PACK_SIZE { Some(std::mem::take(&mut state.pack)) } else { None }
+            if state.pack.len() >= TARGET_PACK_SIZE {
+                Some(std::mem::replace(&mut state.pack, self.next_pack()))
+            } else {
+                None
+            }
         };
         match full {
             Some(full) => self.publish(full),
@@ -269,7 +299,9 @@ impl<'s> BlobWriter<'s> {
         if !rest.is_empty() {
             self.publish(rest)?;
         }
-        self.index_published()?;
+        // What is on disk is indexed while the last pack is written.
+        self.index_published(Written::SoFar)?;
+        self.index_published(Written::All)?;
         // Out of the way of the record's commit too.
         self.lookups.pause();
         Ok(())
@@ -280,7 +312,7 @@ impl<'s> BlobWriter<'s> {
     /// blob another snapshot refers to, need not wait for the grace period to free the space.
     pub(crate) fn abandon(&self) {
         // Indexed first, so they are ready packs gc may free, as a published pack always was.
-        let _ = self.index_published();
+        let _ = self.index_published(Written::All);
         let keys = std::mem::take(&mut self.lock().published);
         // Best effort: on a full disk this catalog write may fail too; the grace period then
         // frees them later, as before.
@@ -290,6 +322,20 @@ impl<'s> BlobWriter<'s> {
     /// Plain and stored bytes this writer added.
     pub(crate) fn totals(&self) -> (u64, u64) {
         (self.new_bytes.load(Ordering::Relaxed), self.stored_bytes.load(Ordering::Relaxed))
+    }
+
+    /// An empty pack to fill, in the buffer of a pack written before when there is one.
+    fn next_pack(&self) -> PackBuilder {
+        match self.publisher.get() {
+            Some(Some(publisher)) => publisher.spare().map(PackBuilder::reusing).unwrap_or_default(),
+            _ => PackBuilder::default(),
+        }
+    }
+
+    /// The thread that writes a local store's packs, started on first use; `None` where the
+    /// thread could not be started, and the caller writes its packs itself.
+    fn publisher(&self) -> Option<&Publisher> {
+        self.publisher.get_or_init(|| Publisher::start(self.store.backend_shared())).as_ref()
     }
 
     fn publish(&self, mut builder: PackBuilder) -> Result<()> {
@@ -308,31 +354,41 @@ impl<'s> BlobWriter<'s> {
         // which `cairn gc` deletes.
         let flush = if self.store.is_shared() { Flush::Now } else { Flush::WithNext };
         self.store.catalog.begin_pack(&key, flush)?;
-        self.store.backend().put_if_absent(&key, &bytes)?;
-        super::fault::kill_at(super::fault::FaultPoint::PackPublished);
         let replaces = {
             let state = self.lock();
             entries.iter().any(|e| state.replacing.contains(&e.id))
         };
-        // The held lookups leave their transactions, so this commit's checkpoint can copy the
-        // whole WAL back.
-        self.lookups.pause();
         let size = bytes.len() as u64;
-        if replaces {
-            self.store.catalog.reassign_blobs(&key, size, &entries)?;
-            self.store.catalog.clear_damaged(&entries)?;
-        } else if self.store.is_shared() {
-            self.store.catalog.commit_pack(&key, size, &entries, flush)?;
-        } else {
-            // Indexed with others: see `index_published`.
+        if !self.store.is_shared() && !replaces {
+            // Written by the publisher while the capture goes on (or here, if it could not
+            // start), then indexed with others: see `index_published`.
+            let number = match self.publisher() {
+                Some(publisher) => publisher.send(key.clone(), bytes)?,
+                None => {
+                    self.store.backend().put_if_absent(&key, &bytes)?;
+                    super::fault::kill_at(super::fault::FaultPoint::PackPublished);
+                    0
+                }
+            };
             let batch = {
                 let mut state = self.lock();
                 state.published.push(key.clone());
-                state.unindexed.push((key, size, entries));
-                let listed: usize = state.unindexed.iter().map(|(_, _, e)| e.len()).sum();
+                state.unindexed.push(Unindexed { number, pack: (key, size, entries) });
+                let listed: usize = state.unindexed.iter().map(|u| u.pack.2.len()).sum();
                 listed >= INDEX_BATCH
             };
-            return if batch { self.index_published() } else { Ok(()) };
+            return if batch { self.index_published(Written::SoFar) } else { Ok(()) };
+        }
+        self.store.backend().put_if_absent(&key, &bytes)?;
+        super::fault::kill_at(super::fault::FaultPoint::PackPublished);
+        // The held lookups leave their transactions, so this commit's checkpoint can copy the
+        // whole WAL back.
+        self.lookups.pause();
+        if replaces {
+            self.store.catalog.reassign_blobs(&key, size, &entries)?;
+            self.store.catalog.clear_damaged(&entries)?;
+        } else {
+            self.store.catalog.commit_pack(&key, size, &entries, flush)?;
         }
         let mut state = self.lock();
         state.published.push(key);
@@ -340,9 +396,26 @@ impl<'s> BlobWriter<'s> {
         Ok(())
     }
 
-    /// Indexes the published packs not indexed yet, in one transaction.
-    fn index_published(&self) -> Result<()> {
-        let packs = std::mem::take(&mut self.lock().unindexed);
+    /// Indexes, in one transaction, the published packs not indexed yet: those on disk so far,
+    /// or all of them once written. A pack is indexed only once it is on disk: another target's
+    /// save may dedup against the index at once, and its snapshot must not refer to a pack that
+    /// a crash of this process would leave unwritten.
+    fn index_published(&self, which: Written) -> Result<()> {
+        let written = match self.publisher.get() {
+            Some(Some(publisher)) if which == Written::All => {
+                publisher.wait()?;
+                u64::MAX
+            }
+            Some(Some(publisher)) => publisher.written()?,
+            _ => u64::MAX,
+        };
+        let packs: Vec<_> = {
+            let mut state = self.lock();
+            let (ready, later) =
+                std::mem::take(&mut state.unindexed).into_iter().partition(|u| u.number <= written);
+            state.unindexed = later;
+            ready.into_iter().map(|u: Unindexed| u.pack).collect()
+        };
         if packs.is_empty() {
             return Ok(());
         }
@@ -367,6 +440,10 @@ impl<'s> BlobWriter<'s> {
             state.pending.clear();
             std::mem::take(&mut state.published)
         };
+        if let Some(Some(publisher)) = self.publisher.get() {
+            // Whatever it failed to write is not there to delete.
+            let _ = publisher.wait();
+        }
         for key in published {
             self.store.catalog.forget_pack(&key)?;
             self.store.backend().delete(&key)?;
