@@ -49,7 +49,7 @@ impl Store {
         plan.apply(&m, &handle, want)?;
         let files = m.files_written.load(std::sync::atomic::Ordering::Relaxed);
         let bytes = m.bytes_written.load(std::sync::atomic::Ordering::Relaxed);
-        let written = m.written.into_inner().unwrap_or_else(|p| p.into_inner());
+        let written = m.into_written();
         let changed: Vec<Vec<u8>> = plan.changes.iter().map(|c| c.path.clone()).collect();
         // The journal's place is from before the writes, whose events mark every directory they
         // touched: the next save looks at those and trusts the rest. The rows to amend are read

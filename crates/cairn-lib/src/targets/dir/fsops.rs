@@ -103,9 +103,12 @@ impl DirHandle {
                 file.set_len(size).at("write", &path)?;
             }
         }
-        // Owner before mode: a change of owner clears the set-id bits.
-        if running_as_root() {
-            let owner = (rustix::fs::Uid::from_raw(meta.uid), rustix::fs::Gid::from_raw(meta.gid));
+        // Owner before mode: a change of owner clears the set-id bits. A file made by root for
+        // root is left as it is (most of a restore by root), and its stat below tells whether
+        // it got another group all the same (from a set-group-id directory).
+        let owner = (rustix::fs::Uid::from_raw(meta.uid), rustix::fs::Gid::from_raw(meta.gid));
+        let own_file = owner == own_ids();
+        if running_as_root() && !own_file {
             rustix::fs::fchown(&file, Some(owner.0), Some(owner.1)).at("set the owner of", &path)?;
         }
         rustix::fs::fchmod(&file, Mode::from_raw_mode(meta.mode)).at("set the mode of", &path)?;
@@ -119,7 +122,13 @@ impl DirHandle {
             rustix::fs::futimens(&file, &Timestamps { last_access: ts, last_modification: ts })
                 .at("set the time of", &path)?;
         }
-        rustix::fs::fstat(&file).at("inspect", &path)
+        let stat = rustix::fs::fstat(&file).at("inspect", &path)?;
+        if running_as_root() && own_file && (stat.st_uid, stat.st_gid) != (meta.uid, meta.gid) {
+            rustix::fs::fchown(&file, Some(owner.0), Some(owner.1)).at("set the owner of", &path)?;
+            rustix::fs::fchmod(&file, Mode::from_raw_mode(meta.mode)).at("set the mode of", &path)?;
+            return rustix::fs::fstat(&file).at("inspect", &path);
+        }
+        Ok(stat)
     }
 
     /// Creates a symlink `name` pointing at `target`.
@@ -230,8 +239,13 @@ impl DirHandle {
 
 /// True when this process may give entries any owner (asked once: restores ask per entry).
 fn running_as_root() -> bool {
-    static ROOT: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *ROOT.get_or_init(|| rustix::process::geteuid().is_root())
+    own_ids().0.is_root()
+}
+
+/// The effective user and group of this process, which own what it creates.
+fn own_ids() -> (rustix::fs::Uid, rustix::fs::Gid) {
+    static IDS: std::sync::OnceLock<(rustix::fs::Uid, rustix::fs::Gid)> = std::sync::OnceLock::new();
+    *IDS.get_or_init(|| (rustix::process::geteuid(), rustix::process::getegid()))
 }
 
 /// Metadata to apply to a restored entry.
@@ -259,5 +273,50 @@ pub(crate) fn stamp_of(st: &rustix::fs::Stat) -> Stamp {
         mtime_ns: st.st_mtime * 1_000_000_000 + st.st_mtime_nsec as i64,
         ctime_ns: st.st_ctime * 1_000_000_000 + st.st_ctime_nsec as i64,
         mode: st.st_mode,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+
+    use super::*;
+
+    fn create(dir: &DirHandle, name: &[u8], meta: &Meta) -> rustix::fs::Stat {
+        dir.create_file(name, meta, (&Extra::default(), 5), |sink| sink(b"hello")).unwrap()
+    }
+
+    #[test]
+    fn a_file_gets_its_owner_and_mode_in_a_set_group_id_directory_too() {
+        if !running_as_root() {
+            return; // Only root gives files an owner; the suite runs as root.
+        }
+        let tmp = tempfile::tempdir().unwrap();
+        let shared = tmp.path().join("shared");
+        std::fs::create_dir(&shared).unwrap();
+        // New entries of a set-group-id directory take its group, not the creator's.
+        std::os::unix::fs::chown(&shared, None, Some(4321)).unwrap();
+        std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o2775)).unwrap();
+        let dir = DirHandle::open_root(&shared).unwrap();
+        let (uid, gid) = (own_ids().0.as_raw(), own_ids().1.as_raw());
+
+        let meta =
+            |mode, uid, gid| Meta { mode, uid, gid, mtime_ns: Some(1_000_000_000), strip_xattrs: false };
+        let own = create(&dir, b"own", &meta(0o2755, uid, gid));
+        let other = create(&dir, b"other", &meta(0o4750, 1234, 5678));
+        let plain = create(&dir, b"plain", &meta(0o644, uid, 4321));
+
+        for (name, stat, want) in [
+            ("own", own, (uid, gid, 0o2755)),
+            ("other", other, (1234, 5678, 0o4750)),
+            ("plain", plain, (uid, 4321, 0o644)),
+        ] {
+            let on_disk = std::fs::metadata(shared.join(name)).unwrap();
+            let found = (on_disk.uid(), on_disk.gid(), on_disk.mode() & 0o7777);
+            assert_eq!(found, want, "{name}");
+            // The stat returned is the file's final one, as the stat cache records it.
+            assert_eq!((stat.st_uid, stat.st_gid, stat.st_mode & 0o7777), want, "{name}");
+            assert_eq!(on_disk.mtime(), 1, "{name}");
+        }
     }
 }

@@ -13,6 +13,7 @@ use super::statcache_write::WrittenFiles;
 use crate::error::Result;
 use crate::id::ObjectId;
 use crate::store::Store;
+use crate::store::catalog::BlobLookups;
 use crate::tree::{self, Extra, Node, NodeKind};
 
 /// Writes entries and records what it wrote.
@@ -31,6 +32,8 @@ pub(crate) struct Materializer<'a> {
     /// Remove captured extended attributes a new entry has that the snapshot lacks: those it
     /// inherited from a default ACL above it. A restore into a directory without one skips it.
     pub strip_inherited: bool,
+    /// Where content blobs are, looked up in read transactions held across files.
+    lookups: BlobLookups<'a>,
 }
 
 fn join(prefix: &[u8], name: &[u8]) -> Vec<u8> {
@@ -48,7 +51,14 @@ impl<'a> Materializer<'a> {
             bytes_written: Default::default(),
             progress: None,
             strip_inherited: true,
+            lookups: BlobLookups::new(&store.catalog),
         }
+    }
+
+    /// What it wrote, for the stat cache. Its read transactions end here, before the caller
+    /// writes to the catalog.
+    pub(crate) fn into_written(self) -> WrittenFiles {
+        self.written.into_inner().unwrap_or_else(|p| p.into_inner())
     }
 
     /// Counts what it writes into `progress` too.
@@ -117,7 +127,7 @@ impl<'a> Materializer<'a> {
         };
         dir.create_file(name, &self.meta(node, false), (&node.extra, size), |sink| {
             for id in content {
-                sink(&self.store.read_blob(id)?)?;
+                sink(&self.store.read_blob_held(&self.lookups, id)?)?;
             }
             Ok(())
         })

@@ -406,7 +406,7 @@ pub(crate) fn restore_fresh(
     }
     let files = m.files_written.load(std::sync::atomic::Ordering::Relaxed);
     let bytes = m.bytes_written.load(std::sync::atomic::Ordering::Relaxed);
-    Ok((files, bytes, m.written.into_inner().unwrap_or_else(|p| p.into_inner())))
+    Ok((files, bytes, m.into_written()))
 }
 
 /// Gives the restored top directory the snapshot's extended attributes.
