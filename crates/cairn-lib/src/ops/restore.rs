@@ -353,7 +353,13 @@ impl Store {
         let plan = plan.inspect_err(|_| {
             let _ = std::fs::remove_file(&journal);
         })?;
-        let outcome = self.apply_planned(&plan, &path, &key, want, options.preserve_mtime, progress);
+        // Older safety snapshots are let go while the plan is applied: the new one is kept,
+        // whatever the apply does, so the live state is in a snapshot either way.
+        let (outcome, expired) = std::thread::scope(|scope| {
+            let expiring = scope.spawn(|| self.expire_safety(session, &key, safety.id));
+            let outcome = self.apply_planned(&plan, &path, &key, want, options.preserve_mtime, progress);
+            (outcome, expiring.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
+        });
         let (plan, files, bytes) = match outcome {
             Ok(done) => done,
             Err(first) => {
@@ -379,7 +385,7 @@ impl Store {
             }
         };
         let _ = std::fs::remove_file(&journal);
-        self.expire_safety(session, &key, safety.id)?;
+        expired?;
         Ok(RestoreResult {
             destination: key,
             mode: RestoreMode::InPlace,
