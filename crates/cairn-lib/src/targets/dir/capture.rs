@@ -137,7 +137,7 @@ type CapturedFile = (NodeKind, Extra, std::fs::Metadata);
 fn read_up_to(file: &mut std::fs::File, len: usize) -> std::io::Result<Vec<u8>> {
     // Zeroed here rather than allocated zeroed (`vec![0; len]`): for a large buffer the
     // allocator zeroes by handing pages back to the kernel, and each comes back as a page
-    // fault; 5% of a first save's time went to both. Memory freed by the last file's read is
+    // fault; 2% of a first save's samples went to both. Memory freed by the last file's read is
     // zeroed in place instead.
     let mut data = Vec::with_capacity(len);
     data.resize(len, 0);
