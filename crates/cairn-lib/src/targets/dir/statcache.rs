@@ -265,6 +265,14 @@ pub(crate) struct Settling {
 }
 
 impl Settling {
+    /// The earliest time [`Settling::wait`] can return: a row sealed with it as its scan time
+    /// before the wait trusts exactly the entries it would trust sealed after it, since every
+    /// ctime recorded and every entry carried over lies before the moment. Sealing first lets
+    /// the sealing's work pass the wait; the rows are still written only after it.
+    pub(crate) fn scan_time(&self) -> i64 {
+        self.past + 1
+    }
+
     /// Waits for the coarse clock to pass the moment, and returns its time then.
     pub(crate) fn wait(self) -> i64 {
         loop {
@@ -501,7 +509,10 @@ mod tests {
         let mut written = super::super::statcache_write::WrittenFiles::default();
         let ahead = coarse_now_ns() + 20_000_000;
         written.push(b"f", &entry(stamp(1, ahead)));
-        let settled = settling(&written).wait();
+        let settling = settling(&written);
+        let scan = settling.scan_time();
+        let settled = settling.wait();
         assert!(settled > ahead, "{settled} is not past the write at {ahead}");
+        assert!(scan > ahead && scan <= settled, "{scan} is not between {ahead} and {settled}");
     }
 }

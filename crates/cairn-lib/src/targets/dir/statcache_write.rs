@@ -222,11 +222,12 @@ impl StatCache<'_> {
 
     /// Amends the cache of `target` after a restore changed `changed` (paths, each with
     /// everything below it) and wrote `written`, trusted once `settling` has passed: the rows
-    /// of the directories it touched are rewritten, the rest kept. The rows are read before the
-    /// wait, and sealed with the settled time after it. Totals of every directory above a
-    /// change are dropped, so no subtree holding one is taken unseen. The journal's place
-    /// stays: the restore's own writes made events, which the next save asks for. The pairs of
-    /// trees the plan found `alike` are recorded with the rows.
+    /// of the directories it touched are rewritten, the rest kept. The rows are read and
+    /// sealed while the clock ticks past the writes ([`Settling::scan_time`]), and written
+    /// after. Totals of every directory above a change are dropped, so no subtree holding one
+    /// is taken unseen. The journal's place stays: the restore's own writes made events, which
+    /// the next save asks for. The pairs of trees the plan found `alike` are recorded with the
+    /// rows.
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn amend(
         store: &Store,
@@ -327,7 +328,7 @@ impl StatCache<'_> {
                 metas.push((dir, RowWrite::Meta(seal(META, &meta)?)));
             }
         }
-        let settled_ns = settling.wait();
+        let settled_ns = settling.scan_time();
         for (dir, meta, files) in pending {
             let files = match files {
                 Pending::Parts { index, untouched, entries } => {
@@ -339,6 +340,7 @@ impl StatCache<'_> {
             write.rows.push((dir.clone(), files.into_row(meta)));
         }
         write.rows.extend(metas);
+        settling.wait();
         store.catalog.write_stat_cache(target, &write)
     }
 }
