@@ -74,6 +74,11 @@ impl StatCacheWrite {
     }
 }
 
+/// Keys at or below directory `?2`, with `?3` and `?4` the bounds [`below`] gives. The range
+/// `[dir, dir0)` is what the index searches; written as `dir = ?2 OR dir >= ?3`, the query
+/// read every row of the target, and an amendment dropping 20 paths took 4 ms.
+const AT_OR_BELOW: &str = "dir >= ?2 AND dir < ?4 AND (dir = ?2 OR dir >= ?3)";
+
 /// The key range strictly below directory `dir`: `[dir/, dir0)` (`'0'` follows `'/'`).
 fn below(dir: &[u8]) -> (Vec<u8>, Vec<u8>) {
     if dir.is_empty() {
@@ -135,10 +140,9 @@ impl Catalog {
     ) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
         let (lo, hi) = below(dir);
         let reader = self.reader()?;
-        let mut stmt = reader.prepare_cached(
-            "SELECT dir, files FROM stat_cache_dirs
-             WHERE target = ?1 AND (dir = ?2 OR (dir >= ?3 AND dir < ?4))",
-        )?;
+        let mut stmt = reader.prepare_cached(&format!(
+            "SELECT dir, files FROM stat_cache_dirs WHERE target = ?1 AND {AT_OR_BELOW}"
+        ))?;
         let rows = stmt.query_map(params![target, dir, lo, hi], |r| Ok((r.get(0)?, r.get(1)?)))?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
@@ -209,10 +213,8 @@ pub(crate) fn write_stat_cache_in(
     for dir in &write.drop_at_or_below {
         let (lo, hi) = below(dir);
         for table in ["stat_cache_dirs", "stat_cache_parts"] {
-            tx.prepare_cached(&format!(
-                "DELETE FROM {table} WHERE target = ?1 AND (dir = ?2 OR (dir >= ?3 AND dir < ?4))"
-            ))?
-            .execute(params![target, dir, lo, hi])?;
+            tx.prepare_cached(&format!("DELETE FROM {table} WHERE target = ?1 AND {AT_OR_BELOW}"))?
+                .execute(params![target, dir, lo, hi])?;
         }
     }
     for (dir, keep) in &write.drop_below_except {
