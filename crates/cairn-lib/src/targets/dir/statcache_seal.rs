@@ -1,7 +1,7 @@
 //! Sealing a directory's cached files for its stat cache row (`statcache.rs`): whole, or, for a
 //! large directory, in parts. A capture cuts the parts where its tree's parts are, each naming
 //! the tree part it vouches for, so the next capture by names can keep that tree part unread;
-//! files written without a tree (by a restore) are cut every 256 names and name none.
+//! files written without a tree (by a restore) are cut every 64 names and name none.
 
 use super::statcache::{CacheEntry, DirFiles, FILES, PARTS, PartIndex, PartRef, TreePart, seal};
 use crate::error::Result;
@@ -18,7 +18,7 @@ pub(crate) type Entries = Vec<(Vec<u8>, CacheEntry)>;
 const WHOLE_UP_TO: usize = crate::tree::parts::PARTED_ABOVE;
 /// How many files a part holds when a directory is split; a part that grows past twice this
 /// is split again.
-const PART_ENTRIES: usize = 256;
+const PART_ENTRIES: usize = 64;
 
 /// A directory's files, sealed for its row.
 pub(crate) enum FilesWrite {
@@ -470,21 +470,24 @@ mod tests {
 
     #[test]
     fn resealing_writes_only_the_touched_parts_and_splits_drops_or_reads_as_it_must() {
-        let (entries, _) = directory(1000);
+        // Four parts, the last a little short.
+        let p = PART_ENTRIES;
+        let (entries, _) = directory(4 * p - 24);
         let Decoded(index, ..) = parts_of(seal_files_in_parts(entries.clone()));
+        assert_eq!(index.parts.len(), 4);
         let unread = |_: &[u8]| -> Result<Option<DirFiles>> { panic!("no part is read") };
 
         // Part 1 changes one file and gains one; the others stay as stored.
-        let mut touched: Vec<_> = entries[256..512].to_vec();
+        let mut touched: Vec<_> = entries[p..2 * p].to_vec();
         touched[3].1 = entry(3_000, 6);
-        touched.push((b"f00300a".to_vec(), entry(1, 6)));
+        touched.push(([name(p + 10), b"a".to_vec()].concat(), entry(1, 6)));
         touched.sort_by(|a, b| a.0.cmp(&b.0));
         let write = reseal_parts(SCAN, index.clone(), &[true, false, true, true], touched, unread);
         let Decoded(new, put, drop, replace) = parts_of(write.unwrap());
         assert!(!replace && drop.is_empty());
         assert_eq!(put.len(), 1);
-        assert_eq!((put[0].0.as_slice(), put[0].1.entries.len()), (name(256).as_slice(), 257));
-        assert_eq!(new.parts[1].entries, 257);
+        assert_eq!((put[0].0.as_slice(), put[0].1.entries.len()), (name(p).as_slice(), p + 1));
+        assert_eq!(new.parts[1].entries as usize, p + 1);
         for i in [0, 2, 3] {
             assert_eq!(new.parts[i], index.parts[i], "part {i} is kept as it was");
         }
@@ -492,28 +495,28 @@ mod tests {
         // Part 2 emptied is dropped (part 1's range takes its names); part 0 emptied stays.
         let write = reseal_parts(SCAN, index.clone(), &[false, true, false, true], Vec::new(), unread);
         let Decoded(new, put, drop, _) = parts_of(write.unwrap());
-        assert_eq!(drop, [name(512)]);
+        assert_eq!(drop, [name(2 * p)]);
         assert_eq!(
             put.iter().map(|(k, f)| (k.clone(), f.entries.len())).collect::<Vec<_>>(),
             [(Vec::new(), 0)]
         );
         assert_eq!(
             new.parts.iter().map(|p| p.key.clone()).collect::<Vec<_>>(),
-            [Vec::new(), name(256), name(768)]
+            [Vec::new(), name(p), name(3 * p)]
         );
 
         // Part 3 grown past twice a part's size is split.
-        let grown: Vec<_> = (768..1400).map(|i| (name(i), entry(i as u64, 5))).collect();
+        let grown: Vec<_> = (3 * p..5 * p + p / 2).map(|i| (name(i), entry(i as u64, 5))).collect();
         let write = reseal_parts(SCAN, index.clone(), &[true, true, true, false], grown, unread);
         let Decoded(new, put, ..) = parts_of(write.unwrap());
         assert_eq!(
             put.iter().map(|(k, _)| k.clone()).collect::<Vec<_>>(),
-            [name(768), name(1024), name(1280)]
+            [name(3 * p), name(4 * p), name(5 * p)]
         );
         assert_eq!(new.parts.len(), 6);
 
         // An entry that falls in a part thought untouched makes that part be read and merged.
-        let stored = DirFiles { scan_started_ns: SCAN, entries: entries[..256].to_vec() };
+        let stored = DirFiles { scan_started_ns: SCAN, entries: entries[..p].to_vec() };
         let read = |key: &[u8]| -> Result<Option<DirFiles>> {
             assert!(key.is_empty());
             Ok(Some(DirFiles { scan_started_ns: stored.scan_started_ns, entries: stored.entries.clone() }))
