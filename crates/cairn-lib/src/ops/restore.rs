@@ -3,9 +3,9 @@
 //! In place: take the target's lock → capture a safety snapshot of the live state (an
 //! incremental save, so it reads only what changed) and publish its packs → commit it and, beside,
 //! write a journal, while the plan (Merkle diff of live vs snapshot) is made → apply the plan →
-//! record the written files in the stat cache, unless they are few → drop the journal. If applying fails, the safety
-//! snapshot is put back by the same machinery and both errors are reported. The journal, plan
-//! application and replay live in `pipeline/`.
+//! record the written files in the stat cache, unless they are few → drop the journal. If
+//! applying fails, the safety snapshot is put back by the same machinery and both errors are
+//! reported. The journal, plan application and replay live in `pipeline/`.
 
 use std::path::{Path, PathBuf};
 

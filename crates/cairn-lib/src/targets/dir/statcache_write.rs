@@ -165,9 +165,9 @@ fn item_path(item: &[u8]) -> (&[u8], &[u8]) {
 /// A restore that wrote more files than this amends the stat cache (see [`StatCache::amend`]).
 /// On the benchmark's 50,000-file tree, the amendment after 20 files took 9 ms, where reading
 /// them again takes the next save well under one.
-pub(crate) const AMEND_ABOVE_FILES: usize = 64;
+const AMEND_ABOVE_FILES: usize = 64;
 /// A restore that wrote more bytes than this amends the stat cache.
-pub(crate) const AMEND_ABOVE_BYTES: u64 = 4 << 20;
+const AMEND_ABOVE_BYTES: u64 = 4 << 20;
 
 impl StatCache<'_> {
     /// Replaces the cache of `target` with the files a restore into a new directory wrote,
