@@ -14,6 +14,7 @@ pub(crate) mod events;
 mod lookups;
 mod moments;
 mod repair;
+pub(crate) mod room;
 mod sessions;
 mod snapshots;
 mod statcache;
@@ -150,9 +151,14 @@ impl Catalog {
             .mode(0o600)
             .open(path)
             .at("create", path)?;
+        // The WAL index is mapped into memory: on a disk too full to rebuild it, a write
+        // through the mapping would be a SIGBUS, so such a disk is refused first (`room.rs`).
+        room::ensure_room_to_open(path)?;
         let conn = Connection::open(path)?;
         conn.busy_timeout(std::time::Duration::from_secs(30))?;
+        no_mapped_pages(&conn)?;
         conn.pragma_update(None, "journal_mode", "WAL")?;
+        room::allocate_index(path)?;
         // NORMAL would leave the last commits in the WAL unflushed until a checkpoint: a power
         // cut could take back a snapshot that `save` reported, and gc would then drop its data.
         conn.pragma_update(None, "synchronous", "FULL")?;
@@ -227,6 +233,7 @@ impl Catalog {
         let flags = rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX;
         let conn = Connection::open_with_flags(&self.path, flags)?;
         conn.busy_timeout(std::time::Duration::from_secs(30))?;
+        no_mapped_pages(&conn)?;
         Ok(conn)
     }
 
@@ -243,6 +250,14 @@ impl Catalog {
             && count("stat_caches")? == 0
             && count("sessions")? <= 1)
     }
+}
+
+/// Reads the database file with `read`, never through a memory map: a mapped file that
+/// another process truncates, or that sits on a disk that fails, faults with SIGBUS where a
+/// read returns an error. 0 is SQLite's default; it is set so that no build changes it.
+fn no_mapped_pages(conn: &Connection) -> Result<()> {
+    conn.pragma_update(None, "mmap_size", 0)?;
+    Ok(())
 }
 
 #[cfg(test)]

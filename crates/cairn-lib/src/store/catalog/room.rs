@@ -1,0 +1,120 @@
+//! Room on the store's disk for the catalog's shared memory, so a full disk fails a command in
+//! one line and never kills it with SIGBUS.
+//!
+//! SQLite keeps its WAL index in `catalog.db-shm` and maps it into memory. It grows that file
+//! by writing one byte at the end of each 4 KiB page, which on a file system of 1 KiB blocks
+//! (ext4 makes small file systems so) allocates one block of four: the first write into any of
+//! the other three, through the mapping, needs a block then, and on a full disk the kernel
+//! answers a page fault it cannot serve with SIGBUS. The first connection to open the catalog
+//! truncates the file and rebuilds the index from the WAL, so a WAL left behind faulted every
+//! later command too, until space was freed. Two guards, both here:
+//! - before the catalog is opened, the disk must have room for the index of the WAL that is
+//!   there ([`ensure_room_to_open`]), or the command refuses in one line;
+//! - once it is open, the index and 1 MiB more (the index of about 500 MB of WAL) are
+//!   allocated with `fallocate` ([`allocate_index`]), so writes through the mapping never
+//!   need a new block. Extending the file past what SQLite uses is harmless: it only ever maps
+//!   what it needs, and a new region of the file reads as zeros, as SQLite expects.
+
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, ErrorKind, Result};
+
+/// The WAL index grows in regions of 32 KiB, each indexing 4,096 WAL frames (the first 4,062).
+const REGION: u64 = 32 * 1024;
+const FRAMES_PER_REGION: u64 = 4062;
+/// Index space allocated beyond what the WAL needs now: 32 regions, about 500 MB of WAL.
+const AHEAD: u64 = 32 * REGION;
+/// Room kept beyond the index when opening: the WAL's header and a few pages of it.
+const MARGIN: u64 = 32 * 1024;
+
+fn side_file(catalog: &Path, suffix: &str) -> PathBuf {
+    let mut name = catalog.as_os_str().to_owned();
+    name.push(suffix);
+    PathBuf::from(name)
+}
+
+/// The bytes the WAL index of the WAL beside `catalog` needs.
+fn index_bytes(catalog: &Path) -> u64 {
+    let wal = std::fs::metadata(side_file(catalog, "-wal")).map(|m| m.len()).unwrap_or(0);
+    // The page size is the big-endian u16 at offset 16 of the database header (1 means
+    // 65,536); a catalog too new to have a header has no WAL either.
+    let page = std::fs::read(catalog)
+        .ok()
+        .and_then(|h| h.get(16..18).map(|b| u16::from_be_bytes([b[0], b[1]])))
+        .map(|p| if p == 1 { 65536 } else { u64::from(p.max(512)) })
+        .unwrap_or(4096);
+    let frames = wal.saturating_sub(32) / (page + 24);
+    (frames / FRAMES_PER_REGION + 1) * REGION
+}
+
+fn kib(bytes: u64) -> String {
+    format!("{} KiB", bytes.div_ceil(1024))
+}
+
+/// The bytes free on the file system holding `dir`, to anyone; `None` when it cannot be told.
+pub(crate) fn free_bytes(dir: &Path) -> Option<u64> {
+    let st = rustix::fs::statvfs(dir).ok()?;
+    Some(st.f_bavail.saturating_mul(st.f_frsize))
+}
+
+/// Refuses, before SQLite touches the WAL index, a disk too full to rebuild it on.
+pub(crate) fn ensure_room_to_open(catalog: &Path) -> Result<()> {
+    let dir = catalog.parent().unwrap_or(Path::new("."));
+    let need = index_bytes(catalog) + MARGIN;
+    match free_bytes(dir) {
+        Some(free) if free < need => Err(Error::new(
+            ErrorKind::Io,
+            format!(
+                "the disk holding the store {} has {} free and its catalog needs {} to open; free some disk space there and retry",
+                dir.display(),
+                kib(free),
+                kib(need),
+            ),
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// Allocates every block of the WAL index, and of [`AHEAD`] more, so no write through its
+/// mapping needs a new block. On a disk without room for the extra, the index as it is now is
+/// allocated; a disk without room even for that is refused in one line.
+pub(crate) fn allocate_index(catalog: &Path) -> Result<()> {
+    let shm = side_file(catalog, "-shm");
+    let Ok(file) = std::fs::OpenOptions::new().write(true).open(&shm) else {
+        // No index file (SQLite made none): nothing is mapped.
+        return Ok(());
+    };
+    let now = file.metadata().map(|m| m.len()).unwrap_or(0).max(index_bytes(catalog));
+    let now = now.div_ceil(REGION) * REGION;
+    // The extra only where it leaves the disk as much again: a fallocate that runs out of
+    // space keeps what it took, and would fill the disk it was meant to guard.
+    use std::os::unix::fs::MetadataExt;
+    let held = file.metadata().map(|m| m.blocks() * 512).unwrap_or(0);
+    let dir = catalog.parent().unwrap_or(Path::new("."));
+    let roomy = free_bytes(dir).is_some_and(|free| free > (now + AHEAD).saturating_sub(held) + AHEAD);
+    let len = if roomy { now + AHEAD } else { now };
+    match rustix::fs::fallocate(&file, rustix::fs::FallocateFlags::empty(), 0, len) {
+        Ok(()) => Ok(()),
+        // A file system without fallocate (some network ones) keeps SQLite's own behaviour.
+        Err(rustix::io::Errno::OPNOTSUPP | rustix::io::Errno::NOSYS) => Ok(()),
+        Err(e) => Err(Error::io("allocate room for the catalog's index", &shm, e.into())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_index_of_an_open_catalog_has_every_block_allocated() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("catalog.db");
+        let catalog = super::super::Catalog::open(&path).unwrap();
+        catalog.conn().execute_batch("CREATE TABLE scratch(x); INSERT INTO scratch VALUES (1);").unwrap();
+        use std::os::unix::fs::MetadataExt;
+        let shm = std::fs::metadata(side_file(&path, "-shm")).unwrap();
+        assert!(shm.len() >= AHEAD, "{}", shm.len());
+        // Blocks are counted in 512-byte units: a file with holes has fewer than its length.
+        assert!(shm.blocks() * 512 >= shm.len(), "{} blocks for {} bytes", shm.blocks(), shm.len());
+    }
+}
