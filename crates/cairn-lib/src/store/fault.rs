@@ -21,6 +21,8 @@ pub(crate) enum FaultPoint {
     RestoreHalfApplied,
     /// An interrupted restore's recovery snapshot is committed; the tree is not changed yet.
     RecoverySaved,
+    /// A restore into a new directory has written two files and half of a third's content.
+    RestoreToHalfWritten,
 }
 
 impl FaultPoint {
@@ -34,6 +36,7 @@ impl FaultPoint {
             Self::SnapshotCommitted => "snapshot-committed",
             Self::RestoreHalfApplied => "restore-half-applied",
             Self::RecoverySaved => "recovery-saved",
+            Self::RestoreToHalfWritten => "restore-to-half-written",
         }
     }
 }

@@ -10,10 +10,12 @@
 //! later command too, until space was freed. Two guards, both here:
 //! - before the catalog is opened, the disk must have room for the index of the WAL that is
 //!   there ([`ensure_room_to_open`]), or the command refuses in one line;
-//! - once it is open, the index and 1 MiB more (the index of about 500 MB of WAL) are
-//!   allocated with `fallocate` ([`allocate_index`]), so writes through the mapping never
-//!   need a new block. Extending the file past what SQLite uses is harmless: it only ever maps
-//!   what it needs, and a new region of the file reads as zeros, as SQLite expects.
+//! - once it is open, the index is allocated with `fallocate` ([`allocate_index`]), and 1 MiB
+//!   more (the index of about 500 MB of WAL) where the disk has room for it twice, so writes
+//!   through the mapping never need a new block. Extending the file past what SQLite uses is
+//!   harmless: it only ever maps what it needs, and a new region reads as zeros, as SQLite
+//!   expects. A WAL that outgrows the extra on a disk that fills meanwhile is the one case
+//!   left, and the next command's open refuses in one line instead.
 
 use std::path::{Path, PathBuf};
 

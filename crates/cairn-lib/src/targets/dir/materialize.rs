@@ -14,6 +14,7 @@ use crate::error::Result;
 use crate::id::ObjectId;
 use crate::store::Store;
 use crate::store::catalog::BlobLookups;
+use crate::store::fault::{self, FaultPoint};
 use crate::tree::{self, Extra, Node, NodeKind};
 
 /// Writes entries and records what it wrote.
@@ -34,6 +35,8 @@ pub(crate) struct Materializer<'a> {
     pub strip_inherited: bool,
     /// Where content blobs are, looked up in read transactions held across files.
     lookups: BlobLookups<'a>,
+    /// Files begun, for the crash tests' `restore-to-half-written` point.
+    begun: std::sync::atomic::AtomicU64,
 }
 
 fn join(prefix: &[u8], name: &[u8]) -> Vec<u8> {
@@ -52,6 +55,7 @@ impl<'a> Materializer<'a> {
             progress: None,
             strip_inherited: true,
             lookups: BlobLookups::new(&store.catalog),
+            begun: Default::default(),
         }
     }
 
@@ -125,9 +129,19 @@ impl<'a> Materializer<'a> {
             NodeKind::File { size, .. } => *size,
             _ => 0,
         };
+        // The third file begun is where a crash test kills a restore: two files whole, one
+        // cut short under its real name, the rest not there yet.
+        let third = self.begun.fetch_add(1, std::sync::atomic::Ordering::Relaxed) == 2;
         dir.create_file(name, &self.meta(node, false), (&node.extra, size), |sink| {
             for id in content {
-                sink(&self.store.read_blob_held(&self.lookups, id)?)?;
+                let blob = self.store.read_blob_held(&self.lookups, id)?;
+                if third {
+                    sink(&blob[..blob.len() / 2])?;
+                    fault::kill_at(FaultPoint::RestoreToHalfWritten);
+                    sink(&blob[blob.len() / 2..])?;
+                } else {
+                    sink(&blob)?;
+                }
             }
             Ok(())
         })

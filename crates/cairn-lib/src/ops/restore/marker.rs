@@ -1,0 +1,154 @@
+//! The marker of a restore into a new directory: a small file in the store's journal,
+//! `journal/<hash of the destination>.restore-to`, written before the restore's first file and
+//! removed after its last, and beside it a file `.cairn-restore-incomplete` in the destination
+//! holding the same random token. One left behind names a destination that a killed restore
+//! left incomplete: the next restore into it does it again, and `cairn check` reports it
+//! ([`Store::interrupted_restores_to`]); a person looking into the directory sees it too.
+//!
+//! The token, not the path or the inode (a directory made again at once gets the inode just
+//! freed), tells that the directory is the one the restore wrote into: one made anew at the
+//! same path, by hand after the kill, is never emptied. The store's file ends in `.restore-to`,
+//! not `.json`, so readers of in-place restore journals pass it by.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, IoContext, Result};
+use crate::id::ObjectId;
+use crate::snapshot::Snapshot;
+use crate::store::Store;
+
+const SUFFIX: &str = "restore-to";
+
+/// What a restore into a new directory writes before it starts.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct Marker {
+    /// The destination, resolved (its stat cache key).
+    pub destination: String,
+    /// The snapshot being restored.
+    pub snapshot: String,
+    pub pid: u32,
+    /// True when the restore made the directory (an undo removes it), false when it was given
+    /// an empty one (an undo empties it).
+    pub made: bool,
+    /// Also in the destination's [`IN_DESTINATION`] file.
+    token: String,
+}
+
+/// The file in the destination that holds the marker's token while the restore runs.
+pub(crate) const IN_DESTINATION: &str = ".cairn-restore-incomplete";
+
+impl Marker {
+    pub(crate) fn of(key: &str, snapshot: &Snapshot, made: bool) -> Self {
+        Self {
+            destination: key.to_owned(),
+            snapshot: snapshot.id.to_string(),
+            pid: std::process::id(),
+            made,
+            token: uuid::Uuid::now_v7().simple().to_string(),
+        }
+    }
+
+    /// True when `dir` is the directory this marker's restore wrote into.
+    pub(crate) fn names(&self, dir: &Path) -> bool {
+        std::fs::read(dir.join(IN_DESTINATION)).is_ok_and(|t| t == self.token.as_bytes())
+    }
+}
+
+fn path_of(store: &Store, key: &str) -> PathBuf {
+    let name = &ObjectId::of(key.as_bytes()).to_hex()[..24];
+    store.layout().journal().join(format!("{name}.{SUFFIX}"))
+}
+
+/// Writes `marker` durably into the store, then its token into `dir`; a store's disk without
+/// room for it refuses the restore here, before the destination holds anything.
+pub(crate) fn write(store: &Store, marker: &Marker, dir: &Path) -> Result<PathBuf> {
+    let path = path_of(store, &marker.destination);
+    let bytes = serde_json::to_vec(marker).map_err(|e| Error::corrupt(e.to_string()))?;
+    crate::store::backend::create_dir_durably(&store.layout().journal())?;
+    crate::store::backend::replace_file(&store.layout().tmp(), &bytes, &path, "write the restore marker")?;
+    let inside = dir.join(IN_DESTINATION);
+    std::fs::write(&inside, marker.token.as_bytes()).at("write", &inside)?;
+    Ok(path)
+}
+
+/// The marker of a restore into the destination `key`, if there is one that reads.
+pub(crate) fn read(store: &Store, key: &str) -> Option<(PathBuf, Marker)> {
+    let path = path_of(store, key);
+    let marker = serde_json::from_slice(&std::fs::read(&path).ok()?).ok()?;
+    Some((path, marker))
+}
+
+/// A restore into a new directory that was interrupted: its directory is incomplete.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct InterruptedRestoreTo {
+    /// The directory the restore was writing.
+    pub destination: String,
+    /// The snapshot it was restoring.
+    pub snapshot: String,
+    /// False when the directory is gone (or was made anew) since: the marker is only in the way.
+    pub destination_left: bool,
+}
+
+impl InterruptedRestoreTo {
+    /// What `check` says of it, in one sentence.
+    pub fn finding(&self) -> String {
+        if self.destination_left {
+            format!(
+                "a restore of snapshot {} into {} was interrupted and left it incomplete; restore into it again to finish it, or delete the directory",
+                self.snapshot, self.destination
+            )
+        } else {
+            format!(
+                "a restore of snapshot {} into {} was interrupted, and the directory is gone since; nothing is left to do",
+                self.snapshot, self.destination
+            )
+        }
+    }
+}
+
+impl Store {
+    /// Every restore into a new directory that was interrupted (its process is gone), for
+    /// `check` to report.
+    pub fn interrupted_restores_to(&self) -> Result<Vec<InterruptedRestoreTo>> {
+        let mut out = Vec::new();
+        let Ok(entries) = std::fs::read_dir(self.layout().journal()) else { return Ok(out) };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if path.extension().is_none_or(|e| e != SUFFIX) {
+                continue;
+            }
+            let Some(marker) =
+                std::fs::read(&path).ok().and_then(|b| serde_json::from_slice::<Marker>(&b).ok())
+            else {
+                continue;
+            };
+            if crate::store::layout::pid_alive(marker.pid) {
+                continue;
+            }
+            let destination_left = marker.names(Path::new(&marker.destination));
+            out.push(InterruptedRestoreTo {
+                destination: marker.destination,
+                snapshot: marker.snapshot,
+                destination_left,
+            });
+        }
+        out.sort_by(|a, b| a.destination.cmp(&b.destination));
+        Ok(out)
+    }
+
+    /// Removes the markers of interrupted restores whose directory is gone, returning how many
+    /// (for `gc` or `repair` to tidy; the restore itself drops such a marker when it meets it).
+    pub fn drop_stale_restore_markers(&self) -> Result<usize> {
+        let mut dropped = 0;
+        for found in self.interrupted_restores_to()? {
+            if !found.destination_left {
+                let path = path_of(self, &found.destination);
+                std::fs::remove_file(&path).at("remove", &path)?;
+                dropped += 1;
+            }
+        }
+        Ok(dropped)
+    }
+}
