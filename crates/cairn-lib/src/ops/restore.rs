@@ -7,7 +7,7 @@
 //! applying fails, the safety snapshot is put back by the same machinery and both errors are
 //! reported. The journal, plan application and replay live in `pipeline/`.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
@@ -15,15 +15,20 @@ use super::interrupted::{Recovered, Resolve};
 use super::pipeline::apply::read_dry_root;
 use super::resolve::CallContext;
 use super::save::{Progress, SaveOptions};
-use crate::error::{Error, Hint, IoContext, Operation, Result, echo};
+use crate::error::{Error, Hint, Operation, Result, echo};
 use crate::snapshot::Snapshot;
 use crate::store::Store;
 use crate::store::writer::BlobWriter;
 use crate::targets::TargetKind;
 use crate::targets::dir::capture;
-use crate::targets::dir::restore::{Plan, PlanEntry, creation_plan, restore_fresh};
-use crate::targets::dir::statcache::{StatCache, settle_clock};
+use crate::targets::dir::restore::{Plan, PlanEntry};
+use crate::targets::dir::statcache::StatCache;
 use crate::tree::{self, DirRoot};
+
+mod marker;
+mod to;
+
+pub use marker::InterruptedRestoreTo;
 
 /// What to restore, and where. The CLI's help is the doc comment of each field; the MCP
 /// description, written for an agent, is the `schemars` one.
@@ -170,99 +175,6 @@ impl Store {
             Some(dest) => self.restore_new(snapshot, &root, dest, options.dry_run, progress),
             None => self.restore_in_place(&session, snapshot, &root, options, progress),
         }
-    }
-
-    fn restore_new(
-        &self,
-        snapshot: Snapshot,
-        root: &DirRoot,
-        dest: &Path,
-        dry_run: bool,
-        progress: &Progress,
-    ) -> Result<RestoreResult> {
-        let dest = std::path::absolute(dest).at("resolve", dest)?;
-        if let Ok(meta) = std::fs::symlink_metadata(&dest) {
-            if !meta.is_dir() {
-                return Err(Error::conflict(format!(
-                    "{} exists and is not a directory; pass a new or empty directory",
-                    dest.display()
-                )));
-            }
-            if std::fs::read_dir(&dest).at("list", &dest)?.next().is_some() {
-                return Err(Error::conflict(format!(
-                    "{} is not empty; pass a new or empty directory",
-                    dest.display()
-                ))
-                .or_hint(Hint::DropOption("to"))
-                .purpose("to restore in place"));
-            }
-        }
-        let (files, bytes) = (snapshot.stats.files, snapshot.stats.bytes);
-        let mut result = RestoreResult {
-            interrupted_restore: None,
-            destination: dest.display().to_string(),
-            mode: RestoreMode::NewDirectory,
-            dry_run,
-            safety_snapshot: None,
-            plan: Vec::new(),
-            files_written: files,
-            bytes_written: bytes,
-            snapshot,
-        };
-        if dry_run {
-            result.plan = creation_plan(self, root)?;
-            return Ok(result);
-        }
-        // Refused before anything is created: a destination inside the store is never made,
-        // even when it is named through a link to the store.
-        self.refuse_overlap(&dest)?;
-        self.refuse_overlap(&resolved(&dest))?;
-        let existed = dest.exists();
-        std::fs::create_dir_all(&dest).at("create", &dest)?;
-        let canonical = std::fs::canonicalize(&dest).at("resolve", &dest)?;
-        let key = canonical.to_string_lossy().into_owned();
-        let undo = || {
-            // Leave the destination as it was found: removed if this restore made it, else
-            // emptied again (it was empty), so a retry is not refused.
-            if existed {
-                if let Ok(entries) = std::fs::read_dir(&canonical) {
-                    for entry in entries.flatten() {
-                        let path = entry.path();
-                        let _ = if entry.file_type().is_ok_and(|t| t.is_dir()) {
-                            std::fs::remove_dir_all(&path)
-                        } else {
-                            std::fs::remove_file(&path)
-                        };
-                    }
-                }
-            } else {
-                let _ = std::fs::remove_dir_all(&canonical);
-            }
-        };
-        if let Err(e) = self.refuse_overlap(&canonical) {
-            undo();
-            return Err(e);
-        }
-        let _lock = match self.lock_target(&key, "a restore") {
-            Ok(lock) => lock,
-            Err(e) => {
-                undo();
-                return Err(e);
-            }
-        };
-        let (files, bytes, written) = match restore_fresh(self, root, &canonical, progress) {
-            Ok(done) => done,
-            Err(e) => {
-                undo();
-                return Err(
-                    e.context(format!("the restore into {} failed and was undone", canonical.display()))
-                );
-            }
-        };
-        StatCache::store_written(self, &key, settle_clock(&written), written)?;
-        result.files_written = files;
-        result.bytes_written = bytes;
-        Ok(result)
     }
 
     fn restore_in_place(
@@ -479,23 +391,4 @@ fn restorable(snapshot: &Snapshot) -> Result<()> {
                 .hint(Hint::Run(Operation::Rollback { project: project.to_owned(), snapshot: reference }))
         }
     })
-}
-
-/// `path` with its longest existing ancestor resolved (links followed), the rest as given: what
-/// it will be once created.
-fn resolved(path: &std::path::Path) -> std::path::PathBuf {
-    let mut rest = Vec::new();
-    let mut base = path;
-    loop {
-        if let Ok(real) = std::fs::canonicalize(base) {
-            return rest.iter().rev().fold(real, |p, name| p.join(name));
-        }
-        match (base.parent(), base.file_name()) {
-            (Some(parent), Some(name)) => {
-                rest.push(name.to_owned());
-                base = parent;
-            }
-            _ => return path.to_path_buf(),
-        }
-    }
 }
