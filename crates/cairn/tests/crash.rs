@@ -1,8 +1,10 @@
 //! The crash test: kill -9 at random moments of save, in-place restore, gc and remove, with
-//! writes to the tree between the kill and the next command. After each round: the next
-//! command resolves what the kill left, `check --read-data` passes, every byte written after
-//! the kill is in the live tree or in a snapshot, and at the end every snapshot ever reported
-//! saved (and not removed since) restores exactly.
+//! writes to the tree between the kill and the next command. After each round: the next save
+//! either works or, after a killed in-place restore, refuses and changes nothing; then
+//! `restore --continue` or `--abort` resolves it. Every byte written after the kill stays in
+//! the live tree (and, after a resolution, is in its recovery snapshot too), `check
+//! --read-data` passes, and at the end every snapshot ever reported saved (and not removed
+//! since) restores exactly.
 //!
 //! Seeded and bounded: `CAIRN_CRASH_SEED` picks the run, `CAIRN_CRASH_SECONDS` how long it
 //! lasts (60 by default; `scripts/crash-test` runs it longer).
@@ -73,26 +75,39 @@ fn kill_9_at_random_points_loses_no_saved_snapshot_and_no_later_write() {
         let name = format!("after-kill-{round}.txt");
         let content = format!("written after kill {round} ({args:?})\n");
         write(&env.work(), &name, &content);
-        let next = env.json(&["save"]);
-        let id = next["id"].as_str().unwrap().to_owned();
-        let holder = match next.get("interrupted_restore") {
-            // The tree was put back after the recovery snapshot: the write is in that snapshot.
-            Some(found) => {
-                let dest = env.root().join(format!("recovery-{round}"));
-                env.ok(&[
-                    "restore",
-                    found["recovery_snapshot"].as_str().unwrap(),
-                    "--to",
-                    dest.to_str().unwrap(),
-                ]);
-                dest
-            }
-            None => env.work(),
+        let first = env.cairn(&["--json", "save"]).output().unwrap();
+        let next: serde_json::Value = if first.status.success() {
+            serde_json::from_slice(&first.stdout).unwrap()
+        } else {
+            // Only a killed in-place restore stops a save, and it changes nothing.
+            let refused: serde_json::Value = serde_json::from_slice(&first.stdout).unwrap();
+            assert_eq!(
+                refused["code"], "interrupted_restore",
+                "round {round} ({args:?}), seed {seed}: {refused}"
+            );
+            assert_eq!(std::fs::read_to_string(env.work().join(&name)).unwrap(), content, "round {round}");
+            let how = if rng.below(2) == 0 { "--continue" } else { "--abort" };
+            let resolved = env.json(&["restore", how]);
+            let dest = env.root().join(format!("recovery-{round}"));
+            env.ok(&[
+                "restore",
+                resolved["interrupted_restore"]["recovery_snapshot"].as_str().unwrap(),
+                "--to",
+                dest.to_str().unwrap(),
+            ]);
+            assert_eq!(
+                std::fs::read_to_string(dest.join(&name)).unwrap(),
+                content,
+                "the recovery snapshot, round {round} ({how}), seed {seed}"
+            );
+            env.json(&["save"])
         };
+        let id = next["id"].as_str().unwrap().to_owned();
+        // Whatever resolved the kill, the write is where the user left it.
         assert_eq!(
-            std::fs::read_to_string(holder.join(&name)).unwrap(),
+            std::fs::read_to_string(env.work().join(&name)).unwrap(),
             content,
-            "round {round}, seed {seed}"
+            "round {round} ({args:?}), seed {seed}"
         );
         saved.insert(id, describe(&env.work()));
         let check = env.json(&["check", "--read-data"]);

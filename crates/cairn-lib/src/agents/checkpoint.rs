@@ -8,6 +8,9 @@
 //! - A workspace that did not change gets no new snapshot: a prompt moment reuses the last one,
 //!   a tool checkpoint records nothing.
 //!
+//! - A workspace an interrupted restore left mixed gets no checkpoint: the refusal a save
+//!   gives, which the hook shows the agent's user.
+//!
 //! After each checkpoint the auto keep policy runs (see [`Store::apply_hooks_keep_policy`]).
 
 use serde::Serialize;
@@ -55,6 +58,9 @@ impl Store {
             .as_ref()
             .ok_or_else(|| Error::invalid("the hook event names no working directory; nothing was saved"))?;
         let workspace = Target::parse(&cwd.display().to_string())?.key();
+        // Said before anything is read, in one sentence whose code the hook recognises to show
+        // it where the agent's user looks (`ops/interrupted.rs`).
+        self.refuse_interrupted(&workspace)?;
         let session = self.resolve_session(&context.choice(None))?;
         let turns = self.agent_turns(&session, invocation.agent.as_str(), &invocation.session_id)?;
         let number = turns + u64::from(prompt.is_some());

@@ -197,10 +197,10 @@ impl Store {
         let filter = capture::Filter::of_snapshot(&snapshot.details);
         let no_ignore = filter.no_ignore;
         let _lock = (!options.dry_run).then(|| self.lock_target(&key, "a restore")).transpose()?;
-        let interrupted_restore =
-            if options.dry_run { None } else { self.resolve_interrupted(&key, Resolve::RollBack)? };
+        // Another restore over a tree an interrupted one left mixed would roll back what was
+        // written since the kill: only `continue` and `abort` resolve it, keeping that.
+        self.refuse_interrupted(&key)?;
         if options.dry_run {
-            self.refuse_interrupted(&key)?;
             let cache = StatCache::load(self, &key)?;
             let writer = BlobWriter::dry(self);
             let live = capture::capture_observed(&writer, &path, &cache, filter, progress)?;
@@ -307,7 +307,7 @@ impl Store {
             files_written: files,
             bytes_written: bytes,
             snapshot,
-            interrupted_restore,
+            interrupted_restore: None,
         })
     }
 

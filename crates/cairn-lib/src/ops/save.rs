@@ -78,6 +78,8 @@ pub struct SaveResult {
     /// Snapshots the store's keep policy (`keep.*` settings) removed after this save.
     pub removed_by_policy: Vec<Snapshot>,
     /// An interrupted restore of the same target that was found and resolved first.
+    // Always absent since a save refuses a target an interrupted restore left mixed; kept so
+    // that the result's shape does not change under its readers.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub interrupted_restore: Option<super::interrupted::Recovered>,
 }
@@ -143,11 +145,13 @@ impl Store {
             .purpose("to move the name to the new snapshot"));
         }
         let _lock = self.lock_target(&key, "a save")?;
-        let interrupted_restore = self.resolve_interrupted(&key, super::interrupted::Resolve::RollBack)?;
+        // A tree an interrupted restore left mixed is neither saved as it is nor rolled back
+        // unasked: what was written since is the user's, and stays where they left it.
+        self.refuse_interrupted(&key)?;
         let DirCapture { snapshot, .. } =
             self.publish_dir_capture(path, &key, session.id, options, false, progress)?.commit()?;
         let removed_by_policy = self.apply_keep_policy(&session, &key, snapshot.id)?;
-        Ok(SaveResult { snapshot, removed_by_policy, interrupted_restore })
+        Ok(SaveResult { snapshot, removed_by_policy, interrupted_restore: None })
     }
 }
 

@@ -1,15 +1,23 @@
 //! `cairn hook AGENT`: the command cairn's hook entries run at each of the agent's events.
 //!
-//! It must never break the agent: it always exits 0, prints nothing on stdout (both agents
-//! read a hook's stdout, Claude Code even adds it to the prompt), says what went wrong in one
-//! line on stderr, and logs each run to `<store>/logs/hooks.log`.
+//! It must never break the agent: it always exits 0, prints no text on stdout (both agents
+//! read a hook's stdout, Claude Code even adds plain text to the prompt), says what went wrong
+//! in one line on stderr, and logs each run to `<store>/logs/hooks.log`.
+//!
+//! One thing the agent's user must see: a workspace an interrupted restore left mixed, which
+//! gets no checkpoint until they resolve it. Stderr of a hook that exits 0 is shown only in a
+//! verbose mode, so the hook then also prints one JSON object on stdout whose `systemMessage`
+//! both agents show their user without adding it to the model's context, and without
+//! blocking anything (Claude Code 2.0's hooks reference, Gemini CLI's `docs/hooks/reference.md`
+//! at 0.56.0-nightly: "Common output fields").
 //!
 //! It must also not hold the turn up. The checkpoint runs in a child process (this binary,
 //! with the hidden `--background` flag) that the hook waits for up to `hooks.budget`. A
 //! checkpoint that takes longer (a first save of a large tree) goes on in the background and
 //! the turn goes on; the child logs its outcome as usual. The child talks to the hook over
-//! its stdout, one line per step: `budget MS` once the store is open, then `done TEXT` or
-//! `error TEXT`. With `hooks.budget = 0s` the turn never waits.
+//! its stdout, one line per step: `budget MS` once the store is open, then `done TEXT`,
+//! `error TEXT`, or `paused TEXT` (no checkpoint until an interrupted restore is resolved).
+//! With `hooks.budget = 0s` the turn never waits.
 //!
 //! A checkpoint of a workspace of `hooks.watch_from` entries or more starts a change-journal
 //! watcher for it (`hooks.watch = false` turns that off), so that the next ones stat only what
@@ -21,6 +29,7 @@ use std::sync::mpsc::{self, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
 use cairn_lib::agents::{self, Agent, CheckpointOutcome, HookEvent, HookInvocation, HookLogLine};
+use cairn_lib::ops::interrupted;
 use cairn_lib::ops::watch::{AutoWatch, WatchOptions, wants_watcher};
 use cairn_lib::{ErrorKind, Store};
 use clap::Args;
@@ -105,6 +114,12 @@ fn foreground(global: &GlobalArgs, agent: &str) -> CommandResult {
                         deadline = started + budget;
                     }
                     "done" => return Ok(()),
+                    "paused" => {
+                        let message = serde_json::json!({ "systemMessage": format!("cairn: {rest}") });
+                        let _ = writeln!(std::io::stdout().lock(), "{message}");
+                        let _ = writeln!(std::io::stderr().lock(), "error: {rest}");
+                        return Ok(());
+                    }
                     // Already rendered in the CLI's words by the child.
                     _ => {
                         let _ = writeln!(std::io::stderr().lock(), "error: {rest}");
@@ -159,6 +174,10 @@ fn background(global: &GlobalArgs, agent: &str) -> CommandResult {
             say(&format!("done {}", done.said));
             done.workspace_entries
         }
+        Err(err) if err.code() == Some(interrupted::REFUSAL_CODE) => {
+            say(&format!("paused {}", paused(&err)));
+            return Ok(());
+        }
         Err(err) => return Err(err),
     };
     if wants_watcher(config, AutoWatch::Hooks, entries)
@@ -173,6 +192,15 @@ fn background(global: &GlobalArgs, agent: &str) -> CommandResult {
         log(global, &invocation, &said)?;
     }
     Ok(())
+}
+
+/// What the agent's user reads when an interrupted restore stops the checkpoints: the
+/// refusal, then the two commands that resolve it (the user runs them, in a terminal).
+fn paused(err: &cairn_lib::Error) -> String {
+    crate::error::fit_line(&format!(
+        "{}; run `cairn restore --continue` or `cairn restore --abort`; until then no checkpoint is saved",
+        err.render_message(&cairn_mcp::words::CliWords)
+    ))
 }
 
 /// Saves what the event calls for, waiting for a target another checkpoint holds.

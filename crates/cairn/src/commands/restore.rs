@@ -1,4 +1,4 @@
-//! `cairn restore REF [--to DIR]` (alias `rollback`).
+//! `cairn restore REF [--to DIR]` (alias `rollback`), and `cairn restore --continue|--abort`.
 
 use cairn_lib::ops::restore::{RestoreMode, RestoreOptions, RestoreResult};
 use cairn_lib::ops::save::Progress;
@@ -39,9 +39,27 @@ fn human(r: &RestoreResult) -> String {
     let mut out = String::new();
     if let Some(found) = &r.interrupted_restore {
         out.push_str(&format::recovered(found));
-        if found.found.target == r.destination && r.safety_snapshot.is_none() {
-            return out;
+        // What `--continue` and `--abort` left as it was: the files written since the kill,
+        // which the user must be able to see are still there.
+        let kept: Vec<_> = r.plan.iter().filter(|e| e.action == "keep").collect();
+        if !kept.is_empty() {
+            out.push_str(&format!(
+                "left as found, written since the restore began ({}):\n",
+                match kept.len() {
+                    1 => "1 entry".to_owned(),
+                    n => format!("{n} entries"),
+                }
+            ));
+            for entry in kept {
+                out.push_str(&format!(
+                    "  {:<8} {} ({})\n",
+                    entry.action,
+                    format::path(&entry.path),
+                    entry.kind
+                ));
+            }
         }
+        return out;
     }
     if r.dry_run {
         let count = match (r.mode, r.plan.len()) {
