@@ -194,3 +194,137 @@ fn an_archive_of_a_million_empty_entries_stops_at_the_entry_limit_and_leaves_the
     insta::assert_snapshot!(err, @r#"error: archive entry "d0/f500000" is past the limit of 500000 entries; refusing the archive (raise the import.max_entries setting or the max entries option to import it)"#);
     assert_eq!(store_state(&env), before);
 }
+
+/// Whether `tool` runs; a test that needs it says so and skips when it does not.
+fn have(tool: &str) -> bool {
+    let found = Command::new(tool).arg("--version").output().is_ok_and(|o| o.status.success());
+    if !found {
+        #[allow(clippy::print_stdout)] // the suite prints why this test did nothing
+        {
+            println!("skipped: {tool} is not installed (scripts/deps/archive-tools.sh installs it)");
+        }
+    }
+    found
+}
+
+/// A file of 1 MiB with six data islands (more than an old GNU header's table of four holds)
+/// and a hole at its end.
+fn sparse_file(path: &Path) -> Vec<u8> {
+    use std::os::unix::fs::FileExt;
+    let file = std::fs::File::create(path).unwrap();
+    file.set_len(1 << 20).unwrap();
+    let mut want = vec![0u8; 1 << 20];
+    for i in 0..6u64 {
+        let data = format!("island {i}\n").repeat(100);
+        let at = i * 150_000 + 7;
+        file.write_all_at(data.as_bytes(), at).unwrap();
+        want[at as usize..at as usize + data.len()].copy_from_slice(data.as_bytes());
+    }
+    want
+}
+
+fn is_sparse(path: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let meta = std::fs::metadata(path).unwrap();
+    meta.blocks() * 512 < meta.size()
+}
+
+#[test]
+fn gnu_sparse_files_of_every_format_import_with_their_bytes_and_holes() {
+    if !have("tar") {
+        return;
+    }
+    let env = TestEnv::new();
+    let src = env.root().join("src");
+    std::fs::create_dir(&src).unwrap();
+    let want = sparse_file(&src.join("disk.img"));
+    write(&src, "after.txt", "the entry after the sparse one\n");
+    if !is_sparse(&src.join("disk.img")) {
+        #[allow(clippy::print_stdout)] // the suite prints why this test did nothing
+        {
+            println!("skipped: this file system keeps no holes, so tar writes no sparse entry");
+        }
+        return;
+    }
+    let mut transcript = String::new();
+    let bsdtar = have("bsdtar");
+    for (name, tool, flags) in [
+        ("pax-0.0", "tar", "--format=posix --sparse --sparse-version=0.0"),
+        ("pax-0.1", "tar", "--format=posix --sparse --sparse-version=0.1"),
+        ("pax-1.0", "tar", "--format=posix --sparse --sparse-version=1.0"),
+        ("old-gnu", "tar", "--format=gnu --sparse"),
+        ("bsdtar-pax", "bsdtar", "--format=pax"),
+    ] {
+        if tool == "bsdtar" && !bsdtar {
+            continue;
+        }
+        let file = env.root().join(format!("{name}.tar"));
+        let mut tar = Command::new(tool);
+        tar.args(flags.split(' ')).arg("-cf").arg(&file).arg("-C").arg(&src).args(["disk.img", "after.txt"]);
+        run(&mut tar);
+        let target = env.root().join(name);
+        let out =
+            env.ok(&["import", file.to_str().unwrap(), "--target", target.to_str().unwrap(), "--name", name]);
+        transcript.push_str(&env.normalize(&out));
+        env.ok(&["restore", name]);
+        assert!(std::fs::read(target.join("disk.img")).unwrap() == want, "{name}: the bytes differ");
+        assert!(is_sparse(&target.join("disk.img")), "{name}: the holes were filled");
+        let after = std::fs::read_to_string(target.join("after.txt")).unwrap();
+        assert_eq!(after, "the entry after the sparse one\n", "{name}");
+    }
+    insta::assert_snapshot!(transcript);
+}
+
+#[test]
+fn pax_uid_and_gid_records_give_the_owner() {
+    if !have("tar") {
+        return;
+    }
+    let env = TestEnv::new();
+    let src = env.root().join("src");
+    write(&src, "owned.txt", "owned\n");
+    // Ids past the ustar header's seven octal digits: GNU tar writes them as pax records.
+    std::os::unix::fs::chown(src.join("owned.txt"), Some(3_000_000), Some(3_000_001)).unwrap();
+    let file = env.root().join("owned.tar");
+    run(Command::new("tar").args(["--format=posix", "-cf"]).arg(&file).arg("-C").arg(&src).arg("owned.txt"));
+    let target = env.root().join("owned");
+    env.ok(&["import", file.to_str().unwrap(), "--target", target.to_str().unwrap(), "--name", "imported"]);
+    env.ok(&["restore", "imported"]);
+    use std::os::unix::fs::MetadataExt;
+    let meta = std::fs::metadata(target.join("owned.txt")).unwrap();
+    assert_eq!((meta.uid(), meta.gid()), (3_000_000, 3_000_001));
+}
+
+#[test]
+fn a_v7_directory_entry_stays_a_directory() {
+    let env = TestEnv::new();
+    let mut bytes = Vec::new();
+    for (name, size, data) in [(&b"old/"[..], 0, &b""[..]), (b"old/f.txt", 3, b"v7\n"), (b"empty/", 0, b"")] {
+        // A pre-POSIX header: no magic, type byte NUL, a directory told by its trailing slash.
+        let mut header = tar::Header::new_old();
+        header.as_old_mut().name[..name.len()].copy_from_slice(name);
+        header.set_mode(if name.ends_with(b"/") { 0o750 } else { 0o640 });
+        header.set_uid(0);
+        header.set_gid(0);
+        header.set_mtime(1_000_000_000);
+        header.set_size(size);
+        header.as_old_mut().linkflag = [0];
+        header.set_cksum();
+        bytes.extend_from_slice(header.as_bytes());
+        bytes.extend_from_slice(data);
+        bytes.resize(bytes.len().div_ceil(512) * 512, 0);
+    }
+    bytes.extend_from_slice(&[0; 1024]);
+    let file = env.root().join("v7.tar");
+    std::fs::write(&file, bytes).unwrap();
+    let target = env.root().join("v7");
+    env.ok(&["import", file.to_str().unwrap(), "--target", target.to_str().unwrap(), "--name", "imported"]);
+    env.ok(&["restore", "imported"]);
+    let got: Vec<String> =
+        describe(&target).into_iter().map(|(p, e)| format!("{} {e:?}", p.display())).collect();
+    insta::assert_snapshot!(got.join("\n"), @r#"
+    empty Dir { mode: 488 }
+    old Dir { mode: 488 }
+    old/f.txt File { mode: 416, mtime_ns: 1000000000000000000, content_hash: "687540194e57e8f0-3", links: 1 }
+    "#);
+}

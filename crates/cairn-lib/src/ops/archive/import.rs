@@ -3,16 +3,19 @@
 //! Pipeline: take the store lock alone → sniff the compression → read the archive's members
 //! one by one (raw, so that GNU long names and pax records are read only up to a bound) →
 //! check each ([`super::entries`]) before reading its data → stream file data through the blob
-//! writer → build the Merkle tree bottom-up → commit the record. Nothing is extracted to disk.
+//! writer (a GNU sparse file's data extents only, [`super::sparse`]) → build the Merkle tree
+//! bottom-up → commit the record. Nothing is extracted to disk.
 //! A refused or failed import takes back the packs it wrote, so the store is as it was.
 
+use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap};
-use std::io::Read;
+use std::io::{BufReader, Read};
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
 use super::entries::{Checker, Seen, normalize, shown};
+use super::sparse;
 use crate::error::{Error, IoContext, Result};
 use crate::id::{ObjectId, SnapshotId};
 use crate::ops::resolve::CallContext;
@@ -21,7 +24,7 @@ use crate::store::Store;
 use crate::store::chunker::{WHOLE_FILE_LIMIT, store_chunks};
 use crate::store::pack::BlobKind;
 use crate::store::writer::BlobWriter;
-use crate::tree::{self, DirRoot, Node, NodeKind, Tree};
+use crate::tree::{self, DirRoot, Extra, Node, NodeKind, Tree};
 
 /// GNU long names and pax records longer than this are refused: real ones are a few hundred
 /// bytes, and the tar reader holds them in memory.
@@ -38,7 +41,10 @@ pub struct ImportOptions {
     pub file: PathBuf,
     /// The directory the snapshot is of: an in-place restore of it writes there. It need not
     /// exist. Empty: the archive's name without its extensions, in the current directory.
-    #[cfg_attr(feature = "clap", arg(long, value_name = "DIR"))]
+    #[cfg_attr(
+        feature = "clap",
+        arg(long, value_name = "DIR", default_value = "", hide_default_value = true)
+    )]
     #[serde(default)]
     pub target: String,
     /// A name for the snapshot, unique per session and target.
@@ -76,6 +82,20 @@ struct Item {
     uid: u32,
     gid: u32,
     mtime_ns: i64,
+    /// A sparse file's data extents (its content holds only their bytes).
+    extents: Option<Vec<(u64, u64)>>,
+}
+
+/// The archive's byte stream, shared by the tar reader and the import: an old GNU sparse
+/// entry's extension blocks sit between its header and its data, where the tar reader (in raw
+/// mode) expects data, so the import takes them from the stream itself before the tar reader
+/// reads on. The tar reader keeps its own count of what it read and reads nothing ahead.
+struct Shared<'a>(RefCell<Box<dyn Read + 'a>>);
+
+impl Read for &Shared<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        self.0.borrow_mut().read(buf)
+    }
 }
 
 /// Opens `file` with the decompressor its first bytes call for.
@@ -96,6 +116,20 @@ fn parent_and_name(path: &[u8]) -> (&[u8], &[u8]) {
         Some(i) => (&path[..i], &path[i + 1..]),
         None => (b"", path),
     }
+}
+
+/// An owner id: the pax record's (which holds ids too large for the header), else the header's.
+fn owner(pax: Option<&[u8]>, header: u64, raw: &[u8], what: &str) -> Result<u32> {
+    let id = match pax {
+        Some(v) => std::str::from_utf8(v).ok().and_then(|v| v.parse::<u64>().ok()),
+        None => Some(header),
+    };
+    id.and_then(|id| u32::try_from(id).ok()).ok_or_else(|| {
+        Error::invalid(format!(
+            "archive entry {:?} has a {what} that is not a number below 2^32; refusing the archive",
+            shown(raw)
+        ))
+    })
 }
 
 fn mtime_ns(pax_mtime: Option<&[u8]>, header_secs: u64) -> i64 {
@@ -202,7 +236,8 @@ pub(crate) fn read_into(
     file: &Path,
     mut check: Checker,
 ) -> Result<(ObjectId, SnapshotStats)> {
-    let mut archive = tar::Archive::new(reader);
+    let shared = Shared(RefCell::new(reader));
+    let mut archive = tar::Archive::new(&shared);
     let mut items: BTreeMap<Vec<u8>, Item> = BTreeMap::new();
     let mut links: HashMap<Vec<u8>, Vec<Vec<u8>>> = HashMap::new();
     let mut stats = SnapshotStats::default();
@@ -245,7 +280,7 @@ pub(crate) fn read_into(
             continue;
         }
         let pax_value = |key: &[u8]| pax.iter().rev().find(|(k, _)| k == key).map(|(_, v)| v.clone());
-        let raw = pax_value(b"path").or(long_name.take()).unwrap_or(header_name);
+        let raw = sparse::pax_name(&pax).or(pax_value(b"path")).or(long_name.take()).unwrap_or(header_name);
         let link = pax_value(b"linkpath")
             .or(long_link.take())
             .or_else(|| header.link_name_bytes().map(|l| l.into_owned()));
@@ -256,7 +291,9 @@ pub(crate) fn read_into(
             )));
         }
         let path = normalize(&raw)?;
-        if path.is_empty() && kind.as_byte() != b'5' {
+        // A V7 archive has no directory type: a file entry whose name ends in `/` is one.
+        let v7_dir = matches!(kind.as_byte(), b'0' | b'\0' | b'7') && raw.ends_with(b"/");
+        if path.is_empty() && kind.as_byte() != b'5' && !v7_dir {
             return Err(Error::invalid(format!(
                 "archive entry {:?} names the top directory but is not a directory; refusing the archive",
                 shown(&raw)
@@ -264,22 +301,48 @@ pub(crate) fn read_into(
         }
         let mode = header.mode().map_err(bad)? & 0o7777;
         let mtime = mtime_ns(pax_value(b"mtime").as_deref(), header.mtime().map_err(bad)?);
-        let (uid, gid) = (header.uid().map_err(bad)? as u32, header.gid().map_err(bad)? as u32);
+        let uid = owner(pax_value(b"uid").as_deref(), header.uid().map_err(bad)?, &raw, "uid")?;
+        let gid = owner(pax_value(b"gid").as_deref(), header.gid().map_err(bad)?, &raw, "gid")?;
+        let layout = sparse::from_pax(&pax, &raw, size)?;
         pax.clear();
-        let item = |kind| Item { kind, mode, uid, gid, mtime_ns: mtime };
+        let item = |kind| Item { kind, mode, uid, gid, mtime_ns: mtime, extents: None };
         let node = match kind.as_byte() {
-            b'0' | b'\0' | b'7' => {
-                check.declare(&raw, size)?;
+            b'0' | b'\0' | b'7' | b'S' if !v7_dir => {
+                let layout = match kind.as_byte() {
+                    b'S' => sparse::old_gnu(&header, &raw, || {
+                        let mut block = [0u8; 512];
+                        (&shared).read_exact(&mut block).map(|()| block)
+                    })?,
+                    _ => layout,
+                };
+                check.declare(&raw, layout.size)?;
                 check.accept(&raw, &path, Seen::File)?;
-                let content = store_data(writer, &mut entry, size).map_err(|e| match e {
+                let mut input = BufReader::new(&mut entry);
+                let (extents, stored) = match layout.format {
+                    None => (None, size),
+                    Some(format) => {
+                        let (extents, map_bytes) = match layout.extents {
+                            Some(extents) => (extents, 0),
+                            None => sparse::read_map(&mut input, &raw)?,
+                        };
+                        let stored = size.checked_sub(map_bytes).ok_or_else(|| {
+                            Error::invalid(format!(
+                                "archive entry {:?} is a GNU sparse file (format {format}) whose map is longer than the entry; refusing the archive",
+                                shown(&raw)
+                            ))
+                        })?;
+                        (sparse::checked(extents, layout.size, stored, &raw, format)?, stored)
+                    }
+                };
+                let content = store_data(writer, &mut input, stored).map_err(|e| match e {
                     Some(e) => e,
                     None => bad(std::io::Error::other(format!("entry {:?} is cut short", shown(&raw)))),
                 })?;
                 stats.files += 1;
-                stats.bytes += size;
-                item(NodeKind::File { size, content })
+                stats.bytes += layout.size;
+                Item { extents, ..item(NodeKind::File { size: layout.size, content }) }
             }
-            b'5' => {
+            b'0' | b'\0' | b'7' | b'5' => {
                 check.accept(&raw, &path, Seen::Dir)?;
                 item(NodeKind::Dir { tree: ObjectId::of(b"") })
             }
@@ -295,13 +358,17 @@ pub(crate) fn read_into(
                 let target = normalize(&target_raw).unwrap_or_else(|_| b"/".to_vec());
                 check.link_target(&raw, &target_raw, &target)?;
                 check.accept(&raw, &path, Seen::File)?;
-                let Some(Item { kind: NodeKind::File { size, content }, .. }) = items.get(&target) else {
+                let Some(Item { kind: NodeKind::File { size, content }, extents, .. }) = items.get(&target)
+                else {
                     return Err(Error::corrupt("a hard link's target vanished from the import"));
                 };
                 stats.files += 1;
                 stats.bytes += size;
                 links.entry(target.clone()).or_insert_with(|| vec![target.clone()]).push(path.clone());
-                item(NodeKind::File { size: *size, content: content.clone() })
+                Item {
+                    extents: extents.clone(),
+                    ..item(NodeKind::File { size: *size, content: content.clone() })
+                }
             }
             b'3' | b'4' | b'6' => {
                 let what = match kind.as_byte() {
@@ -381,7 +448,7 @@ fn build_tree(writer: &BlobWriter<'_>, items: BTreeMap<Vec<u8>, Item>) -> Result
                 uid: item.uid,
                 gid: item.gid,
                 mtime_ns: item.mtime_ns,
-                extra: Default::default(),
+                extra: Extra { extents: item.extents, xattrs: Vec::new() },
             };
             children.entry(parent.to_vec()).or_default().push(node);
         }

@@ -6,6 +6,7 @@
 mod entries;
 mod export;
 mod import;
+mod sparse;
 
 pub use export::{ExportOptions, ExportResult};
 pub(crate) use import::read_into;
