@@ -1,5 +1,7 @@
 //! Human-readable formatting: sizes, counts, snapshot lines and tables.
 
+use std::borrow::Cow;
+
 use cairn_lib::{NotCovered, Snapshot};
 
 /// `1.5 MiB`-style sizes.
@@ -99,12 +101,13 @@ pub fn not_covered(nc: &NotCovered) -> String {
         ));
     }
     for s in &nc.skipped {
-        out.push_str(&format!("not covered: {} ({})\n", s.path, s.reason));
+        out.push_str(&format!("not covered: {} ({})\n", path(&s.path), text(&s.reason)));
     }
     for s in &nc.secrets {
         out.push_str(&format!(
             "not covered: {} (secret: {}; --include-secrets captures it)\n",
-            s.path, s.rule
+            path(&s.path),
+            s.rule
         ));
     }
     out
@@ -143,23 +146,48 @@ pub fn recovered(r: &cairn_lib::ops::interrupted::Recovered) -> String {
     };
     format!(
         "interrupted restore of {}: the tree as found is saved as snapshot {}; {done}\n",
-        r.found.target, r.recovery_snapshot
+        path(&r.found.target),
+        r.recovery_snapshot
     )
 }
 
-/// A path for one line of output: a newline, carriage return, tab or backslash in a file name
-/// is written as `\n`, `\r`, `\t` or `\\`, so each change stays on its own line.
-pub fn path(p: &str) -> std::borrow::Cow<'_, str> {
-    if !p.contains(['\n', '\r', '\t', '\\']) {
-        return p.into();
+/// A name for one line of output (a path, a target, a link target, an archive): every
+/// control character is escaped as [`text`] does, and a backslash is doubled, so the line
+/// reads back as exactly one name, as `ls -b` and git's quoted paths do.
+pub fn path(p: &str) -> Cow<'_, str> {
+    escape(p, true)
+}
+
+/// Free text from a user or an archive (a description, an error, a notice) made safe for a
+/// terminal: a control character is written as its C escape (`\n`, `\t`, `\a`, …) or in
+/// octal (`\033` for ESC; a C1 control as its two UTF-8 bytes, `\302\233`), so no byte of
+/// it can move the cursor, clear the screen, ring the bell or start a new line. Backslashes
+/// stay as they are: an error quotes names with Rust's `{:?}`, which escaped them already.
+pub fn text(t: &str) -> Cow<'_, str> {
+    escape(t, false)
+}
+
+fn escape(s: &str, backslash: bool) -> Cow<'_, str> {
+    let special = |c: char| c.is_control() || (backslash && c == '\\');
+    if !s.contains(special) {
+        return s.into();
     }
-    let mut out = String::with_capacity(p.len() + 4);
-    for c in p.chars() {
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
         match c {
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
+            '\\' if backslash => out.push_str("\\\\"),
+            '\x07' => out.push_str("\\a"),
+            '\x08' => out.push_str("\\b"),
             '\t' => out.push_str("\\t"),
-            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\x0b' => out.push_str("\\v"),
+            '\x0c' => out.push_str("\\f"),
+            '\r' => out.push_str("\\r"),
+            c if c.is_control() => {
+                for byte in c.encode_utf8(&mut [0; 4]).bytes() {
+                    out.push_str(&format!("\\{byte:03o}"));
+                }
+            }
             c => out.push(c),
         }
     }
@@ -187,6 +215,16 @@ mod tests {
         assert_eq!(short_id(&all[0], 12), "019a0c2f-4a6d");
         assert_eq!(short_id(&all[0], 8), "019a0c2f");
         assert_eq!(short_id(&all[0], 9), "019a0c2f-4");
+    }
+
+    #[test]
+    fn control_characters_are_escaped_as_ls_b_and_git_do() {
+        assert_eq!(path("plain/été.txt"), "plain/été.txt");
+        assert!(matches!(path("plain"), Cow::Borrowed(_)));
+        assert_eq!(path("a\x1b[2Jb\x07"), "a\\033[2Jb\\a");
+        assert_eq!(path("tab\there\nnew\\back\x7f"), "tab\\there\\nnew\\\\back\\177");
+        assert_eq!(path("c1\u{9b}31m"), "c1\\302\\23331m");
+        assert_eq!(text("entry \"a\\u{1b}\" \x1b]0;x\x07"), "entry \"a\\u{1b}\" \\033]0;x\\a");
     }
 
     #[test]

@@ -45,7 +45,7 @@ impl Printer {
     /// Prints a one-line notice the engine sends while it works (`note: …` on stderr, in
     /// text and JSON modes alike, so stdout stays one result).
     pub fn notice(line: &str) {
-        let _ = writeln!(std::io::stderr().lock(), "note: {line}");
+        let _ = writeln!(std::io::stderr().lock(), "note: {}", crate::format::text(line));
     }
 
     /// Prints an error: `error: …` on stderr, or a JSON object on stdout with `--json`.
@@ -59,7 +59,10 @@ impl Printer {
             let mut out = std::io::stdout().lock();
             let _ = writeln!(out, "{}", serde_json::to_string_pretty(&value).unwrap_or_default());
         }
-        let _ = writeln!(std::io::stderr().lock(), "error: {}", crate::error::render(err));
+        // The JSON above is exact (JSON escapes control characters); a terminal gets them
+        // escaped, since an error may quote an archive's or a user's bytes.
+        let line = crate::error::render(err);
+        let _ = writeln!(std::io::stderr().lock(), "error: {}", crate::format::text(&line));
     }
 
     /// A spinner on stderr while `work` runs, shown only when stderr is a terminal.

@@ -39,7 +39,7 @@ pub fn run(global: &GlobalArgs, args: DiffArgs, printer: &Printer) -> CommandRes
 /// The right-hand column of `--stat`: line counts for text, and for everything else what
 /// changed instead (git's `Bin` only for binary files).
 fn stat_column(e: &DiffEntry) -> String {
-    let opt = |v: &Option<String>| v.clone().unwrap_or_else(|| "none".into());
+    let opt = |v: &Option<String>| v.as_deref().map_or("none".into(), |v| format::path(v).into_owned());
     let bytes = |v: Option<u64>| v.unwrap_or(0);
     if let (Some(a), Some(d)) = (e.lines_added, e.lines_removed) {
         return format!("{:>5} {}{}", a + d, "+".repeat(a.min(40) as usize), "-".repeat(d.min(40) as usize));
@@ -67,10 +67,34 @@ fn stat_column(e: &DiffEntry) -> String {
     format!("  {}", e.what.join(", "))
 }
 
+/// A patch as a terminal shows it: the path in its header lines escaped as the change's own
+/// line has it, and control characters of the content escaped too, so a hostile file cannot
+/// move the cursor or rewrite what was printed above it. Tabs and line ends (a CRLF file's
+/// `\r` too) stay as they are.
+fn terminal_patch(patch: &str, path: &str) -> String {
+    let escaped = format::path(path);
+    let mut patch = patch.to_owned();
+    if escaped != path {
+        for side in ["a/", "b/"] {
+            patch = patch.replacen(&format!("{side}{path}"), &format!("{side}{escaped}"), 1);
+        }
+    }
+    patch.split_inclusive('\n').map(content_line).collect()
+}
+
+/// One line of a patch with its control characters escaped but its tabs and line end kept.
+fn content_line(line: &str) -> String {
+    let end_at =
+        line.strip_suffix('\n').map_or(line.len(), |body| body.strip_suffix('\r').unwrap_or(body).len());
+    let (body, end) = line.split_at(end_at);
+    let pieces: Vec<String> = body.split('\t').map(|piece| format::text(piece).into_owned()).collect();
+    pieces.join("\t") + end
+}
+
 fn human(r: &DiffResult, patch: bool, stat: bool) -> String {
     let mut out = String::new();
     let to = r.to.as_ref().map(|s| s.id.to_string()).unwrap_or_else(|| "the live tree".into());
-    out.push_str(&format!("diff {} → {} of {}\n", r.from.id, to, r.target));
+    out.push_str(&format!("diff {} → {} of {}\n", r.from.id, to, format::path(&r.target)));
     if let Some(transcript) = &r.transcript {
         out.push_str(&super::transcript::human_diff(transcript));
         return out;
@@ -94,7 +118,7 @@ fn human(r: &DiffResult, patch: bool, stat: bool) -> String {
             out.push_str(&format!("{mark} {}{what}\n", format::path(&e.path)));
         }
         if let (true, Some(p)) = (patch, &e.patch) {
-            out.push_str(p);
+            out.push_str(&terminal_patch(p, &e.path));
         }
     }
     let s = &r.summary;
@@ -103,4 +127,17 @@ fn human(r: &DiffResult, patch: bool, stat: bool) -> String {
         s.added, s.removed, s.modified, s.unchanged
     ));
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_patch_line_keeps_its_tabs_and_line_end_and_escapes_the_rest() {
+        assert_eq!(content_line("+a\x1b[2Jb\tc\r\n"), "+a\\033[2Jb\tc\r\n");
+        assert_eq!(content_line("-over\rwritten"), "-over\\rwritten");
+        let patch = "--- a/x\ny\n+++ b/x\ny\n@@ -1 +1 @@\n+\x07\n";
+        assert_eq!(terminal_patch(patch, "x\ny"), "--- a/x\\ny\n+++ b/x\\ny\n@@ -1 +1 @@\n+\\a\n");
+    }
 }

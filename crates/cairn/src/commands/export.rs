@@ -28,8 +28,8 @@ fn human(r: &ExportResult) -> String {
     format!(
         "exported {} of {} to {}\n  {} entries, {} of content, compression: {}\n",
         format::label(&r.snapshot),
-        r.snapshot.target,
-        r.file.display(),
+        format::path(&r.snapshot.target),
+        format::path(&r.file.display().to_string()),
         r.entries,
         format::bytes(r.bytes),
         r.compression

@@ -26,6 +26,7 @@ pub fn run(global: &GlobalArgs, args: ImportArgs, printer: &Printer) -> CommandR
 
 fn human(r: &ImportResult) -> String {
     let s = &r.snapshot;
-    format!("imported {} as {} of {}\n", r.file.display(), format::label(s), s.target)
+    let file = r.file.display().to_string();
+    format!("imported {} as {} of {}\n", format::path(&file), format::label(s), format::path(&s.target))
         + &format::capture_stats(s, false)
 }

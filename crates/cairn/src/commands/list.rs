@@ -48,11 +48,12 @@ fn human(list: &SnapshotList, id_len: usize) -> String {
         .map(|s| {
             vec![
                 format::short_id(&s.id.to_string(), id_len),
-                s.name.clone().unwrap_or_default() + if s.safety { "(safety)" } else { "" },
+                format::path(s.name.as_deref().unwrap_or_default()).into_owned()
+                    + if s.safety { "(safety)" } else { "" },
                 format::created(&s.created_at),
                 s.stats.files.to_string(),
                 format::bytes(s.stats.bytes),
-                s.target.clone(),
+                format::path(&s.target).into_owned(),
             ]
         })
         .collect();

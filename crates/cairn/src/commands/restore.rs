@@ -72,13 +72,13 @@ fn human(r: &RestoreResult) -> String {
         out.push_str(&format!(
             "would restore {} into {}: {count}\n",
             format::label(&r.snapshot),
-            r.destination
+            format::path(&r.destination)
         ));
     } else {
         out.push_str(&format!(
             "restored {} into {}: {} files written ({})\n",
             format::label(&r.snapshot),
-            r.destination,
+            format::path(&r.destination),
             r.files_written,
             format::bytes(r.bytes_written)
         ));

@@ -26,11 +26,11 @@ pub fn human(s: &Snapshot) -> String {
     let mut out = String::new();
     let mut line = |k: &str, v: String| out.push_str(&format!("{k:<12} {v}\n"));
     line("id", s.id.to_string());
-    line("name", s.name.clone().unwrap_or_else(|| "-".into()));
-    line("target", format!("{} ({})", s.target, s.kind));
+    line("name", s.name.as_deref().map_or("-".into(), |n| format::path(n).into_owned()));
+    line("target", format!("{} ({})", format::path(&s.target), s.kind));
     line("created", s.created_at.clone());
     if let Some(d) = &s.description {
-        line("description", d.clone());
+        line("description", format::text(d).into_owned());
     }
     if s.safety {
         line("safety", "yes (taken before a restore)".into());
