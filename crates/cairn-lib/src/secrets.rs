@@ -19,7 +19,13 @@ struct Shape {
 
 /// Every content rule. Keep `docs/security.md` in step with this table.
 const SHAPES: &[Shape] = &[
-    Shape { rule: "private-key", pattern: r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----" },
+    // The marker and the first line of a key body: a marker alone (in docs, in code that
+    // writes keys) or with a stub body (`MIIE...`) holds no key. The lines between may be PEM
+    // headers (`Proc-Type: …`), and the line breaks may be written `\n` inside a string.
+    Shape {
+        rule: "private-key",
+        pattern: r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----(?:\s|\\[rn])+(?:[A-Za-z-]+:[^\r\n\\]*(?:\s|\\[rn])+)*[A-Za-z0-9+/=]{40}",
+    },
     Shape { rule: "aws-access-key-id", pattern: r"\b(?:AKIA|ASIA|ABIA|ACCA)[A-Z2-7]{16}\b" },
     Shape { rule: "github-token", pattern: r"\b(?:gh[pousr]_[A-Za-z0-9]{36}|github_pat_[A-Za-z0-9_]{82})\b" },
     Shape { rule: "gitlab-token", pattern: r"\bglpat-[A-Za-z0-9_-]{20,}" },
@@ -61,6 +67,31 @@ fn is_example(found: &[u8]) -> bool {
     found.ends_with(b"EXAMPLE") || found.windows(7).any(|w| w.eq_ignore_ascii_case(b"example"))
 }
 
+/// Words that mark a token-shaped string as a stand-in (`xoxb-your-token-here`).
+const PLACEHOLDER_WORDS: &[&[u8]] =
+    &[b"your", b"here", b"token", b"secret", b"placeholder", b"changeme", b"replace", b"redacted", b"xxxx"];
+
+/// True for a token-shaped string that only stands in for one: an example, a part between
+/// `-`, `_` or `.` that has no digit and holds a [placeholder word](PLACEHOLDER_WORDS), or a
+/// run of six of one character (`AKIAXXXXXXXXXXXXXXXX`, `ghp_000000…`). The parts of real
+/// tokens are random letters and digits: one of 24 characters with no digit and holding such a
+/// word is about one in ten million, a run of six one in a million. Not applied to a private
+/// key, whose base64 body is full of `AAAAAA` runs; its rule asks for a body instead.
+fn is_placeholder(rule: &str, found: &[u8]) -> bool {
+    if is_example(found) {
+        return true;
+    }
+    if rule == "private-key" {
+        return false;
+    }
+    let has_word = |part: &[u8]| {
+        !part.iter().any(u8::is_ascii_digit)
+            && PLACEHOLDER_WORDS.iter().any(|w| part.windows(w.len()).any(|p| p.eq_ignore_ascii_case(w)))
+    };
+    found.split(|b| matches!(b, b'-' | b'_' | b'.')).any(has_word)
+        || found.windows(6).any(|w| w.iter().all(|&b| b == w[0]))
+}
+
 /// One secret-shaped string found in a text: the rule and where it lies.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Found {
@@ -78,7 +109,7 @@ pub(crate) fn first_rule(data: &[u8]) -> Option<&'static str> {
     c.set
         .matches(data)
         .into_iter()
-        .find(|&i| c.each[i].find_iter(data).any(|m| !is_example(m.as_bytes())))
+        .find(|&i| c.each[i].find_iter(data).any(|m| !is_placeholder(SHAPES[i].rule, m.as_bytes())))
         .map(|i| SHAPES[i].rule)
 }
 
@@ -93,11 +124,10 @@ pub(crate) fn find_all(data: &[u8]) -> Vec<Found> {
         .matches(data)
         .into_iter()
         .flat_map(|i| {
-            c.each[i].find_iter(data).filter(|m| !is_example(m.as_bytes())).map(move |m| Found {
-                rule: SHAPES[i].rule,
-                start: m.start(),
-                end: m.end(),
-            })
+            c.each[i]
+                .find_iter(data)
+                .filter(move |m| !is_placeholder(SHAPES[i].rule, m.as_bytes()))
+                .map(move |m| Found { rule: SHAPES[i].rule, start: m.start(), end: m.end() })
         })
         .collect();
     found.sort_by_key(|f| (f.start, std::cmp::Reverse(f.end)));
@@ -136,7 +166,10 @@ pub(crate) mod samples {
     pub(crate) fn all() -> Vec<(&'static str, String)> {
         let a = |s: &str, n: usize| s.repeat(n);
         vec![
-            ("private-key", format!("-----BEGIN OPENSSH {}-----", "PRIVATE KEY")),
+            (
+                "private-key",
+                format!("-----BEGIN OPENSSH {}-----\n{}", "PRIVATE KEY", a("b3BlbnNzaC1rZXktdjEAAAAA", 3)),
+            ),
             ("aws-access-key-id", format!("AKIA{}", a("Q3", 8))),
             ("github-token", format!("ghp_{}", a("aB3", 12))),
             ("gitlab-token", format!("glpat-{}", a("xY9_", 5))),
@@ -166,6 +199,64 @@ mod tests {
         let text = "let task-runner = disk-usage; // sk-learn\nAWS_ACCESS_KEY_ID=AKIAIOSFODNN7EXAMPLE\n\
                     -----BEGIN PUBLIC KEY-----\nghp_short\n";
         assert_eq!(first_rule(text.as_bytes()), None);
+    }
+
+    /// Text from documentation and tests that looks like a credential and holds none.
+    fn placeholders() -> Vec<String> {
+        let key = "PRIVATE KEY";
+        vec![
+            format!("-----BEGIN {key}-----"),
+            format!("-----BEGIN RSA {key}-----\n-----END RSA {key}-----\n"),
+            format!("Keys start with `-----BEGIN OPENSSH {key}-----` and end with a matching line."),
+            format!("-----BEGIN EC {key}-----\nMIIE...\n-----END EC {key}-----"),
+            format!("pem = \"-----BEGIN {key}-----\\n\" + body"),
+            format!("SLACK_BOT_TOKEN={}", "xoxb-your-token-here"),
+            format!("token: {}", "xoxb-xxxxxxxxxxxx-xxxxxxxxxxxx"),
+            format!("{}-REPLACE-WITH-YOUR-TOKEN", "xoxp"),
+            "OPENAI_API_KEY=sk-...".to_owned(),
+            "OPENAI_API_KEY=<your-key>".to_owned(),
+            format!("ANTHROPIC_API_KEY=sk-ant-api03-{}", "your-key-here-".repeat(7)),
+            format!("aws_access_key_id = AKIA{}", "X".repeat(16)),
+            format!("GITHUB_TOKEN=ghp_{}", "0".repeat(36)),
+            format!("GITLAB_TOKEN=glpat-{}", "your_token_here_123"),
+            format!("STRIPE_KEY=sk_live_{}", "xxxxxxxxxxxxxxxxxxxxxxxx"),
+        ]
+    }
+
+    #[test]
+    fn bare_key_markers_and_placeholders_are_not_secrets() {
+        for text in placeholders() {
+            assert_eq!(first_rule(text.as_bytes()), None, "{text}");
+            assert_eq!(find_all(text.as_bytes()), Vec::new(), "{text}");
+        }
+    }
+
+    #[test]
+    fn real_looking_keys_are_still_caught_in_every_form_they_are_written_in() {
+        let key = "PRIVATE KEY";
+        let body = "MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7";
+        let cases = [
+            ("private-key", format!("-----BEGIN {key}-----\n{body}\n-----END {key}-----\n")),
+            ("private-key", format!("-----BEGIN RSA {key}-----\r\n{body}\r\n")),
+            // A service account's JSON: the line breaks are `\n` inside the string.
+            ("private-key", format!("{{\"private_key\": \"-----BEGIN {key}-----\\n{body}\\n\"}}")),
+            (
+                "private-key",
+                format!(
+                    "-----BEGIN RSA {key}-----\nProc-Type: 4,ENCRYPTED\nDEK-Info: AES-128-CBC,AB12\n\n{body}\n"
+                ),
+            ),
+            ("private-key", format!("-----BEGIN PGP {key} BLOCK-----\n\n{body}\n")),
+            ("slack-token", format!("xoxb-{}-{}-{}", "2417345", "1093486712", "Zk3tQ9vBw7LmR2pXa8cYdE4u")),
+            ("aws-access-key-id", format!("AKIA{}", "Q3ZR7WLPM2NXK4TB")),
+            ("github-token", format!("ghp_{}", "R8aZk3tQ9vBw7LmR2pXa8cYdE4u0nHs1fJ6g")),
+        ];
+        for (rule, text) in cases {
+            assert_eq!(first_rule(text.as_bytes()), Some(rule), "{text}");
+        }
+        for (rule, text) in samples::all() {
+            assert_eq!(first_rule(text.as_bytes()), Some(rule), "{text}");
+        }
     }
 
     #[test]

@@ -114,3 +114,50 @@ fn a_cairnignore_negation_or_the_setting_opts_back_in() {
     assert_eq!(saved["not_covered"]["secrets"], serde_json::json!([]));
     assert_eq!(saved["stats"]["files"], 3, "{saved}");
 }
+
+#[test]
+fn docs_and_tests_with_bare_key_markers_or_placeholders_are_saved_and_real_keys_are_not() {
+    let env = TestEnv::new();
+    let key = "PRIVATE KEY";
+    let body = "MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7";
+    write(
+        &env.work(),
+        "docs/tls.md",
+        format!(
+            "A key file starts with `-----BEGIN {key}-----`.\n\n```\n-----BEGIN RSA {key}-----\nMIIE...\n```\n"
+        ),
+    );
+    write(&env.work(), "tests/fixtures.py", format!("PEM = \"-----BEGIN EC {key}-----\\n\" + body\n"));
+    write(&env.work(), ".env.example", "SLACK_BOT_TOKEN=xoxb-your-token-here\n");
+    write(&env.work(), "README.md", "export OPENAI_API_KEY=sk-...\nexport ANTHROPIC_API_KEY=<your-key>\n");
+    write(&env.work(), "config/slack.yaml", "token: xoxb-your-token-here\n");
+    write(
+        &env.work(),
+        "deploy/key.json",
+        format!("{{\"private_key\": \"-----BEGIN {key}-----\\n{body}\\n\"}}\n"),
+    );
+    write(
+        &env.work(),
+        "deploy/slack.yaml",
+        format!("token: xoxb-2417345-1093486712-{}\n", "Zk3tQ9vBw7LmR2pXa8cYdE4u"),
+    );
+    write(&env.work(), "deploy/server.key", format!("-----BEGIN RSA {key}-----\n"));
+    let saved = env.json(&["save"]);
+    insta::assert_json_snapshot!(saved["not_covered"]["secrets"], @r#"
+    [
+      {
+        "path": "deploy/key.json",
+        "rule": "private-key"
+      },
+      {
+        "path": "deploy/server.key",
+        "rule": "private-key"
+      },
+      {
+        "path": "deploy/slack.yaml",
+        "rule": "slack-token"
+      }
+    ]
+    "#);
+    assert_eq!(saved["stats"]["files"], 5, "{saved}");
+}

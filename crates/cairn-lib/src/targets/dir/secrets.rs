@@ -65,12 +65,20 @@ pub(crate) fn by_name(rel: &[u8], name: &[u8]) -> Option<&'static str> {
     }
 }
 
+/// A `.key` or `.pem` file: where a PEM private key is kept.
+fn is_key_file(name: &[u8]) -> bool {
+    name.ends_with(b".key") || name.ends_with(b".pem")
+}
+
 /// The content rule `data` (the whole file at `rel`) matches, if any.
 pub(crate) fn by_content(rel: &[u8], name: &[u8], data: &[u8]) -> Option<&'static str> {
     let has = |needle: &[u8]| data.windows(needle.len()).any(|w| w == needle);
     let named = match name {
         b".npmrc" if has(b"_authToken=") || has(b"_auth=") || has(b"_password=") => Some("npmrc-token"),
         b".pypirc" if has(b"password") => Some("pypirc-password"),
+        // A file named for a key holds one even where its body is cut short or left out; the
+        // content rule, which looks at every file, asks for a body.
+        _ if is_key_file(name) && has(b"PRIVATE KEY") && has(b"-----BEGIN ") => Some("private-key"),
         _ if is_kubeconfig(rel, name)
             && (has(b"token:") || has(b"client-key-data:") || has(b"password:")) =>
         {
@@ -136,5 +144,15 @@ mod tests {
             Some("kubeconfig-credentials")
         );
         assert_eq!(by_content(b"app/config", b"config", b"token: abc\n"), None);
+    }
+
+    #[test]
+    fn a_key_file_with_a_bare_marker_is_a_secret_and_a_document_with_one_is_not() {
+        let bare = format!("-----BEGIN RSA {}-----\n", "PRIVATE KEY");
+        assert_eq!(by_content(b"tls/server.key", b"server.key", bare.as_bytes()), Some("private-key"));
+        assert_eq!(by_content(b"certs/a.pem", b"a.pem", bare.as_bytes()), Some("private-key"));
+        assert_eq!(by_content(b"docs/tls.md", b"tls.md", bare.as_bytes()), None);
+        // A certificate is public, whatever the file's name.
+        assert_eq!(by_content(b"a.pem", b"a.pem", b"-----BEGIN CERTIFICATE-----\nMIIB\n"), None);
     }
 }
