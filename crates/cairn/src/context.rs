@@ -9,6 +9,16 @@ use cairn_lib::{S3Settings, Store, StoreAddress, Unlock};
 use crate::commands::GlobalArgs;
 use crate::error::CommandResult;
 
+/// Reads `--store`'s value: an empty one (`--store ""`, often an unset variable in a script)
+/// is refused in one line saying so, where clap's own refusal of an empty path read as if no
+/// value had been given at all.
+pub fn store_flag(value: &str) -> Result<PathBuf, String> {
+    if value.is_empty() {
+        return Err("the store's path is empty; give a directory or s3://BUCKET/PREFIX, or leave out --store to use the default store".to_owned());
+    }
+    Ok(PathBuf::from(value))
+}
+
 /// Where the store is: `--store`, else `$CAIRN_STORE`, else `$XDG_DATA_HOME/cairn`, else
 /// `~/.local/share/cairn`.
 pub fn store_path(global: &GlobalArgs) -> CommandResult<PathBuf> {

@@ -1,6 +1,7 @@
 //! Small ways a command misled or left clutter, each with the test named after it: refusals of
-//! the command line in one line of cairn's words, a refused restore into the store that
-//! leaves nothing there, and stats that count only what was captured.
+//! the command line in one line of cairn's words (an empty `--store` among them), a refused
+//! restore into the store that leaves nothing there, stats that count only what was captured,
+//! and a session fork that waits a moment for a target's lock instead of refusing at once.
 
 mod common;
 
@@ -76,4 +77,38 @@ fn skipped_unreadable_files_are_not_counted_in_stats_files() {
     assert_eq!(saved["stats"]["bytes"], 4, "{saved}");
     assert_eq!(saved["not_covered"]["skipped"][0]["path"], "secret-ish.txt", "{saved}");
     assert_eq!(saved["not_covered"]["skipped"][0]["reason"], "unreadable", "{saved}");
+}
+
+#[test]
+fn an_empty_store_flag_is_refused_in_one_line_saying_it_is_empty() {
+    let env = TestEnv::new();
+    let err = env.without_store_flag(&["--store", "", "list"]).output().unwrap();
+    assert_eq!(err.status.code(), Some(2));
+    insta::assert_snapshot!(String::from_utf8_lossy(&err.stderr), @"error: invalid value '' for '--store <PATH>': the store's path is empty; give a directory or s3://BUCKET/PREFIX, or leave out --store to use the default store; see `cairn list --help`");
+}
+
+#[test]
+fn a_session_fork_waits_for_a_target_lock_held_a_moment_instead_of_refusing() {
+    let env = TestEnv::new();
+    write(&env.work(), "a.txt", "a\n");
+    env.ok(&["save"]);
+    let locks = env.store().join("locks");
+    let target_lock = std::fs::read_dir(&locks)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.file_name().is_some_and(|n| n != "store.lock"))
+        .expect("the target's lock file");
+    // Another command holds the target for a second and a half.
+    let held = env.root().join("held");
+    let mut holder = std::process::Command::new("flock")
+        .arg(&target_lock)
+        .args(["sh", "-c", &format!("touch {} && sleep 1.5", held.display())])
+        .spawn()
+        .unwrap();
+    common::eventually("the lock to be taken", || held.exists());
+    let started = std::time::Instant::now();
+    env.ok(&["session", "create", "forked", "--from", "baseline"]);
+    assert!(started.elapsed() >= std::time::Duration::from_millis(500), "the fork did not wait");
+    holder.wait().unwrap();
 }

@@ -10,6 +10,9 @@ use crate::name::validate_name;
 use crate::session::Session;
 use crate::store::{LockGuard, Store};
 
+/// How long a session fork waits for a target's lock held by another command.
+const LOCK_PATIENCE: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// How to list sessions. The CLI's help is the doc comment of each field; the MCP
 /// description, written for an agent, is the `schemars` one.
 #[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
@@ -123,7 +126,7 @@ impl Store {
         // A fork is a writer of every target its source holds: it must not copy a session while
         // a save, restore or remove of one of them is running.
         let _locks = match &from {
-            Some(f) => self.lock_targets(&f.targets, "a session fork")?,
+            Some(f) => self.lock_targets_waiting(&f.targets, "a session fork")?,
             None => Vec::new(),
         };
         let id = self.catalog.create_session(&name, from.map(|f| f.id))?;
@@ -181,6 +184,22 @@ impl Store {
         sorted.sort();
         sorted.dedup();
         sorted.into_iter().map(|t| self.lock_target(t, command)).collect()
+    }
+
+    /// [`Store::lock_targets`], waiting up to [`LOCK_PATIENCE`] for a lock held elsewhere,
+    /// holding none of the others meanwhile. A fork copies records only, and an agent's save
+    /// or checkpoint of one of its targets, which ends well within that, should not make it
+    /// fail; a lock still held then refuses as before, naming its holder.
+    fn lock_targets_waiting(&self, targets: &[String], command: &str) -> Result<Vec<(LockGuard, LockGuard)>> {
+        let deadline = std::time::Instant::now() + LOCK_PATIENCE;
+        loop {
+            match self.lock_targets(targets, command) {
+                Err(e) if e.kind() == ErrorKind::Locked && std::time::Instant::now() < deadline => {
+                    std::thread::sleep(std::time::Duration::from_millis(50));
+                }
+                taken => return taken,
+            }
+        }
     }
 
     /// The session a command given no `--session` works in.

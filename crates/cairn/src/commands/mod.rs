@@ -53,7 +53,7 @@ pub struct Cli {
 pub struct GlobalArgs {
     /// The store: a directory, or s3://BUCKET/PREFIX (default: $CAIRN_STORE, else
     /// $XDG_DATA_HOME/cairn, else ~/.local/share/cairn).
-    #[arg(long, global = true, value_name = "PATH")]
+    #[arg(long, global = true, value_name = "PATH", value_parser = crate::context::store_flag)]
     pub store: Option<PathBuf>,
     /// Print the result as JSON.
     #[arg(long, global = true)]
