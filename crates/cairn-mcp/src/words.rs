@@ -36,6 +36,8 @@ impl CliWords {
             }
             Operation::ListDebugCaptures => "cairn debug list".to_owned(),
             Operation::DiffDebugCaptures => "cairn debug diff".to_owned(),
+            Operation::ContinueRestore => "cairn restore --continue".to_owned(),
+            Operation::AbortRestore => "cairn restore --abort".to_owned(),
             Operation::ResetAgentSetting { word, store } => {
                 format!("cairn --store {} agent reset {word}", store_word(store))
             }

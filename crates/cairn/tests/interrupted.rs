@@ -87,7 +87,7 @@ fn a_save_or_a_restore_after_a_killed_restore_refuses_in_one_line_and_changes_no
     let found = describe(&env.work());
     let save = env.fails(&["save", "--name", "after"], 1);
     env.filters().bind(|| {
-        insta::assert_snapshot!(save, @"error: an interrupted restore of snapshot [ID] left [TMP]/work half restored (its state before was saved as snapshot [ID]); finish or roll back that restore first (either way keeps the files written since); pass --continue or --abort to a restore");
+        insta::assert_snapshot!(save, @"error: an interrupted restore of snapshot [ID] left [TMP]/work half restored (its state before was saved as snapshot [ID]); finish or roll back that restore first (either way keeps the files written since); run `cairn restore --continue` or run `cairn restore --abort`");
     });
     assert_eq!(save.lines().count(), 1);
     // Another restore would roll back what was written since, as a save used to: refused too.
@@ -117,7 +117,7 @@ fn check_diff_show_and_a_dry_run_report_an_interrupted_restore_instead_of_using_
         3 snapshot(s), 45 object(s) referenced, 0 read back
         problem: an interrupted restore of snapshot [ID] left [TMP]/work half restored (its state before was saved as snapshot [ID]); finish it (the restore's continue option) or roll it back (its abort option)
         ");
-        insta::assert_snapshot!(diff, @"error: an interrupted restore of snapshot [ID] left [TMP]/work half restored (its state before was saved as snapshot [ID]); finish or roll back that restore first (either way keeps the files written since); pass --continue or --abort to a restore");
+        insta::assert_snapshot!(diff, @"error: an interrupted restore of snapshot [ID] left [TMP]/work half restored (its state before was saved as snapshot [ID]); finish or roll back that restore first (either way keeps the files written since); run `cairn restore --continue` or run `cairn restore --abort`");
         assert_eq!(dry, diff);
         insta::assert_snapshot!(String::from_utf8_lossy(&show.stderr), @"note: an interrupted restore of snapshot [ID] left [TMP]/work half restored (its state before was saved as snapshot [ID]); the live tree is not any snapshot");
     });

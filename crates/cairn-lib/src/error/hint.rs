@@ -86,6 +86,10 @@ pub enum Operation {
     ListDebugCaptures,
     /// Compare two debug captures.
     DiffDebugCaptures,
+    /// Finish the restore a killed process left half applied, keeping what was written since.
+    ContinueRestore,
+    /// Roll back the restore a killed process left half applied, keeping what was written since.
+    AbortRestore,
     /// Reset an agent setting (`word` is a capability or `all`), or allow or deny it.
     ResetAgentSetting {
         /// The capability word, or `all`.
@@ -155,6 +159,8 @@ impl NeutralWords {
             Operation::Rollback { project, snapshot } => format!("roll project {project} back to {snapshot}"),
             Operation::ListDebugCaptures => "list the debug captures".to_owned(),
             Operation::DiffDebugCaptures => "compare the debug captures".to_owned(),
+            Operation::ContinueRestore => "finish the interrupted restore".to_owned(),
+            Operation::AbortRestore => "roll back the interrupted restore".to_owned(),
             Operation::ResetAgentSetting { word, .. } => format!("reset the agent setting {word}"),
         }
     }

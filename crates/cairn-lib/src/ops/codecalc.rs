@@ -45,7 +45,7 @@ impl Store {
         let session = self.call_session(options.session.as_deref(), context)?;
         let key = path.to_string_lossy().into_owned();
         let _lock = self.lock_target(&key, "a save")?;
-        self.resolve_interrupted(&key, super::interrupted::Resolve::RollBack)?;
+        self.refuse_interrupted(&key)?;
 
         let started = std::time::Instant::now();
         let old_cache = StatCache::load(self, &key)?;

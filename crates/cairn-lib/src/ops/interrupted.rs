@@ -21,7 +21,7 @@ use serde::Serialize;
 
 pub(crate) use super::pipeline::journal::Journal;
 use super::save::{DirCapture, Progress, SaveOptions};
-use crate::error::{Error, Hint, Result};
+use crate::error::{Error, Hint, Operation, Result};
 use crate::id::{ObjectId, SessionId};
 use crate::store::Store;
 use crate::targets::dir::materialize::split;
@@ -134,13 +134,8 @@ impl Store {
 
     /// Resolves an interrupted restore of `key`, if there is one: says so, captures the tree as
     /// it is as a recovery snapshot, then rolls back or finishes, leaving the files written
-    /// since as they are. The caller holds the target's lock.
-    pub(crate) fn resolve_interrupted(&self, key: &str, how: Resolve) -> Result<Option<Recovered>> {
-        Ok(self.resolve_interrupted_applied(key, how)?.map(|(r, _)| r))
-    }
-
-    /// [`Store::resolve_interrupted`], also returning what the resolution applied; the files
-    /// it left as they were written since are `keep` entries of the plan.
+    /// since as they are. Returns what it did and what it applied; the files it left as they
+    /// were written since are `keep` entries of the plan. The caller holds the target's lock.
     pub(crate) fn resolve_interrupted_applied(
         &self,
         key: &str,
@@ -390,8 +385,8 @@ pub(crate) fn refusal(found: &InterruptedRestore) -> Error {
         "{}; finish or roll back that restore first (either way keeps the files written since)",
         found.sentence()
     ))
-    .hint(Hint::GiveOneOf(&["continue", "abort"]))
-    .purpose(" to a restore")
+    .hint(Hint::Run(Operation::ContinueRestore))
+    .hint(Hint::Run(Operation::AbortRestore))
     .with_code(REFUSAL_CODE)
 }
 
