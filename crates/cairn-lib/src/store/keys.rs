@@ -158,26 +158,63 @@ pub(crate) fn list(backend: &dyn Backend) -> Result<Vec<(String, KeyObject)>> {
 }
 
 /// Finds the key object `secret` opens whose repository key has `fingerprint`, and returns
-/// the key and the object's id. A wrong secret is one sentence.
+/// the key and the object's id. A wrong secret is one sentence. A key object that does not
+/// read (it does not decode, or its parameters or wrapped key are garbled) is damage, not a
+/// wrong secret: the others are still tried, and when none opens the error names the damage.
 pub(crate) fn unlock(backend: &dyn Backend, secret: &Secret, fingerprint: &str) -> Result<(RepoKey, String)> {
-    let keys = list(backend)?;
-    for (id, object) in &keys {
-        let Some(wrapping) = derive(&object.kdf, secret)? else { continue };
-        let Ok(wrapped) = hex::decode(&object.wrapped) else { continue };
-        let Some(bytes) = crypto::open_with(&wrapping, &wrapped, object_key(id).as_bytes()) else { continue };
+    find(backend, secret, Some(fingerprint))
+}
+
+/// [`unlock`] for a store whose marker was lost, so its key's fingerprint is unknown: any key
+/// object `secret` opens gives the key (the wrapping is authenticated, so only a key object
+/// of this store, opened with its own secret, yields one).
+pub(crate) fn unlock_without_marker(backend: &dyn Backend, secret: &Secret) -> Result<(RepoKey, String)> {
+    find(backend, secret, None)
+}
+
+/// The key object `secret` opens, whose key has `fingerprint` when one is given.
+fn find(backend: &dyn Backend, secret: &Secret, fingerprint: Option<&str>) -> Result<(RepoKey, String)> {
+    let mut sound = 0;
+    let mut damaged = Vec::new();
+    for key in backend.list(PREFIX)? {
+        let id = id_of(&key).to_owned();
+        let Ok(object) = serde_json::from_slice::<KeyObject>(&backend.get(&key)?) else {
+            damaged.push(id);
+            continue;
+        };
+        let (Ok(derived), Ok(wrapped)) = (derive(&object.kdf, secret), hex::decode(&object.wrapped)) else {
+            damaged.push(id);
+            continue;
+        };
+        sound += 1;
+        let Some(wrapping) = derived else { continue };
+        let Some(bytes) = crypto::open_with(&wrapping, &wrapped, object_key(&id).as_bytes()) else {
+            continue;
+        };
         let bytes = Zeroizing::new(bytes);
-        if let Some(repo) = RepoKey::from_bytes(&bytes).filter(|k| k.fingerprint() == fingerprint) {
-            return Ok((repo, id.clone()));
+        if let Some(repo) =
+            RepoKey::from_bytes(&bytes).filter(|k| fingerprint.is_none_or(|f| k.fingerprint() == f))
+        {
+            return Ok((repo, id));
         }
     }
     let what = match secret {
         Secret::Password(_) => "password",
         Secret::KeyFile(_) => "key file",
     };
-    let which = match keys.len() {
+    let which = match sound {
+        0 => "it has no key object that reads".to_owned(),
         1 => "its one key does not match".to_owned(),
         n => format!("none of its {n} keys matches"),
     };
+    if let Some(first) = damaged.first() {
+        // The secret may belong to the damaged key: this is damage to report, not a refusal.
+        return Err(Error::corrupt(format!(
+            "the {what} does not unlock the store at {} ({which}), and {} key object(s) are damaged (first: {first}); unlock with another secret of the store, or put back a copy of the key object",
+            backend.describe(),
+            damaged.len()
+        )));
+    }
     Err(Error::new(
         crate::error::ErrorKind::PermissionDenied,
         format!("the {what} does not unlock the store at {} ({which})", backend.describe()),
@@ -208,6 +245,19 @@ mod tests {
         assert_eq!(
             err.message(),
             "the password does not unlock the store at an in-memory store (none of its 2 keys matches)"
+        );
+        // A damaged key object is damage, named as such, and the other keys still unlock.
+        let third = add(&backend, &repo, &Secret::password("third"), None).unwrap();
+        let bytes = backend.get(&object_key(&third)).unwrap();
+        backend.delete(&object_key(&third)).unwrap();
+        backend.put_if_absent(&object_key(&third), &bytes[..bytes.len() / 2]).unwrap();
+        assert_eq!(unlock(&backend, &file, &repo.fingerprint()).unwrap().1, second);
+        let err = unlock(&backend, &Secret::password("third"), &repo.fingerprint()).unwrap_err();
+        assert_eq!(err.kind(), crate::error::ErrorKind::Corrupt);
+        assert!(
+            err.message().contains(&format!("1 key object(s) are damaged (first: {third})")),
+            "{}",
+            err.message()
         );
         // A key that unwraps another store's key is not this store's.
         assert!(unlock(&backend, &file, &RepoKey::random().fingerprint()).is_err());

@@ -22,9 +22,11 @@ pub(crate) mod lock;
 mod names;
 pub(crate) mod pack;
 pub(crate) mod pack_cache;
+pub(crate) mod pack_recover;
 mod publisher;
 pub(crate) mod remote;
 mod remote_gc;
+pub(crate) mod reopen;
 pub mod s3;
 mod sealed;
 mod unlock;
@@ -112,7 +114,55 @@ impl Store {
     /// Opens the store whose objects `backend` holds, keeping its catalog, settings, locks and
     /// restore journal in the directory `root`.
     pub fn open_with(backend: Arc<dyn Backend>, root: &Path, mode: OpenMode) -> Result<Self> {
-        Self::open_unlocked(backend, root, mode, None)
+        let catalog = absolute(root)?.join("catalog.db");
+        let fresh = !catalog.exists();
+        let store = Self::open_unlocked(backend, root, mode, None)?;
+        if let Err(lost) = store.refuse_lost_catalog(fresh) {
+            drop(store);
+            if fresh {
+                // The catalog this open made is empty: removed again, so the next command
+                // finds it missing too, and so does a repair.
+                for suffix in ["", "-wal", "-shm"] {
+                    let _ = std::fs::remove_file(format!("{}{suffix}", catalog.display()));
+                }
+            }
+            return Err(lost);
+        }
+        Ok(store)
+    }
+
+    /// [`Store::open_in`] for `repair`: a catalog that lost track of the objects is what it
+    /// comes to rebuild, so it is not refused.
+    pub(crate) fn open_to_rebuild(root: &Path) -> Result<Self> {
+        let layout = Layout { root: absolute(root)? };
+        let backend = Arc::new(LocalBackend::new(layout.objects(), layout.tmp()));
+        Self::open_unlocked(backend, &layout.root, OpenMode::Existing, None)
+    }
+
+    /// Refuses a catalog that lists nothing while the store holds snapshot records, or, when
+    /// there was no catalog file (`fresh`), packs: it was lost (deleted, emptied) and made
+    /// anew, and a store that looks empty would invite a save on top and a gc of everything it
+    /// does not know. `repair` adds the records back. An existing catalog that lists nothing
+    /// beside packs is a store whose snapshots were all removed (a killed gc left their packs).
+    fn refuse_lost_catalog(&self, fresh: bool) -> Result<()> {
+        if !self.catalog.lists_nothing()? {
+            return Ok(());
+        }
+        let records = self.backend.list("records/")?.len();
+        let packs = if records == 0 && fresh { self.backend.list("packs/")?.len() } else { 0 };
+        if records == 0 && packs == 0 {
+            return Ok(());
+        }
+        let holds = if records > 0 {
+            format!("{records} snapshot record(s)")
+        } else {
+            format!("{packs} pack(s) of data")
+        };
+        Err(Error::corrupt(format!(
+            "the store's catalog lists nothing, but the store holds {holds}: the catalog was lost or emptied, and a repair rebuilds it from them"
+        ))
+        .with_code("catalog_lost")
+        .hint(crate::error::Hint::Run(crate::error::Operation::Repair)))
     }
 
     /// [`Store::open_with`] for an encrypted store's objects, with its key: recovery reads
@@ -332,10 +382,9 @@ impl Store {
                     Ok(entries) => {
                         self.catalog.commit_pack(&key, bytes.len() as u64, &entries, catalog::Flush::Now)?
                     }
-                    Err(_) => {
-                        self.backend.delete(&key)?;
-                        self.catalog.forget_pack(&key)?;
-                    }
+                    // Renamed into place only once flushed, so a header that does not read
+                    // is damage: the file is kept for `repair`, which recovers it blob by blob.
+                    Err(_) => self.catalog.forget_pack(&key)?,
                 },
                 Err(_) => self.catalog.forget_pack(&key)?,
             }

@@ -321,6 +321,36 @@ fn parse_header(
     Ok(whole.into_iter().map(PackEntry::from).collect())
 }
 
+/// The trailer forms a pack of a store with `seal` (or without) may end with: whether the
+/// header is the framed form, in the order recovery tries them.
+pub(crate) fn header_forms(seal: Option<&RepoKey>) -> &'static [bool] {
+    if seal.is_some() { &[false] } else { &[false, true] }
+}
+
+/// The name a pack's header hashes to: its key without folder and extension.
+pub(crate) fn pack_name(key: &str) -> &str {
+    key.rsplit('/').next().unwrap_or(key).trim_end_matches(".pack")
+}
+
+/// Whether `header` hashes to the name of pack `key`: the proof that bytes found by a search
+/// are the pack's own header.
+pub(crate) fn names_pack(key: &str, header: &[u8]) -> bool {
+    ObjectId::of(header).to_hex() == pack_name(key)
+}
+
+/// Decodes `header` (already proven by [`names_pack`]) in form `framed`, and keeps it only if
+/// every blob it places lies before `start`, where the header sat: recovery's decoder for a
+/// header whose trailer is damaged.
+pub(crate) fn decode_found_header(
+    header: &[u8],
+    start: usize,
+    seal: Option<&RepoKey>,
+    framed: bool,
+) -> Option<Vec<PackEntry>> {
+    let entries = parse_header(header, seal, framed).ok()?;
+    entries.iter().all(|e| e.offset as usize + e.length as usize <= start).then_some(entries)
+}
+
 /// Reads the header of a whole pack (used by recovery and `check`).
 pub(crate) fn read_header(key: &str, pack: &[u8], seal: Option<&RepoKey>) -> Result<Vec<PackEntry>> {
     let bad = || Error::corrupt(format!("pack {key} has no valid header")).hint(check());

@@ -1,7 +1,7 @@
 //! `cairn repair`.
 
 use cairn_lib::Store;
-use cairn_lib::ops::repair::RepairResult;
+use cairn_lib::ops::repair::{Recovery, RepairResult};
 use clap::Args;
 
 use crate::commands::GlobalArgs;
@@ -14,33 +14,54 @@ use crate::printer::Printer;
 pub struct RepairArgs {}
 
 pub fn run(global: &GlobalArgs, _args: RepairArgs, printer: &Printer) -> CommandResult {
-    // A remote (or encrypted) store's catalog is a cache, rebuilt from the objects as it
-    // opens; the repair then checks and re-indexes every pack there.
-    let (store, aside) = match store_address(global)? {
-        cairn_lib::StoreAddress::Dir(dir) if !dir.join("cairn-store.json").exists() => {
-            Store::open_to_repair(&dir)?
-        }
-        shared => (Store::open_address_with(&shared, cairn_lib::OpenMode::Existing, &unlock(&shared))?, None),
-    };
-    let result = printer.with_progress("repairing", || store.repair(aside.as_deref()))?;
+    let address = store_address(global)?;
+    let (store, start) = Store::open_address_to_repair(&address, &unlock(&address))?;
+    let result = printer.with_progress("repairing", || store.repair(&start))?;
     printer.result(&result, human);
     Ok(())
 }
 
 fn human(r: &RepairResult) -> String {
     let mut out = String::new();
-    if let Some(aside) = &r.catalog_set_aside {
+    if r.format_rewritten {
+        out.push_str("the store's FORMAT file was missing or garbled: written again\n");
+    }
+    if r.marker_rewritten {
+        out.push_str(
+            "the store's marker (cairn-store.json) was missing: written again, with a new store id\n",
+        );
+    }
+    if let Some(aside) = &r.config_set_aside {
         out.push_str(&format!(
-            "the catalog was damaged: set aside as {aside}; {} snapshot(s) added back from their records\n",
-            r.snapshots_recovered
+            "config.toml did not load: set aside as {aside}; the store uses default settings\n"
         ));
     }
-    out.push_str(&format!("indexed {} blob(s) of {} pack(s)\n", r.blobs_indexed, r.packs_indexed));
+    if let Some(aside) = &r.catalog_set_aside {
+        out.push_str(&format!("the catalog was damaged: set aside as {aside}\n"));
+    }
+    out.push_str(&format!(
+        "indexed {} blob(s) of {} pack(s); {} snapshot(s) added back from their records\n",
+        r.blobs_indexed, r.packs_indexed, r.snapshots_recovered
+    ));
+    for pack in &r.packs_recovered {
+        let how = match (pack.recovery, pack.whole) {
+            (Recovery::Header, true) => "its header found again, every blob",
+            (Recovery::Header, false) => "its header found again, some blobs",
+            (Recovery::Blobs, _) => "no header, some blobs",
+        };
+        out.push_str(&format!("damaged pack recovered ({how}: {} blob(s)): {}\n", pack.blobs, pack.key));
+    }
     for pack in &r.packs_damaged {
-        out.push_str(&format!("damaged pack, not indexed (`cairn gc` removes it): {pack}\n"));
+        out.push_str(&format!("damaged pack, nothing recovered (kept as it is): {pack}\n"));
     }
     for blob in &r.blobs_dropped {
-        out.push_str(&format!("damaged blob dropped (the next save writes it again): {blob}\n"));
+        out.push_str(&format!("damaged blob left out (the next save writes it again): {blob}\n"));
+    }
+    for record in &r.records_damaged {
+        out.push_str(&format!(
+            "damaged record, not added (kept as it is): {}: {}\n",
+            record.key, record.problem
+        ));
     }
     for s in &r.damaged_snapshots {
         out.push_str(&format!("snapshot {} of {} lost {} path(s):\n", s.id, s.target, s.lost.len()));
@@ -49,7 +70,7 @@ fn human(r: &RepairResult) -> String {
         }
     }
     if r.damaged_snapshots.is_empty() {
-        out.push_str("every snapshot holds all its data\n");
+        out.push_str("every snapshot in the catalog holds all its data\n");
     }
     out
 }

@@ -27,6 +27,65 @@ impl Catalog {
         Ok(rows.into_iter().filter(|r| r != "ok").collect())
     }
 
+    /// True when the catalog knows no pack and no snapshot: new, or lost and made anew.
+    pub(crate) fn lists_nothing(&self) -> Result<bool> {
+        let conn = self.conn();
+        let any: bool = conn.query_row(
+            "SELECT EXISTS(SELECT 1 FROM packs) OR EXISTS(SELECT 1 FROM snapshots)",
+            [],
+            |r| r.get(0),
+        )?;
+        Ok(!any)
+    }
+
+    /// Keeps a copy of the blob index as it is (in a temporary table of this connection), so a
+    /// repair that resets the index can still ask where a damaged pack's blobs were.
+    pub(crate) fn keep_old_blob_index(&self) -> Result<()> {
+        self.conn().execute_batch(
+            "DROP TABLE IF EXISTS temp.old_blobs;
+             CREATE TEMP TABLE old_blobs AS
+                 SELECT p.key AS pack_key, b.id, b.kind, b.offset, b.length, b.raw_length, b.compressed, b.within
+                 FROM blobs b JOIN packs p ON p.id = b.pack;
+             CREATE INDEX temp.old_blobs_pack ON old_blobs(pack_key);",
+        )?;
+        Ok(())
+    }
+
+    /// What the kept copy of the blob index (see [`Catalog::keep_old_blob_index`]) placed in
+    /// pack `key`.
+    pub(crate) fn old_pack_entries(&self, key: &str) -> Result<Vec<PackEntry>> {
+        let conn = self.conn();
+        entries_in(&conn, "temp.old_blobs", key)
+    }
+
+    /// What the catalog at `path` (a damaged one put aside) placed in pack `key`; nothing when
+    /// it does not open or cannot say. Opened read-only: a damaged catalog is evidence, and is
+    /// left as it is.
+    pub(crate) fn entries_in_file(path: &std::path::Path, key: &str) -> Vec<PackEntry> {
+        let flags = rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let Ok(conn) = rusqlite::Connection::open_with_flags(path, flags) else { return Vec::new() };
+        let view = "(SELECT p.key AS pack_key, b.id, b.kind, b.offset, b.length, b.raw_length, b.compressed,
+                        b.within FROM blobs b JOIN packs p ON p.id = b.pack)";
+        entries_in(&conn, view, key).unwrap_or_default()
+    }
+
+    /// Records pack `key` of a shared store as one a repair could not read: known, so the
+    /// catch-up on open does not stop at its header again, and never `ready`, so nothing is
+    /// read from it and gc never counts its blobs dead.
+    pub(crate) fn note_damaged_pack(&self, key: &str, size: u64) -> Result<()> {
+        self.conn().execute(
+            "INSERT OR IGNORE INTO packs(key, state, pid, size, created_at) VALUES (?1, 'damaged', 0, ?2, ?3)",
+            params![key, size as i64, jiff::Timestamp::now().as_second()],
+        )?;
+        Ok(())
+    }
+
+    /// Drops the kept copy of the blob index.
+    pub(crate) fn drop_old_blob_index(&self) -> Result<()> {
+        self.conn().execute_batch("DROP TABLE IF EXISTS temp.old_blobs")?;
+        Ok(())
+    }
+
     /// Forgets every pack and blob, so the index can be rebuilt from the pack headers.
     pub(crate) fn reset_blob_index(&self) -> Result<()> {
         let mut conn = self.conn();
@@ -118,4 +177,44 @@ impl Catalog {
         }
         Ok(())
     }
+}
+
+/// The entries `table` (rows of pack key, id, kind and place) lists for pack `key`. A row
+/// that does not read as an entry (a damaged page) is skipped: each is checked against the
+/// pack's bytes anyway.
+fn entries_in(conn: &rusqlite::Connection, table: &str, key: &str) -> Result<Vec<PackEntry>> {
+    let mut stmt = conn.prepare(&format!(
+        "SELECT id, kind, offset, length, raw_length, compressed, within FROM {table} WHERE pack_key = ?1"
+    ))?;
+    let rows = stmt.query_map([key], |r| {
+        Ok((
+            r.get::<_, Vec<u8>>(0)?,
+            r.get::<_, i64>(1)?,
+            r.get::<_, i64>(2)?,
+            r.get::<_, i64>(3)?,
+            r.get::<_, i64>(4)?,
+            r.get::<_, bool>(5)?,
+            r.get::<_, Option<i64>>(6)?,
+        ))
+    })?;
+    let mut out = Vec::new();
+    for row in rows.flatten() {
+        let (id, kind, offset, length, raw_length, compressed, within) = row;
+        let Ok(id) = <[u8; 32]>::try_from(id.as_slice()) else { continue };
+        let (Ok(offset), Ok(length), Ok(raw_length)) =
+            (u32::try_from(offset), u32::try_from(length), u32::try_from(raw_length))
+        else {
+            continue;
+        };
+        out.push(PackEntry {
+            id: ObjectId(id),
+            kind: crate::store::pack::BlobKind::from_i64(kind),
+            offset,
+            length,
+            raw_length,
+            compressed,
+            within: within.and_then(|w| u32::try_from(w).ok()),
+        });
+    }
+    Ok(out)
 }

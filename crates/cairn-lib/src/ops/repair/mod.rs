@@ -1,0 +1,197 @@
+//! `cairn repair`: rebuild what the catalog says from the objects, so a damaged store can be
+//! used again, and say which snapshots lost what. A repair only adds: it never deletes an
+//! object and never marks one for deletion.
+//!
+//! Pipeline: open the store as it is (`open.rs`: a damaged catalog or `config.toml` is put
+//! aside, a lost `FORMAT` written again when the objects prove a store) → take the store alone
+//! → keep a copy of the blob index, then rebuild it pack by pack: from the header where it
+//! verifies, else blob by blob (`store/pack_recover.rs`: the header found by a search, the
+//! kept index, a damaged catalog put aside, zstd frames), keeping only blobs whose bytes pass
+//! their hash check → add every snapshot record (and event, and moment) the catalog lacks,
+//! listing those that do not read (`records.rs`) → drop every stat cache (none is vouched for)
+//! → walk every snapshot and list what it refers to that the store no longer holds
+//! (`lost.rs`). Like `restic repair index` followed by `repair snapshots`, except that a
+//! damaged snapshot is kept as it is (what it still holds restores) and listed with what it
+//! lost.
+
+mod lost;
+mod open;
+mod records;
+
+use std::path::PathBuf;
+
+use serde::Serialize;
+
+use crate::error::Result;
+use crate::store::Store;
+use crate::store::pack_recover::{self, Source};
+
+pub use open::RepairStart;
+
+/// What `repair` did.
+#[derive(Debug, Clone, Default, Serialize, schemars::JsonSchema)]
+pub struct RepairResult {
+    /// Where the damaged catalog was put aside, when it had to be rebuilt from the objects.
+    pub catalog_set_aside: Option<String>,
+    /// Where a `config.toml` that did not load was put aside (the store now uses defaults).
+    pub config_set_aside: Option<String>,
+    /// Whether the store's `FORMAT` file was missing or garbled and was written again: its
+    /// packs and records proved it a store.
+    pub format_rewritten: bool,
+    /// Whether an encrypted store directory's marker (`cairn-store.json`) was missing and was
+    /// written again: its key objects proved it a store, and the secret opened one. The store
+    /// has a new id, so its catalog cache was made anew.
+    pub marker_rewritten: bool,
+    /// Packs indexed.
+    pub packs_indexed: u64,
+    /// Blobs indexed (their bytes passed the hash check).
+    pub blobs_indexed: u64,
+    /// Packs whose header or trailer does not verify, and what was recovered from them.
+    pub packs_recovered: Vec<RecoveredPack>,
+    /// Packs from which nothing could be recovered. They are kept as they are, not indexed;
+    /// the snapshots that needed them are listed in `damaged_snapshots`.
+    pub packs_damaged: Vec<String>,
+    /// Blobs whose bytes fail their hash check, left out of the index so the next save of
+    /// the same content writes them again.
+    pub blobs_dropped: Vec<String>,
+    /// Snapshot records added to the catalog from the objects.
+    pub snapshots_recovered: u64,
+    /// Record and event objects that do not read (damaged): left as they are, not applied.
+    pub records_damaged: Vec<DamagedRecord>,
+    /// Snapshots that refer to data the store no longer holds, with what they lost.
+    pub damaged_snapshots: Vec<DamagedSnapshot>,
+}
+
+/// A pack whose header or trailer does not verify, recovered blob by blob.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct RecoveredPack {
+    /// The pack's key.
+    pub key: String,
+    /// How its blobs were found.
+    pub recovery: Recovery,
+    /// Blobs recovered and indexed.
+    pub blobs: u64,
+    /// True when its header was found and every blob it lists verified.
+    pub whole: bool,
+}
+
+/// How a damaged pack's blobs were found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Recovery {
+    /// Its header, found by a search and proven by the pack's name (only the trailer was
+    /// damaged).
+    Header,
+    /// The blob index a catalog had, and the zstd frames in the pack: what verified.
+    Blobs,
+}
+
+/// A record or event object that does not read.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct DamagedRecord {
+    /// The object's key.
+    pub key: String,
+    /// What is wrong with it.
+    pub problem: String,
+}
+
+/// A snapshot that lost data.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct DamagedSnapshot {
+    /// The snapshot id.
+    pub id: String,
+    /// Its target.
+    pub target: String,
+    /// The paths whose content (or, for a directory, whose listing) is lost; `/` when the
+    /// whole snapshot is.
+    pub lost: Vec<String>,
+}
+
+impl Store {
+    /// Repairs the store (see the module documentation). `start` is what
+    /// [`Store::open_to_repair`] or [`Store::open_address_to_repair`] did to open it.
+    pub fn repair(&self, start: &RepairStart) -> Result<RepairResult> {
+        let _lock = self.lock_store_exclusive("a repair")?;
+        let mut result = RepairResult {
+            catalog_set_aside: start.catalog_set_aside.as_ref().map(|p| p.display().to_string()),
+            config_set_aside: start.config_set_aside.as_ref().map(|p| p.display().to_string()),
+            format_rewritten: start.format_rewritten,
+            marker_rewritten: start.marker_rewritten,
+            ..Default::default()
+        };
+        self.catalog.keep_old_blob_index()?;
+        let indexed = self.index_packs(start.catalog_set_aside.as_ref(), &mut result);
+        self.catalog.drop_old_blob_index()?;
+        indexed?;
+        self.add_records(&mut result)?;
+        self.catalog.drop_all_stat_caches()?;
+        self.catalog.clear_all_damaged()?;
+        result.damaged_snapshots = self.damaged_snapshots()?;
+        result.packs_damaged.sort();
+        result.blobs_dropped.sort();
+        Ok(result)
+    }
+
+    /// Rebuilds the blob index from every pack, recovering damaged ones blob by blob.
+    fn index_packs(&self, set_aside: Option<&PathBuf>, result: &mut RepairResult) -> Result<()> {
+        self.catalog.reset_blob_index()?;
+        for key in self.backend().list("packs/")? {
+            if !key.ends_with(".pack") {
+                continue;
+            }
+            let bytes = match self.backend().get(&key) {
+                Ok(bytes) => bytes,
+                Err(_) => {
+                    self.keep_damaged_pack(&key, 0)?;
+                    result.packs_damaged.push(key);
+                    continue;
+                }
+            };
+            // What catalogs said the pack holds: asked only when its header does not verify.
+            let known = || {
+                let mut known = self.catalog.old_pack_entries(&key).unwrap_or_default();
+                if let Some(path) = set_aside {
+                    known.extend(crate::store::catalog::Catalog::entries_in_file(path, &key));
+                }
+                known
+            };
+            let recovered = match crate::store::pack::verify_header(&key, &bytes, self.sealing()) {
+                Ok(entries) => {
+                    let (sound, damaged) = crate::store::pack::sort_sound(&bytes, entries, self.sealing());
+                    pack_recover::Recovered { sound, damaged, source: Source::Header }
+                }
+                Err(_) => pack_recover::recover(&key, &bytes, self.sealing(), known()),
+            };
+            result.blobs_dropped.extend(recovered.damaged.iter().map(|e| e.id.to_string()));
+            if recovered.source != Source::Header {
+                if recovered.sound.is_empty() {
+                    // Kept as it is: a later repair, or a better tool, may still read it.
+                    self.keep_damaged_pack(&key, bytes.len() as u64)?;
+                    result.packs_damaged.push(key);
+                    continue;
+                }
+                result.packs_recovered.push(RecoveredPack {
+                    key: key.clone(),
+                    recovery: if recovered.source == Source::FoundHeader {
+                        Recovery::Header
+                    } else {
+                        Recovery::Blobs
+                    },
+                    blobs: recovered.sound.len() as u64,
+                    whole: recovered.source == Source::FoundHeader && recovered.damaged.is_empty(),
+                });
+            }
+            result.blobs_indexed += recovered.sound.len() as u64;
+            result.packs_indexed += 1;
+            self.catalog.index_found_pack(&key, bytes.len() as u64, &recovered.sound)?;
+        }
+        Ok(())
+    }
+
+    /// Leaves a pack nothing could be recovered from as it is. A shared store's catalog notes
+    /// it, so the catch-up on open (which indexes every pack it does not know from its header)
+    /// does not stop at it again; a local store's leaves it unknown, which gc keeps.
+    fn keep_damaged_pack(&self, key: &str, size: u64) -> Result<()> {
+        if self.is_shared() { self.catalog.note_damaged_pack(key, size) } else { Ok(()) }
+    }
+}

@@ -1,0 +1,98 @@
+//! Opening a shared store (an encrypted store directory, or a bucket) for `repair`: unlocked
+//! as every command unlocks it, but without bringing the catalog cache up to date first. That
+//! catch-up stops at the first object it cannot read (a damaged record or pack header), and it
+//! is what the repair does itself, object by object, listing what it cannot read. An
+//! encrypted store directory that lost its marker (`cairn-store.json`) gets a new one, once its
+//! secret opens one of its key objects.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use super::address::StoreAddress;
+use super::backend::{Backend, LocalBackend};
+use super::remote::{ENCRYPTED_FORMAT, EncryptionInfo, STORE_OBJECT, StoreInfo, read_info};
+use super::s3::S3Backend;
+use super::{OpenMode, SecretUse, Store, Unlock};
+use crate::error::{Error, Result};
+
+impl Store {
+    /// Opens the shared store at `address` for a repair (see the module documentation).
+    pub(crate) fn open_shared_to_rebuild(address: &StoreAddress, unlock: &Unlock) -> Result<Self> {
+        let (backend, cache_home): (Arc<dyn Backend>, &Path) = match address {
+            StoreAddress::Dir(dir) => {
+                let Some(cache_home) = unlock.cache_dir() else {
+                    return Err(Error::invalid(format!(
+                        "the encrypted store at {} needs a folder on this machine to cache its catalog in, and none was given",
+                        dir.display()
+                    )));
+                };
+                let dir = std::path::absolute(dir).map_err(|e| Error::io("resolve", dir, e))?;
+                let tmp = dir.join("tmp");
+                super::backend::create_dir_durably(&tmp)?;
+                (Arc::new(LocalBackend::new(dir, tmp)), cache_home)
+            }
+            StoreAddress::S3 { settings, cache_home } => (Arc::new(S3Backend::new(settings)?), cache_home),
+        };
+        let Some(info) = read_info(backend.as_ref())? else {
+            return Err(Error::not_found(format!(
+                "there is no store at {} (it has no {STORE_OBJECT})",
+                backend.describe()
+            )));
+        };
+        let expected =
+            if info.encryption.is_some() { ENCRYPTED_FORMAT } else { super::layout::FORMAT_VERSION };
+        if info.format != expected {
+            return Err(Error::corrupt(format!(
+                "the store at {} has format version {}, and this cairn reads version {expected}",
+                backend.describe(),
+                info.format,
+            )));
+        }
+        let (backend, unlocked) = match &info.encryption {
+            None => (backend, None),
+            Some(encryption) => {
+                let secret = unlock.secret(SecretUse::Unlock, &backend.describe())?;
+                let (key, key_id) =
+                    super::keys::unlock(backend.as_ref(), &secret, &encryption.key_fingerprint)?;
+                let key = Arc::new(key);
+                let sealed: Arc<dyn Backend> =
+                    Arc::new(super::sealed::SealedBackend::new(backend, key.clone()));
+                (sealed, Some(super::unlock::Unlocked { key, key_id }))
+            }
+        };
+        let root = cache_home.join(info.id.simple().to_string());
+        let mut store = Self::open_unlocked(backend, &root, OpenMode::CreateIfMissing, unlocked)?;
+        store.catalog.share(store.backend.clone());
+        store.shared = true;
+        store.pack_cache = Some(store.new_pack_cache());
+        Ok(store)
+    }
+}
+
+/// Writes a new marker for the encrypted store directory `dir` when it lost its own: its key
+/// objects prove it a store, and the key one of them opens with the secret `unlock` gives is
+/// its key. The store gets a new id, so its catalog cache is rebuilt in full. Returns whether
+/// a marker was written.
+pub(crate) fn rewrite_lost_marker(dir: &Path, unlock: &Unlock) -> Result<bool> {
+    let has_keys = std::fs::read_dir(dir.join(super::keys::PREFIX)).is_ok_and(|mut d| d.next().is_some());
+    // A plain store directory has a FORMAT file and no key objects.
+    if dir.join(STORE_OBJECT).exists() || dir.join("FORMAT").exists() || !has_keys {
+        return Ok(false);
+    }
+    let tmp = dir.join("tmp");
+    super::backend::create_dir_durably(&tmp)?;
+    let backend = LocalBackend::new(dir.to_path_buf(), tmp);
+    let secret = unlock.secret(SecretUse::Unlock, &backend.describe())?;
+    let (key, _) = super::keys::unlock_without_marker(&backend, &secret)?;
+    let info = StoreInfo {
+        format: ENCRYPTED_FORMAT,
+        id: uuid::Uuid::now_v7(),
+        encryption: Some(EncryptionInfo {
+            aead: "xchacha20-poly1305".to_owned(),
+            key_fingerprint: key.fingerprint(),
+        }),
+    };
+    let bytes = serde_json::to_vec(&info).map_err(|e| Error::corrupt(e.to_string()))?;
+    backend.put_if_absent(STORE_OBJECT, &bytes)?;
+    Ok(true)
+}

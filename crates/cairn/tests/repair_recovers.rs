@@ -1,0 +1,252 @@
+//! `repair` only adds: a lost, empty or garbled catalog gives back every snapshot whose record
+//! and data exist; a pack whose trailer is damaged is recovered from its header found again,
+//! not dropped; in an encrypted store one damaged record stays one damaged record. In each
+//! case `gc` after the repair keeps every snapshot restorable, byte for byte.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use common::{Entry, TestEnv, describe, noise, write};
+
+/// Two snapshots, `one` and `two`, each in a pack of its own; what each holds.
+fn two_snapshots(env: &TestEnv) -> Vec<(&'static str, BTreeMap<PathBuf, Entry>)> {
+    write(&env.work(), "a.bin", noise(300_000, 1));
+    write(&env.work(), "src/main.rs", "fn main() {}\n".repeat(200));
+    env.ok(&["save", "--name", "one"]);
+    let one = describe(&env.work());
+    write(&env.work(), "b.bin", noise(300_000, 2));
+    write(&env.work(), "src/lib.rs", "pub fn lib() {}\n".repeat(300));
+    env.ok(&["save", "--name", "two"]);
+    vec![("one", one), ("two", describe(&env.work()))]
+}
+
+/// Every pack file of the store at `store`, oldest first.
+fn packs(store: &Path) -> Vec<PathBuf> {
+    let dir = if store.join("objects").exists() { store.join("objects/packs") } else { store.join("packs") };
+    let mut found: Vec<(std::time::SystemTime, PathBuf)> = common::permissions_below(&dir)
+        .into_iter()
+        .map(|(p, _, _)| p)
+        .filter(|p| p.extension().is_some_and(|e| e == "pack"))
+        .map(|p| (std::fs::metadata(&p).unwrap().modified().unwrap(), p))
+        .collect();
+    found.sort();
+    found.into_iter().map(|(_, p)| p).collect()
+}
+
+fn flip(path: &Path, at: usize) {
+    let mut bytes = std::fs::read(path).unwrap();
+    bytes[at] ^= 0x55;
+    std::fs::write(path, bytes).unwrap();
+}
+
+/// Asserts that every snapshot restores exactly what it held.
+fn every_snapshot_restores(env: &TestEnv, snapshots: &[(&str, BTreeMap<PathBuf, Entry>)], when: &str) {
+    for (name, held) in snapshots {
+        let dest = env.root().join(format!("restored-{name}-{}", when.replace(' ', "-")));
+        env.ok(&["restore", name, "--to", dest.to_str().unwrap()]);
+        assert_eq!(&describe(&dest), held, "{name} {when}");
+    }
+}
+
+fn remove_catalog(store: &Path) {
+    for suffix in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(store.join(format!("catalog.db{suffix}")));
+    }
+}
+
+#[test]
+fn a_lost_catalog_is_named_by_every_command_and_repair_gives_back_every_snapshot() {
+    let env = TestEnv::new();
+    let snapshots = two_snapshots(&env);
+    remove_catalog(&env.store());
+    assert_cli!(env, "repair_recovers_lost_catalog", [["list"], ["repair"]]);
+    let listed = env.json(&["list"]);
+    let names: Vec<&str> =
+        listed["snapshots"].as_array().unwrap().iter().map(|s| s["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["two", "one"]);
+    every_snapshot_restores(&env, &snapshots, "after repair");
+    env.ok(&["gc"]);
+    every_snapshot_restores(&env, &snapshots, "after gc");
+}
+
+#[test]
+fn an_empty_or_garbled_catalog_is_rebuilt_from_the_records() {
+    for damage in ["empty", "garbled"] {
+        let env = TestEnv::new();
+        let snapshots = two_snapshots(&env);
+        remove_catalog(&env.store());
+        let catalog = env.store().join("catalog.db");
+        std::fs::write(&catalog, if damage == "empty" { Vec::new() } else { noise(64 * 1024, 7) }).unwrap();
+        let err = env.fails(&["list"], 1);
+        assert!(err.contains("cairn repair"), "{damage}: {err}");
+        let repair = env.json(&["repair"]);
+        assert_eq!(repair["snapshots_recovered"], 2, "{damage}: {repair}");
+        assert_eq!(repair["damaged_snapshots"], serde_json::json!([]), "{damage}: {repair}");
+        assert_eq!(repair["catalog_set_aside"].is_string(), damage == "garbled", "{damage}: {repair}");
+        assert_eq!(env.json(&["list"])["snapshots"].as_array().unwrap().len(), 2, "{damage}");
+        every_snapshot_restores(&env, &snapshots, &format!("{damage} after repair"));
+        env.ok(&["gc"]);
+        every_snapshot_restores(&env, &snapshots, &format!("{damage} after gc"));
+        let saved = env.json(&["save"]);
+        let dest = env.root().join("after-save");
+        env.ok(&["restore", saved["id"].as_str().unwrap(), "--to", dest.to_str().unwrap()]);
+        assert_eq!(describe(&dest), describe(&env.work()), "{damage}");
+    }
+}
+
+#[test]
+fn a_damaged_pack_trailer_is_recovered_and_gc_keeps_every_snapshot() {
+    for damage in ["magic", "length", "cut"] {
+        let env = TestEnv::new();
+        let snapshots = two_snapshots(&env);
+        let pack = packs(&env.store()).pop().unwrap();
+        let len = std::fs::metadata(&pack).unwrap().len() as usize;
+        match damage {
+            "magic" => flip(&pack, len - 1),
+            "length" => flip(&pack, len - 12),
+            _ => std::fs::write(&pack, &std::fs::read(&pack).unwrap()[..len - 1]).unwrap(),
+        }
+        let repair = env.json(&["repair"]);
+        let recovered = repair["packs_recovered"].as_array().unwrap();
+        assert_eq!(recovered.len(), 1, "{damage}: {repair}");
+        assert_eq!(recovered[0]["recovery"], "header", "{damage}: {repair}");
+        assert_eq!(recovered[0]["whole"], true, "{damage}: {repair}");
+        assert_eq!(repair["packs_damaged"], serde_json::json!([]), "{damage}: {repair}");
+        assert_eq!(repair["damaged_snapshots"], serde_json::json!([]), "{damage}: {repair}");
+        env.ok(&["gc"]);
+        every_snapshot_restores(&env, &snapshots, &format!("{damage} after gc"));
+    }
+}
+
+#[test]
+fn a_damaged_pack_trailer_with_the_catalog_lost_too_is_recovered() {
+    let env = TestEnv::new();
+    let snapshots = two_snapshots(&env);
+    let pack = packs(&env.store()).pop().unwrap();
+    let len = std::fs::metadata(&pack).unwrap().len() as usize;
+    flip(&pack, len - 11);
+    remove_catalog(&env.store());
+    assert_cli!(env, "repair_recovers_damaged_trailer", [["repair"]]);
+    env.ok(&["gc"]);
+    every_snapshot_restores(&env, &snapshots, "after gc");
+}
+
+#[test]
+fn a_header_damaged_inside_is_recovered_from_the_catalog_index() {
+    let env = TestEnv::new();
+    let snapshots = two_snapshots(&env);
+    let pack = packs(&env.store()).pop().unwrap();
+    let len = std::fs::metadata(&pack).unwrap().len() as usize;
+    flip(&pack, len - 20);
+    let repair = env.json(&["repair"]);
+    assert_eq!(repair["packs_recovered"][0]["recovery"], "blobs", "{repair}");
+    assert_eq!(repair["damaged_snapshots"], serde_json::json!([]), "{repair}");
+    env.ok(&["gc"]);
+    every_snapshot_restores(&env, &snapshots, "after gc");
+}
+
+/// An encrypted store directory, its catalog cached below the test's HOME.
+fn encrypted() -> TestEnv {
+    let env = TestEnv::new().with_var("CAIRN_PASSWORD", "local");
+    env.ok(&["init", "--encrypt"]);
+    env
+}
+
+fn cached_catalogs(env: &TestEnv) -> PathBuf {
+    env.home().join(".cache/cairn")
+}
+
+#[test]
+fn an_encrypted_store_with_one_damaged_record_keeps_working() {
+    let env = encrypted();
+    let snapshots = two_snapshots(&env);
+    let listed = env.json(&["list"]);
+    let one = listed["snapshots"].as_array().unwrap().iter().find(|s| s["name"] == "one").unwrap().clone();
+    let record = env.store().join(format!("records/{}.json", one["id"].as_str().unwrap()));
+    let len = std::fs::metadata(&record).unwrap().len() as usize;
+    flip(&record, len / 2);
+    for round in ["cache kept", "cache rebuilt"] {
+        if round == "cache rebuilt" {
+            std::fs::remove_dir_all(cached_catalogs(&env)).unwrap();
+        }
+        let repair = env.json(&["repair"]);
+        let damaged = repair["records_damaged"].as_array().unwrap();
+        if round == "cache rebuilt" {
+            assert_eq!(damaged.len(), 1, "{round}: {repair}");
+            assert!(damaged[0]["key"].as_str().unwrap().contains(one["id"].as_str().unwrap()), "{repair}");
+        }
+        env.ok(&["list"]);
+        // `check` may report the damaged record; it never takes it for a wrong password.
+        let check = env.run(&["check"]);
+        assert!(check.code == 0 || check.code == 1, "{round}: {}", check.stderr);
+        assert!(!check.stderr.contains("does not unlock"), "{round}: {}", check.stderr);
+        every_snapshot_restores(&env, &snapshots[1..], round);
+        let saved = env.json(&["save"]);
+        let dest = env.root().join(format!("saved-{}", round.replace(' ', "-")));
+        env.ok(&["restore", saved["id"].as_str().unwrap(), "--to", dest.to_str().unwrap()]);
+        assert_eq!(describe(&dest), describe(&env.work()), "{round}");
+    }
+}
+
+#[test]
+fn an_encrypted_store_with_a_damaged_pack_trailer_is_recovered() {
+    let env = encrypted();
+    let snapshots = two_snapshots(&env);
+    let pack = packs(&env.store()).pop().unwrap();
+    let len = std::fs::metadata(&pack).unwrap().len() as usize;
+    flip(&pack, len - 2);
+    let repair = env.json(&["repair"]);
+    assert_eq!(repair["packs_recovered"][0]["whole"], true, "{repair}");
+    assert_eq!(repair["damaged_snapshots"], serde_json::json!([]), "{repair}");
+    env.ok(&["gc"]);
+    every_snapshot_restores(&env, &snapshots, "after gc");
+    std::fs::remove_dir_all(cached_catalogs(&env)).unwrap();
+    let repair = env.json(&["repair"]);
+    assert_eq!(repair["damaged_snapshots"], serde_json::json!([]), "{repair}");
+    every_snapshot_restores(&env, &snapshots, "after the cache was rebuilt");
+}
+
+#[test]
+fn a_lost_format_file_and_a_garbage_config_are_put_right_by_repair() {
+    let env = TestEnv::new();
+    let snapshots = two_snapshots(&env);
+    std::fs::remove_file(env.store().join("FORMAT")).unwrap();
+    std::fs::write(env.store().join("config.toml"), "this is [not toml").unwrap();
+    assert_ne!(env.run(&["list"]).code, 0);
+    let repair = env.json(&["repair"]);
+    assert_eq!(repair["format_rewritten"], true, "{repair}");
+    assert!(repair["config_set_aside"].is_string(), "{repair}");
+    every_snapshot_restores(&env, &snapshots, "after repair");
+}
+
+#[test]
+fn an_encrypted_store_that_lost_its_marker_gets_one_back_from_its_keys() {
+    let env = encrypted();
+    let snapshots = two_snapshots(&env);
+    std::fs::remove_file(env.store().join("cairn-store.json")).unwrap();
+    assert_ne!(env.run(&["list"]).code, 0);
+    let repair = env.json(&["repair"]);
+    assert_eq!(repair["marker_rewritten"], true, "{repair}");
+    assert_eq!(repair["snapshots_recovered"], 2, "{repair}");
+    every_snapshot_restores(&env, &snapshots, "after repair");
+    let wrong = TestEnv::new().with_var("CAIRN_PASSWORD", "wrong").with_store(env.store());
+    let refused = wrong.run(&["list"]);
+    assert!(refused.code != 0 && refused.stderr.contains("does not unlock"), "{}", refused.stderr);
+}
+
+#[test]
+fn a_lost_catalog_with_packs_but_no_records_is_named_until_repaired() {
+    let env = TestEnv::new();
+    two_snapshots(&env);
+    remove_catalog(&env.store());
+    std::fs::remove_dir_all(env.store().join("objects/records")).unwrap();
+    std::fs::create_dir(env.store().join("objects/records")).unwrap();
+    for _ in 0..2 {
+        assert!(env.fails(&["list"], 1).contains("2 pack(s) of data"));
+    }
+    let repair = env.json(&["repair"]);
+    assert_eq!(repair["packs_indexed"], 2, "{repair}");
+    assert_eq!(env.json(&["list"])["snapshots"], serde_json::json!([]));
+}
