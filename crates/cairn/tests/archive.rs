@@ -328,3 +328,61 @@ fn a_v7_directory_entry_stays_a_directory() {
     old/f.txt File { mode: 416, mtime_ns: 1000000000000000000, content_hash: "687540194e57e8f0-3", links: 1 }
     "#);
 }
+
+/// An archive of one file entry of `data` whose pax records are `records`.
+fn with_pax(records: &[(&str, &str)], data: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    let mut b = tar::Builder::new(&mut out);
+    b.append_pax_extensions(records.iter().map(|(k, v)| (*k, v.as_bytes()))).unwrap();
+    let mut h = tar::Header::new_ustar();
+    h.set_path("GNUSparseFile.1/disk.img").unwrap();
+    h.set_size(data.len() as u64);
+    h.set_mode(0o644);
+    h.set_uid(0);
+    h.set_gid(0);
+    h.set_mtime(0);
+    h.set_cksum();
+    b.append(&h, data).unwrap();
+    b.finish().unwrap();
+    drop(b);
+    out
+}
+
+#[test]
+fn a_sparse_map_in_another_format_or_that_does_not_add_up_is_refused_in_one_line() {
+    let env = TestEnv::new();
+    write(&env.work(), "a.txt", "a\n");
+    env.json(&["save"]);
+    let cases = [
+        ("format-2.0", with_pax(&[("GNU.sparse.major", "2"), ("GNU.sparse.minor", "0")], b"")),
+        ("overlap", with_pax(&[("GNU.sparse.size", "100"), ("GNU.sparse.map", "0,10,5,10")], &[b'x'; 20])),
+        ("past-the-end", with_pax(&[("GNU.sparse.size", "10"), ("GNU.sparse.map", "5,10")], &[b'x'; 10])),
+        (
+            "short-data",
+            with_pax(&[("GNU.sparse.size", "100"), ("GNU.sparse.map", "0,10,50,10")], &[b'x'; 15]),
+        ),
+        (
+            "map-cut",
+            with_pax(
+                &[("GNU.sparse.major", "1"), ("GNU.sparse.minor", "0"), ("GNU.sparse.realsize", "9")],
+                b"2\n0\n",
+            ),
+        ),
+    ];
+    let before = store_state(&env);
+    let mut lines = String::new();
+    for (name, bytes) in cases {
+        let file = env.root().join(format!("{name}.tar"));
+        std::fs::write(&file, bytes).unwrap();
+        let err = env.fails(&["import", file.to_str().unwrap(), "--target", "t"], 2);
+        lines.push_str(&format!("{name}: {err}"));
+    }
+    assert_eq!(store_state(&env), before);
+    insta::assert_snapshot!(env.normalize(&lines), @r#"
+    format-2.0: error: archive entry "GNUSparseFile.1/disk.img" is a GNU sparse file in format 2.0, which cairn does not read; refusing the archive (cairn reads GNU sparse formats 0.0, 0.1 and 1.0)
+    overlap: error: archive entry "GNUSparseFile.1/disk.img" is a GNU sparse file (format 0.1) whose map has extents that overlap, are out of order or run past the file's end; refusing the archive (it is damaged or made to mislead)
+    past-the-end: error: archive entry "GNUSparseFile.1/disk.img" is a GNU sparse file (format 0.1) whose map has extents that overlap, are out of order or run past the file's end; refusing the archive (it is damaged or made to mislead)
+    short-data: error: archive entry "GNUSparseFile.1/disk.img" is a GNU sparse file (format 0.1) whose map lists 20 bytes of data but the entry holds 15; refusing the archive (it is damaged or made to mislead)
+    map-cut: error: archive entry "GNUSparseFile.1/disk.img" is a GNU sparse file (format 1.0) whose map is cut short or longer than cairn reads; refusing the archive (it is damaged or made to mislead)
+    "#);
+}

@@ -118,11 +118,12 @@ fn parent_and_name(path: &[u8]) -> (&[u8], &[u8]) {
     }
 }
 
-/// An owner id: the pax record's (which holds ids too large for the header), else the header's.
-fn owner(pax: Option<&[u8]>, header: u64, raw: &[u8], what: &str) -> Result<u32> {
+/// An owner id: the pax record's (which holds ids too large for the header, whose own field
+/// is then not read), else the header's.
+fn owner(pax: Option<&[u8]>, header: impl FnOnce() -> Result<u64>, raw: &[u8], what: &str) -> Result<u32> {
     let id = match pax {
         Some(v) => std::str::from_utf8(v).ok().and_then(|v| v.parse::<u64>().ok()),
-        None => Some(header),
+        None => Some(header()?),
     };
     id.and_then(|id| u32::try_from(id).ok()).ok_or_else(|| {
         Error::invalid(format!(
@@ -301,8 +302,8 @@ pub(crate) fn read_into(
         }
         let mode = header.mode().map_err(bad)? & 0o7777;
         let mtime = mtime_ns(pax_value(b"mtime").as_deref(), header.mtime().map_err(bad)?);
-        let uid = owner(pax_value(b"uid").as_deref(), header.uid().map_err(bad)?, &raw, "uid")?;
-        let gid = owner(pax_value(b"gid").as_deref(), header.gid().map_err(bad)?, &raw, "gid")?;
+        let uid = owner(pax_value(b"uid").as_deref(), || header.uid().map_err(bad), &raw, "uid")?;
+        let gid = owner(pax_value(b"gid").as_deref(), || header.gid().map_err(bad), &raw, "gid")?;
         let layout = sparse::from_pax(&pax, &raw, size)?;
         pax.clear();
         let item = |kind| Item { kind, mode, uid, gid, mtime_ns: mtime, extents: None };

@@ -41,7 +41,7 @@ fn value<'a>(pax: &'a [(Vec<u8>, Vec<u8>)], key: &[u8]) -> Option<&'a [u8]> {
 
 fn refuse(raw: &[u8], format: &str, what: &str) -> Error {
     Error::invalid(format!(
-        "archive entry {:?} is a GNU sparse file (format {format}) whose {what}; refusing the archive",
+        "archive entry {:?} is a GNU sparse file (format {format}) whose {what}; refusing the archive (it is damaged or made to mislead)",
         shown(raw)
     ))
 }
