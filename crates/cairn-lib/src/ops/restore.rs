@@ -129,7 +129,7 @@ pub struct RestoreResult {
     pub files_written: u64,
     /// Bytes written.
     pub bytes_written: u64,
-    /// An interrupted restore of the same target that was found and resolved first.
+    /// The interrupted restore that `continue` or `abort` resolved.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub interrupted_restore: Option<Recovered>,
 }

@@ -77,11 +77,6 @@ pub struct SaveResult {
     pub snapshot: Snapshot,
     /// Snapshots the store's keep policy (`keep.*` settings) removed after this save.
     pub removed_by_policy: Vec<Snapshot>,
-    /// An interrupted restore of the same target that was found and resolved first.
-    // Always absent since a save refuses a target an interrupted restore left mixed; kept so
-    // that the result's shape does not change under its readers.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub interrupted_restore: Option<super::interrupted::Recovered>,
 }
 
 impl Store {
@@ -117,11 +112,7 @@ impl Store {
                 ..Default::default()
             };
             let saved = self.compose_save(&compose, context)?;
-            return Ok(SaveResult {
-                snapshot: saved.snapshot,
-                removed_by_policy: saved.removed_snapshots,
-                interrupted_restore: None,
-            });
+            return Ok(SaveResult { snapshot: saved.snapshot, removed_by_policy: saved.removed_snapshots });
         }
         let Target::Dir(path) = &target else {
             return Err(Error::invalid(format!(
@@ -151,7 +142,7 @@ impl Store {
         let DirCapture { snapshot, .. } =
             self.publish_dir_capture(path, &key, session.id, options, false, progress)?.commit()?;
         let removed_by_policy = self.apply_keep_policy(&session, &key, snapshot.id)?;
-        Ok(SaveResult { snapshot, removed_by_policy, interrupted_restore: None })
+        Ok(SaveResult { snapshot, removed_by_policy })
     }
 }
 

@@ -46,10 +46,7 @@ fn moment_options(args: SaveArgs) -> cairn_lib::ops::moment::MomentSaveOptions {
 
 fn human(r: &SaveResult) -> String {
     let s = &r.snapshot;
-    let recovered = r.interrupted_restore.as_ref().map(format::recovered).unwrap_or_default();
-    let mut out = recovered
-        + &format!("saved {} of {}\n", format::label(s), s.target)
-        + &format::capture_stats(s, true);
+    let mut out = format!("saved {} of {}\n", format::label(s), s.target) + &format::capture_stats(s, true);
     out.push_str(&format::not_covered(&s.not_covered));
     for removed in &r.removed_by_policy {
         out.push_str(&format!("removed by the keep policy: {}\n", format::label(removed)));

@@ -195,7 +195,7 @@ impl Store {
         )?;
         // The keep policy does not apply to transcript snapshots: each is a deliberate, named
         // checkpoint of a conversation.
-        Ok(SaveResult { snapshot: saved.snapshot, removed_by_policy: Vec::new(), interrupted_restore: None })
+        Ok(SaveResult { snapshot: saved.snapshot, removed_by_policy: Vec::new() })
     }
 }
 

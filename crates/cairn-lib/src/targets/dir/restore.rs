@@ -23,7 +23,8 @@ use crate::tree::{DirRoot, Node, NodeKind};
 pub struct PlanEntry {
     /// Path relative to the target.
     pub path: String,
-    /// `create`, `rewrite`, `remove`, `replace` (type change) or `chmod`.
+    /// `create`, `rewrite`, `remove`, `replace` (type change) or `chmod`; `keep` for a path an
+    /// interrupted restore's continue or abort left as it was written since.
     pub action: String,
     /// The kind the entry will have (`file`, `dir`, `symlink`), or had when removed.
     pub kind: String,
