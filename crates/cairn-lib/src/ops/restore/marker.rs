@@ -152,3 +152,44 @@ impl Store {
         Ok(dropped)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn left(store: &Store, dir: &Path, token_in_dir: bool) {
+        // A process that has exited: its pid is free.
+        let mut gone = std::process::Command::new("true").spawn().unwrap();
+        let pid = gone.id();
+        gone.wait().unwrap();
+        let key = dir.to_string_lossy().into_owned();
+        let marker =
+            Marker { destination: key, snapshot: "s1".into(), pid, made: true, token: "t0k3n".into() };
+        std::fs::create_dir_all(dir).unwrap();
+        write(store, &marker, dir).unwrap();
+        if !token_in_dir {
+            std::fs::remove_file(dir.join(IN_DESTINATION)).unwrap();
+        }
+    }
+
+    #[test]
+    fn check_hears_of_a_marker_left_behind_and_whether_its_directory_is_still_there() {
+        let tmp = tempfile::tempdir().unwrap();
+        let store = Store::open(&tmp.path().join("store")).unwrap();
+        left(&store, &tmp.path().join("a"), true);
+        left(&store, &tmp.path().join("b"), false);
+        let found = store.interrupted_restores_to().unwrap();
+        assert_eq!(found.iter().map(|f| f.destination_left).collect::<Vec<_>>(), [true, false]);
+        let a = tmp.path().join("a").display().to_string();
+        assert_eq!(
+            found[0].finding(),
+            format!(
+                "a restore of snapshot s1 into {a} was interrupted and left it incomplete; restore into it again to finish it, or delete the directory"
+            )
+        );
+        assert_eq!(store.drop_stale_restore_markers().unwrap(), 1);
+        assert_eq!(store.interrupted_restores_to().unwrap().len(), 1);
+        // In-place restore journals are not confused by it.
+        assert!(store.interrupted_restores().unwrap().is_empty());
+    }
+}

@@ -158,6 +158,9 @@ impl Catalog {
         conn.busy_timeout(std::time::Duration::from_secs(30))?;
         no_mapped_pages(&conn)?;
         conn.pragma_update(None, "journal_mode", "WAL")?;
+        // A read opens the WAL index (a new catalog has none until then), which is then
+        // allocated before anything is written through it.
+        conn.query_row("SELECT COUNT(*) FROM sqlite_master", [], |r| r.get::<_, i64>(0))?;
         room::allocate_index(path)?;
         // NORMAL would leave the last commits in the WAL unflushed until a checkpoint: a power
         // cut could take back a snapshot that `save` reported, and gc would then drop its data.

@@ -40,11 +40,16 @@ fn index_bytes(catalog: &Path) -> u64 {
     let wal = std::fs::metadata(side_file(catalog, "-wal")).map(|m| m.len()).unwrap_or(0);
     // The page size is the big-endian u16 at offset 16 of the database header (1 means
     // 65,536); a catalog too new to have a header has no WAL either.
-    let page = std::fs::read(catalog)
-        .ok()
-        .and_then(|h| h.get(16..18).map(|b| u16::from_be_bytes([b[0], b[1]])))
-        .map(|p| if p == 1 { 65536 } else { u64::from(p.max(512)) })
-        .unwrap_or(4096);
+    let mut header = [0u8; 18];
+    let read = std::fs::File::open(catalog).and_then(|mut f| {
+        use std::io::Read;
+        f.read_exact(&mut header)
+    });
+    let page = match (read, u16::from_be_bytes([header[16], header[17]])) {
+        (Ok(()), 1) => 65536,
+        (Ok(()), p) => u64::from(p.max(512)),
+        (Err(_), _) => 4096,
+    };
     let frames = wal.saturating_sub(32) / (page + 24);
     (frames / FRAMES_PER_REGION + 1) * REGION
 }
