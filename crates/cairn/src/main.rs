@@ -31,7 +31,9 @@ fn main() -> ExitCode {
             ) {
                 err.exit();
             }
+            // A refused argument is quoted back: escaped, as every error line is on a terminal.
             let line = error::fit_line(&error::usage_sentence(&err, &command_path()));
+            let line = format::text(&line);
             #[allow(clippy::print_stderr)] // before the printer exists: the only way to say it
             {
                 eprintln!("error: {line}");
