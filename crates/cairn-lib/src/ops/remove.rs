@@ -1,4 +1,11 @@
 //! `cairn remove`: delete snapshots by reference, or by retention rules. Data is reclaimed by gc.
+//!
+//! A snapshot no session holds any more is dropped from the catalog, and then, in a store of
+//! this machine's own, its record object is deleted at once: the catalog's commit (which also
+//! keeps the record's key in `synced`) is the proof gc needs, and a record deleted right after
+//! cannot come back through a `repair` of a lost catalog. A remove killed between the two
+//! leaves the record, which gc deletes on that proof. A shared store keeps the record for the
+//! other machines' syncs; its gc deletes it on the same proof.
 
 use serde::{Deserialize, Serialize};
 
@@ -125,11 +132,24 @@ impl Store {
             let targets: Vec<String> = chosen.iter().map(|s| s.target.clone()).collect();
             let _locks = self.lock_targets(&targets, "a remove")?;
             for s in &chosen {
-                self.catalog.remove_membership(session.id, s.id)?;
+                self.drop_membership(session.id, s.id)?;
                 self.forget_target_if_empty(&s.target)?;
             }
         }
         Ok(RemoveResult { dry_run: options.dry_run, removed: chosen })
+    }
+
+    /// Takes snapshot `id` out of `session`; once no session holds it, deletes its record object
+    /// too (in a store of this machine's own; see the module documentation).
+    pub(crate) fn drop_membership(
+        &self,
+        session: crate::id::SessionId,
+        id: crate::id::SnapshotId,
+    ) -> Result<()> {
+        if self.catalog.remove_membership(session, id)? && !self.is_shared() {
+            self.backend().delete(&format!("records/{id}.json"))?;
+        }
+        Ok(())
     }
 
     /// Drops a target's stat cache once no session holds a snapshot of it, so gc can reclaim

@@ -87,7 +87,7 @@ impl Store {
         let all = self.catalog.list_snapshots(session.id, &filter)?;
         let selected = select_sparing(&rules, &all, made)?;
         for s in &selected {
-            self.catalog.remove_membership(session.id, s.id)?;
+            self.drop_membership(session.id, s.id)?;
         }
         Ok(selected)
     }
@@ -108,7 +108,7 @@ impl Store {
         ] {
             for s in select_sparing(&rules, &safety, taken)? {
                 if removed.insert(s.id) {
-                    self.catalog.remove_membership(session.id, s.id)?;
+                    self.drop_membership(session.id, s.id)?;
                 }
             }
         }
@@ -131,7 +131,7 @@ impl Store {
         let selected = rules.select(&all, jiff::Timestamp::now())?;
         if !dry_run {
             for s in &selected {
-                self.catalog.remove_membership(session.id, s.id)?;
+                self.drop_membership(session.id, s.id)?;
             }
         }
         Ok(selected)

@@ -111,6 +111,12 @@ impl Store {
         // The record is written while the catalog's rows are; the catalog commits only once the
         // record is durable, so it can always be rebuilt from the objects.
         let key = format!("records/{}.json", snapshot.id);
+        // Before the record exists, so a save killed after writing it leaves a record gc can
+        // tell from one the catalog lost track of. A shared store's other machines may apply
+        // such a record, so there it stays theirs to keep.
+        if !self.is_shared() {
+            self.catalog.note_record(&key)?;
+        }
         std::thread::scope(|scope| {
             let writing = scope.spawn(|| self.backend().put_if_absent(&key, &bytes));
             let record_durable = || {

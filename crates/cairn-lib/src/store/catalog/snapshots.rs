@@ -138,6 +138,18 @@ impl Catalog {
         Ok(())
     }
 
+    /// Takes charge of record object `key` before a save of this machine's own writes it: a
+    /// record whose key the catalog holds but whose snapshot it does not was removed, or was
+    /// written by a save killed before its commit, and gc may delete it; any other record the
+    /// catalog lacks is one it lost track of, and is kept. Not flushed on its own: a power cut
+    /// that takes it back takes the snapshot's commit too, and leaves a record gc keeps.
+    pub(crate) fn note_record(&self, key: &str) -> Result<()> {
+        self.writing(super::Flush::WithNext, |conn| {
+            conn.execute("INSERT OR IGNORE INTO synced(key) VALUES (?1)", [key])?;
+            Ok(())
+        })
+    }
+
     /// The snapshots of `session`, oldest first.
     pub(crate) fn list_snapshots(
         &self,
