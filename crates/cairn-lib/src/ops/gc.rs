@@ -1,39 +1,44 @@
-//! `cairn gc` and `cairn check`: reclaim data no snapshot references; verify what remains.
+//! `cairn gc`: reclaim data no snapshot references, and only data it can prove so.
 //!
 //! gc takes the store alone (saves and restores hold the store lock shared, so gc waits for
-//! none and none races it), marks every object reachable from a snapshot record or a stat
-//! cache, then deletes packs that hold only dead blobs and rewrites packs that are mostly
-//! dead. Packs younger than `gc.grace` are left alone. A new pack is indexed before the old
-//! one is deleted, so a crash at any point loses nothing that is referenced.
+//! none and none races it), marks every object reachable from a snapshot the catalog holds, a
+//! stat cache, or a record object the catalog lacks and no removal explains (`ops/live.rs`),
+//! then deletes packs that hold only dead blobs and rewrites packs that are mostly dead. Packs
+//! younger than `gc.grace` are left alone. A new pack is indexed before the old one is
+//! deleted, so a crash at any point loses nothing that is referenced.
+//!
+//! It deletes only what it can explain: a record object only when the catalog committed its
+//! removal; a pack only when its header reads (so it is what its name says) and the walk was
+//! complete; a pack file the catalog does not know only when, besides, none of the blobs its
+//! header lists is live. Everything else is kept and reported, and `prune_orphans` deletes the
+//! orphans explicitly once `cairn repair` has added back what they hold.
 
 use std::collections::HashSet;
 use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
+pub use super::check::{CheckOptions, CheckResult};
 use crate::error::Result;
 use crate::id::ObjectId;
 use crate::store::Store;
 use crate::store::catalog::{BlobLocation, Flush};
 use crate::store::pack::{EncodedBlob, PackBuilder};
-use crate::targets::dir::statcache::StatCache;
 
-/// How to collect garbage: nothing to choose yet. The store-wide operations (gc, check) work
-/// in no session, so they take no call context.
+/// How to collect garbage. The store-wide operations (gc, check) work in no session, so they
+/// take no call context.
 #[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
 #[cfg_attr(feature = "clap", derive(clap::Args))]
 #[serde(deny_unknown_fields)]
-pub struct GcOptions {}
-
-/// How thoroughly to check the store.
-#[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
-#[cfg_attr(feature = "clap", derive(clap::Args))]
-#[serde(deny_unknown_fields)]
-pub struct CheckOptions {
-    /// Also read every object back and check its hash.
+pub struct GcOptions {
+    /// Also delete orphans: snapshot records the catalog lacks, and pack files it does not know
+    /// or whose header is damaged. Run `cairn repair` first: it adds back what they hold.
+    #[schemars(
+        description = "Also delete snapshot records the catalog lacks and pack files it cannot index; only after a repair has added back what they hold."
+    )]
     #[serde(default)]
     #[cfg_attr(feature = "clap", arg(long))]
-    pub read_data: bool,
+    pub prune_orphans: bool,
 }
 
 /// What gc did.
@@ -49,21 +54,18 @@ pub struct GcResult {
     pub bytes_freed: u64,
     /// Bytes of pack files the store holds afterwards.
     pub bytes_kept: u64,
+    /// Record objects deleted: of removed snapshots, or orphans pruned.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub records_removed: u64,
+    /// What gc kept because it could not prove it unreferenced, one sentence each.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub kept: Vec<String>,
     /// Wall time, in milliseconds.
     pub duration_ms: u64,
 }
 
-/// What `check` found.
-#[derive(Debug, Clone, Default, Serialize, schemars::JsonSchema)]
-pub struct CheckResult {
-    /// Snapshot records checked.
-    pub snapshots: u64,
-    /// Objects reachable from them.
-    pub objects: u64,
-    /// Objects whose bytes were read and hash-checked (with `read_data`).
-    pub objects_read: u64,
-    /// Problems found; empty when the store is sound.
-    pub problems: Vec<String>,
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// A pack is rewritten when at least this share of its bytes is dead.
@@ -72,29 +74,11 @@ const REWRITE_DEAD_SHARE: f64 = 0.2;
 /// The file a running gc leaves in the locks directory (holding its pid) until it finishes:
 /// what a killed gc leaves behind (a pack it forgot but had not deleted yet, a rewritten pack
 /// not indexed yet) is then blamed on it, not on a save.
-const GC_MARK: &str = "gc.running";
-
-/// Who left what `check` finds half done: a gc that was killed, or else a save.
-fn culprit(interrupted_gc: Option<u32>, pid: Option<u32>) -> String {
-    match interrupted_gc {
-        Some(gc) if pid.is_none_or(|p| p == gc) => format!("an interrupted gc (pid {gc})"),
-        _ => "an interrupted save".to_owned(),
-    }
-}
+pub(crate) const GC_MARK: &str = "gc.running";
 
 impl Store {
-    /// Everything reachable from snapshot records and stat caches.
-    fn live_objects(&self) -> Result<HashSet<ObjectId>> {
-        let mut live = HashSet::new();
-        for (kind, root) in self.catalog.all_roots_with_kind()? {
-            crate::targets::referenced_objects(self, &kind, &root, &mut live)?;
-        }
-        self.catalog.for_each_stat_cache_files(|blob| live.extend(StatCache::decode_content_ids(blob)))?;
-        Ok(live)
-    }
-
     /// Reclaims unreferenced data.
-    pub fn gc(&self, _options: &GcOptions) -> Result<GcResult> {
+    pub fn gc(&self, options: &GcOptions) -> Result<GcResult> {
         let started = Instant::now();
         let _lock = self.lock_store_exclusive("a gc")?;
         let mark = self.layout().locks().join(GC_MARK);
@@ -104,14 +88,62 @@ impl Store {
             &mark,
             "write",
         )?;
-        let live = self.live_objects()?;
-        if self.is_shared() {
-            let result = self.gc_shared(&live)?;
-            return Ok(GcResult { duration_ms: started.elapsed().as_millis() as u64, ..result });
+        let mut result = self.collect(options)?;
+        result.duration_ms = started.elapsed().as_millis() as u64;
+        std::fs::remove_file(&mark).map_err(|e| crate::error::Error::io("remove", &mark, e))?;
+        Ok(result)
+    }
+
+    fn collect(&self, options: &GcOptions) -> Result<GcResult> {
+        let prune = options.prune_orphans && !self.is_shared();
+        let live = self.live(prune)?;
+        if let Some(why) = live.incomplete {
+            // Nothing is deleted, records included: a walk that stopped short explains nothing.
+            return Ok(GcResult {
+                kept: vec![format!("gc deleted nothing: {why}")],
+                bytes_kept: self.catalog.stored_bytes()?,
+                ..GcResult::default()
+            });
         }
+        let mut result = GcResult::default();
+        // Records first: a record deleted before its data leaves nothing that names lost data.
+        let doomed = if prune {
+            [&live.removed_records[..], &live.orphan_records[..]].concat()
+        } else {
+            live.removed_records.clone()
+        };
+        for key in &doomed {
+            self.backend().delete(key)?;
+            result.records_removed += 1;
+        }
+        if !prune && !live.orphan_records.is_empty() {
+            result.kept.push(format!(
+                "kept {} snapshot record(s) the catalog lacks (first: {}) and the data they refer to; run `cairn repair` to add them back",
+                live.orphan_records.len(),
+                live.orphan_records[0]
+            ));
+        }
+        if self.is_shared() {
+            let shared = self.gc_shared(&live.objects)?;
+            result.kept.extend(shared.kept);
+            return Ok(GcResult { records_removed: result.records_removed, kept: result.kept, ..shared });
+        }
+        self.collect_packs(&live.objects, prune, &mut result)?;
+        self.collect_unknown_packs(&live.objects, prune, &mut result)?;
+        result.bytes_kept = self.catalog.stored_bytes()?;
+        Ok(result)
+    }
+
+    /// Whether pack `key` (`size` bytes by the index) is what its name says: its header reads
+    /// and hashes to the name. A pack that is not is kept and reported, unless pruned.
+    pub(crate) fn pack_header_sound(&self, key: &str, size: u64) -> bool {
+        crate::store::pack::read_header_ranged(self.backend(), key, size, self.sealing()).is_ok()
+    }
+
+    /// Deletes or rewrites the catalog's packs whose blobs are dead.
+    fn collect_packs(&self, live: &HashSet<ObjectId>, prune: bool, result: &mut GcResult) -> Result<()> {
         let grace = self.config().duration("gc.grace").unwrap_or_default().as_secs() as i64;
         let now = jiff::Timestamp::now().as_second();
-        let mut result = GcResult::default();
         for (key, size, created) in self.catalog.ready_packs()? {
             let blobs = self.catalog.pack_blobs(&key)?;
             // A pack the index no longer places any blob in (each was stored again elsewhere,
@@ -132,6 +164,12 @@ impl Store {
                 .map(|((_, length), _)| length)
                 .sum();
             if dead.len() < blobs.len() && (dead_bytes as f64) < size as f64 * REWRITE_DEAD_SHARE {
+                continue;
+            }
+            if !prune && !self.pack_header_sound(&key, size) {
+                result.kept.push(format!(
+                    "kept pack {key}: its header is damaged; run `cairn repair`, then `cairn gc --prune-orphans` deletes what it could not recover"
+                ));
                 continue;
             }
             if dead.len() < blobs.len() {
@@ -171,152 +209,54 @@ impl Store {
             self.catalog.forget_pack(&key)?;
             self.backend().delete(&key)?;
         }
-        // A pack file the catalog does not know was published by a save whose catalog commits a
-        // power cut took back; nothing can refer to its blobs, since a snapshot's commit makes
-        // every earlier commit durable. With the store held alone, no writer is mid-publish.
-        let known_packs: HashSet<String> = self.catalog.all_pack_keys()?.into_iter().collect();
-        for key in self.backend().list("packs/")? {
-            if !known_packs.contains(&key) {
-                self.backend().delete(&key)?;
-                result.packs_removed += 1;
-            }
-        }
-        let known: HashSet<String> = self.catalog.all_snapshot_ids()?.into_iter().collect();
-        for key in self.backend().list("records/")? {
-            let id = key.trim_start_matches("records/").trim_end_matches(".json");
-            if !known.contains(id) {
-                self.backend().delete(&key)?;
-            }
-        }
-        result.bytes_kept = self.catalog.stored_bytes()?;
-        result.duration_ms = started.elapsed().as_millis() as u64;
-        std::fs::remove_file(&mark).map_err(|e| crate::error::Error::io("remove", &mark, e))?;
-        Ok(result)
-    }
-
-    /// The pid of a gc that was killed before it finished, if one was.
-    fn interrupted_gc(&self) -> Option<u32> {
-        let text = std::fs::read_to_string(self.layout().locks().join(GC_MARK)).ok()?;
-        let pid = text.trim().parse::<u32>().ok()?;
-        (!crate::store::layout::pid_alive(pid)).then_some(pid)
-    }
-
-    /// Verifies pack `key` against its own header and the index: the header (magic number,
-    /// length, hash), the file's size, and every index entry's place.
-    fn verify_pack(&self, key: &str, problems: &mut Vec<String>) -> Result<()> {
-        let bytes = self.backend().get(key)?;
-        let entries = match crate::store::pack::verify_header(key, &bytes, self.sealing()) {
-            Ok(entries) => entries,
-            Err(problem) => {
-                // Known damaged from now on: no save dedups against what it holds.
-                for (id, _) in self.catalog.pack_blobs(key)? {
-                    self.catalog.mark_damaged(&id)?;
-                }
-                problems.push(format!("{problem}; repair the store"));
-                return Ok(());
-            }
-        };
-        if let Some(size) = self.catalog.pack_size(key)?
-            && size != bytes.len() as u64
-        {
-            problems.push(format!(
-                "pack {key} holds {} bytes where the index recorded {size}; repair the store",
-                bytes.len()
-            ));
-        }
-        let in_header: std::collections::HashMap<ObjectId, _> = entries.iter().map(|e| (e.id, e)).collect();
-        for (id, loc) in self.catalog.pack_blobs(key)? {
-            match in_header.get(&id) {
-                Some(e) if (e.offset as u64, e.length as u64, e.within) == (loc.offset, loc.length, loc.within) => {}
-                Some(_) => problems.push(format!(
-                    "the index places blob {id} elsewhere than the header of pack {key} does; repair the store"
-                )),
-                None => problems.push(format!(
-                    "the index places blob {id} in pack {key}, whose header does not list it; repair the store"
-                )),
-            }
-        }
         Ok(())
     }
 
-    /// Checks that every object a snapshot needs is in the store; with `read_data`, reads and
-    /// hash-checks each one.
-    pub fn check(&self, options: &CheckOptions) -> Result<CheckResult> {
-        let read_data = options.read_data;
-        let mut result = CheckResult {
-            snapshots: self.catalog.all_snapshot_ids()?.len() as u64,
-            ..CheckResult::default()
-        };
-        let mut live = HashSet::new();
-        for (kind, root) in self.catalog.all_roots_with_kind()? {
-            if let Err(e) = crate::targets::referenced_objects(self, &kind, &root, &mut live) {
-                result.problems.push(format!("snapshot root {root}: {e}"));
-            }
-        }
-        result.objects = live.len() as u64;
-        for problem in self.catalog.integrity_problems()? {
-            result.problems.push(format!("the catalog is damaged ({problem}); repair the store"));
-        }
-        let files: HashSet<String> = self.backend().list("packs/")?.into_iter().collect();
+    /// Deals with pack files the catalog does not know: a save's whose catalog commits a power
+    /// cut took back, a pack a killed gc had forgotten, or any pack of a catalog that was lost.
+    /// With the store held alone, no writer is mid-publish.
+    fn collect_unknown_packs(
+        &self,
+        live: &HashSet<ObjectId>,
+        prune: bool,
+        result: &mut GcResult,
+    ) -> Result<()> {
         let known: HashSet<String> = self.catalog.all_pack_keys()?.into_iter().collect();
-        for key in known.difference(&files) {
-            result.problems.push(format!("pack {key} is in the catalog but its file is missing"));
-        }
-        let gc = self.interrupted_gc();
-        for key in files.difference(&known) {
-            result.problems.push(format!(
-                "pack file {key} is not in the catalog (left by {}); garbage collection removes it",
-                culprit(gc, None)
-            ));
-        }
-        for (key, pid) in self.catalog.pending_packs()? {
-            if !crate::store::layout::pid_alive(pid) {
-                let writer = match culprit(gc, Some(pid)) {
-                    save if save.ends_with("save") => format!("its writer (pid {pid})"),
-                    gc => gc,
-                };
-                result.problems.push(format!(
-                    "pack {key} is still pending though {writer} is gone; reopen the store to recover it"
-                ));
+        let (mut damaged, mut needed) = (Vec::new(), Vec::new());
+        for (key, size) in self.backend().list_sizes("packs/")? {
+            if known.contains(&key) {
+                continue;
             }
-        }
-        if read_data {
-            for key in files.intersection(&known) {
-                self.verify_pack(key, &mut result.problems)?;
-            }
-        }
-        for id in &live {
-            if self.catalog.blob_location(id)?.is_none() {
-                result.problems.push(format!("object {id} is missing"));
-            }
-        }
-        if read_data {
-            // One pack at a time, in pack order, so the members of a shared frame follow each
-            // other and each frame is decoded once.
-            for (key, _, _) in self.catalog.ready_packs()? {
-                let mut blobs = self.catalog.pack_blobs(&key)?;
-                blobs.retain(|(id, _)| live.contains(id));
-                blobs.sort_by_key(|(_, loc)| loc.offset);
-                for (id, _) in blobs {
-                    match self.read_blob(&id) {
-                        Ok(_) => result.objects_read += 1,
-                        Err(e) => {
-                            // Known damaged from now on: no save dedups against it.
-                            self.catalog.mark_damaged(&id)?;
-                            result.problems.push(e.to_string());
-                        }
-                    }
+            match crate::store::pack::read_header_ranged(self.backend(), &key, size, self.sealing()) {
+                // A blob it lists that a snapshot needs, indexed elsewhere or not: never deleted.
+                Ok(entries) if entries.iter().any(|e| live.contains(&e.id)) => {
+                    needed.push(key);
+                    continue;
                 }
+                Ok(_) => {}
+                Err(_) if !prune => {
+                    damaged.push(key);
+                    continue;
+                }
+                Err(_) => {}
             }
+            self.backend().delete(&key)?;
+            result.packs_removed += 1;
+            result.bytes_freed += size;
         }
-        for found in self.interrupted_restores()? {
-            result.problems.push(format!(
-                "{}; finish it (the restore's continue option) or roll it back (its abort option)",
-                found.sentence()
+        if let Some(first) = needed.first() {
+            result.kept.push(format!(
+                "kept {} pack file(s) the catalog does not know that hold data snapshots refer to (first: {first}); run `cairn repair` to index them",
+                needed.len()
             ));
         }
-        result.problems.sort();
-        Ok(result)
+        if let Some(first) = damaged.first() {
+            result.kept.push(format!(
+                "kept {} pack file(s) the catalog does not know whose header is damaged (first: {first}); run `cairn repair`, then `cairn gc --prune-orphans` deletes what it could not recover",
+                damaged.len()
+            ));
+        }
+        Ok(())
     }
 }
 
@@ -341,6 +281,7 @@ mod tests {
     use crate::ops::restore::RestoreOptions;
     use crate::ops::save::SaveOptions;
     use crate::targets::Target;
+    use crate::targets::dir::statcache::StatCache;
 
     fn noise(len: usize, seed: u64) -> Vec<u8> {
         let mut x = seed | 1;
@@ -568,19 +509,46 @@ mod tests {
         }
     }
 
+    /// Under the old rule gc deleted every pack file the catalog did not know. Now it deletes
+    /// one only when its header reads and none of the blobs it lists is live, and `check`
+    /// sends it to `cairn repair`, not to gc.
     #[test]
-    fn gc_removes_a_pack_file_the_catalog_lost_and_check_reports_it_first() {
+    fn gc_removes_a_lost_pack_file_only_when_its_header_reads_and_nothing_in_it_is_live() {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(&dir.path().join("store")).unwrap();
         let key = pack_the_catalog_does_not_know(&store, b"published, then the catalog commit was lost");
         let problems = store.check(&CheckOptions::default()).unwrap().problems;
         assert!(
-            problems.iter().any(|p| p.contains(&key) && p.contains("not in the catalog")),
+            problems
+                .iter()
+                .any(|p| p.contains(&key) && p.contains("not in the catalog") && p.contains("cairn repair")),
             "{problems:?}"
         );
         assert_eq!(store.gc(&GcOptions::default()).unwrap().packs_removed, 1);
         assert!(store.backend().list("packs/").unwrap().is_empty());
         assert!(store.check(&CheckOptions::default()).unwrap().problems.is_empty());
+
+        // One that holds a blob a snapshot refers to is kept, whatever the index says.
+        let work = dir.path().join("work");
+        std::fs::create_dir_all(&work).unwrap();
+        std::fs::write(work.join("kept.txt"), b"a snapshot's content").unwrap();
+        save_of(&store, &work).unwrap();
+        let live = pack_the_catalog_does_not_know(&store, b"a snapshot's content");
+        let gc = store.gc(&GcOptions::default()).unwrap();
+        assert!(gc.kept.iter().any(|k| k.contains("cairn repair")), "{gc:?}");
+        assert!(store.backend().size(&live).unwrap().is_some());
+
+        // One whose header is damaged is kept by a plain gc, and pruned only when asked.
+        let damaged = pack_the_catalog_does_not_know(&store, b"cut short");
+        let bytes = store.backend().get(&damaged).unwrap();
+        store.backend().delete(&damaged).unwrap();
+        store.backend().put_if_absent(&damaged, &bytes[..bytes.len() - 1]).unwrap();
+        let gc = store.gc(&GcOptions::default()).unwrap();
+        assert!(gc.kept.iter().any(|k| k.contains("header is damaged")), "{gc:?}");
+        assert!(store.backend().size(&damaged).unwrap().is_some());
+        store.gc(&GcOptions { prune_orphans: true }).unwrap();
+        assert!(store.backend().size(&damaged).unwrap().is_none());
+        assert!(store.backend().size(&live).unwrap().is_some(), "never one that holds live data");
     }
 
     #[test]

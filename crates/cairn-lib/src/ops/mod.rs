@@ -3,6 +3,7 @@
 
 pub mod agent;
 pub mod archive;
+pub mod check;
 pub mod codecalc;
 pub mod compose;
 pub mod copy;
@@ -15,6 +16,7 @@ pub mod init;
 pub mod interrupted;
 pub mod key;
 pub mod list;
+mod live;
 pub mod moment;
 pub mod name;
 mod options;

@@ -10,6 +10,12 @@
 //! referenced it), deletes only those still unreferenced, and then the mark. A gc killed at any
 //! point leaves a consistent store: a pack is deleted only after its re-check, a mark only
 //! after its packs, and a mark left behind is swept again.
+//!
+//! As on a local store, the caller's mark counts as live the roots of every record object the
+//! catalog lacks and has not seen removed, and a walk that stopped short deletes nothing; record
+//! objects of removed snapshots are deleted by the caller (`ops/gc.rs`), never here. A
+//! condemned pack whose header does not read is kept and reported, and a pack file the catalog
+//! does not know is never condemned: another machine may be indexing it.
 
 use std::collections::HashSet;
 
@@ -62,6 +68,10 @@ impl Store {
                 if !dead(key)? {
                     continue;
                 }
+                if !self.pack_header_sound(key, size) {
+                    result.kept.push(format!("kept pack {key}: its header is damaged; run `cairn repair`"));
+                    continue;
+                }
                 result.blobs_removed += self.catalog.pack_blobs(key)?.len() as u64;
                 self.catalog.forget_pack(key)?;
                 self.backend.delete(key)?;
@@ -81,15 +91,6 @@ impl Store {
             let mark = Mark { at: now, packs: condemn };
             let bytes = serde_json::to_vec(&mark).map_err(|e| Error::corrupt(e.to_string()))?;
             self.backend.put_if_absent(&format!("gc/{}.json", uuid::Uuid::now_v7()), &bytes)?;
-        }
-        // Records of snapshots that were removed (this catalog applied their removal): no
-        // catalog needs them again. Records it has not seen are another machine's, kept.
-        let known: HashSet<String> = self.catalog.all_snapshot_ids()?.into_iter().collect();
-        for key in self.backend.list("records/")? {
-            let id = key.trim_start_matches("records/").trim_end_matches(".json");
-            if !known.contains(id) && self.catalog.seen(&key)? {
-                self.backend.delete(&key)?;
-            }
         }
         result.bytes_kept = self.catalog.stored_bytes()?;
         Ok(result)

@@ -1,6 +1,6 @@
 //! `cairn check`.
 
-use cairn_lib::ops::gc::{CheckOptions, CheckResult};
+use cairn_lib::ops::check::{CheckOptions, CheckResult};
 
 use crate::commands::GlobalArgs;
 use crate::context::open_store;

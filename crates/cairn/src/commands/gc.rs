@@ -19,7 +19,7 @@ pub fn run(global: &GlobalArgs, args: GcArgs, printer: &Printer) -> CommandResul
 }
 
 fn human(r: &GcResult) -> String {
-    format!(
+    let mut out = format!(
         "removed {} pack(s), rewrote {}, dropped {} blob(s): freed {}, the store holds {} ({})\n",
         r.packs_removed,
         r.packs_rewritten,
@@ -27,5 +27,12 @@ fn human(r: &GcResult) -> String {
         format::bytes(r.bytes_freed),
         format::bytes(r.bytes_kept),
         format::millis(r.duration_ms)
-    )
+    );
+    if r.records_removed > 0 {
+        out.push_str(&format!("deleted {} snapshot record(s) no catalog needs\n", r.records_removed));
+    }
+    for line in &r.kept {
+        out.push_str(&format!("{line}\n"));
+    }
+    out
 }

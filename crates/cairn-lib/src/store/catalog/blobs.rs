@@ -65,6 +65,26 @@ impl Catalog {
         locate(&*self.reader()?, id)
     }
 
+    /// Those of `ids` the index does not hold, looked up in one read transaction.
+    pub(crate) fn unindexed(
+        &self,
+        ids: &std::collections::HashSet<ObjectId>,
+    ) -> Result<std::collections::HashSet<ObjectId>> {
+        let conn = self.reader()?;
+        let tx = conn.unchecked_transaction()?;
+        let mut out = std::collections::HashSet::new();
+        {
+            let mut stmt = tx.prepare_cached("SELECT 1 FROM blobs WHERE id = ?1")?;
+            for id in ids {
+                if !stmt.exists([&id.0[..]])? {
+                    out.insert(*id);
+                }
+            }
+        }
+        tx.commit()?;
+        Ok(out)
+    }
+
     /// Records that `key` is about to be written by this process (crash recovery finds it).
     pub(crate) fn begin_pack(&self, key: &str, flush: Flush) -> Result<()> {
         self.writing(flush, |conn| {
