@@ -1,6 +1,8 @@
 //! The command error is the engine's error as it is: its kind sets the exit code (2 for bad
 //! input, 1 for everything else) and its hints are rendered with the CLI's flag and command
-//! names ([`cairn_mcp::words::CliWords`]).
+//! names ([`cairn_mcp::words::CliWords`]). Messages quote names and archive bytes as they are;
+//! the printer escapes control characters when it writes the line to a terminal
+//! ([`crate::format::text`]), so no constructor has to, and `--json` keeps them exact.
 
 use cairn_lib::ErrorKind;
 
