@@ -87,7 +87,9 @@ pub struct InterruptedRestoreTo {
     pub destination: String,
     /// The snapshot it was restoring.
     pub snapshot: String,
-    /// False when the directory is gone (or was made anew) since: the marker is only in the way.
+    /// False when the directory no longer holds the marker's token (the restore got as far as
+    /// removing it, or the directory was removed or made anew since): the marker is only in
+    /// the way.
     pub destination_left: bool,
 }
 
@@ -101,7 +103,7 @@ impl InterruptedRestoreTo {
             )
         } else {
             format!(
-                "a restore of snapshot {} into {} was interrupted, and the directory is gone since; nothing is left to do",
+                "a restore of snapshot {} into {} was interrupted, and the directory no longer holds its token (finished, removed or made anew since); nothing is left to do",
                 self.snapshot, self.destination
             )
         }

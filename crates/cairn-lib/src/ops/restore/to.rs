@@ -134,6 +134,17 @@ impl Store {
                 );
             }
         };
+        // The directory is whole: its token goes, and it gets back the time the restore gave
+        // it, before the stat cache looks at it. The store's marker goes last.
+        let inside = canonical.join(marker::IN_DESTINATION);
+        std::fs::remove_file(&inside).at("remove", &inside)?;
+        let time = rustix::fs::Timespec {
+            tv_sec: root.top.mtime_ns.div_euclid(1_000_000_000),
+            tv_nsec: root.top.mtime_ns.rem_euclid(1_000_000_000) as _,
+        };
+        let times = rustix::fs::Timestamps { last_access: time, last_modification: time };
+        rustix::fs::utimensat(rustix::fs::CWD, &canonical, &times, rustix::fs::AtFlags::empty())
+            .map_err(|e| Error::io("set the time of", &canonical, e.into()))?;
         // The stat cache spares the first save of the new directory reading it back; it is
         // only a cache, and the directory is whole without it, so a store's disk short of room
         // for it keeps none, and a failure to write it fails nothing.
@@ -149,16 +160,6 @@ impl Store {
                 canonical.display()
             ));
         }
-        // The token goes first, and the directory gets back the time the restore gave it.
-        let inside = canonical.join(marker::IN_DESTINATION);
-        std::fs::remove_file(&inside).at("remove", &inside)?;
-        let time = rustix::fs::Timespec {
-            tv_sec: root.top.mtime_ns.div_euclid(1_000_000_000),
-            tv_nsec: root.top.mtime_ns.rem_euclid(1_000_000_000) as _,
-        };
-        let times = rustix::fs::Timestamps { last_access: time, last_modification: time };
-        rustix::fs::utimensat(rustix::fs::CWD, &canonical, &times, rustix::fs::AtFlags::empty())
-            .map_err(|e| Error::io("set the time of", &canonical, e.into()))?;
         let _ = std::fs::remove_file(&marker);
         result.files_written = files;
         result.bytes_written = bytes;
