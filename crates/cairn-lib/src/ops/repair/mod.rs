@@ -139,14 +139,9 @@ impl Store {
             if !key.ends_with(".pack") {
                 continue;
             }
-            let bytes = match self.backend().get(&key) {
-                Ok(bytes) => bytes,
-                Err(_) => {
-                    self.keep_damaged_pack(&key, 0)?;
-                    result.packs_damaged.push(key);
-                    continue;
-                }
-            };
+            // A pack that cannot be read at all (a network or disk error) stops the repair, to be
+            // run again: taken for damage, it would be left out of a shared store's catch-up.
+            let bytes = self.backend().get(&key)?;
             // What catalogs said the pack holds: asked only when its header does not verify.
             let known = || {
                 let mut known = self.catalog.old_pack_entries(&key).unwrap_or_default();
