@@ -250,3 +250,35 @@ fn a_lost_catalog_with_packs_but_no_records_is_named_until_repaired() {
     assert_eq!(repair["packs_indexed"], 2, "{repair}");
     assert_eq!(env.json(&["list"])["snapshots"], serde_json::json!([]));
 }
+
+#[test]
+fn a_damaged_record_is_listed_and_the_other_snapshots_come_back() {
+    let env = TestEnv::new();
+    let snapshots = two_snapshots(&env);
+    let listed = env.json(&["list"]);
+    let one = listed["snapshots"].as_array().unwrap().iter().find(|s| s["name"] == "one").unwrap().clone();
+    let id = one["id"].as_str().unwrap();
+    flip(&env.store().join(format!("objects/records/{id}.json")), 10);
+    remove_catalog(&env.store());
+    let repair = env.json(&["repair"]);
+    assert_eq!(repair["snapshots_recovered"], 1, "{repair}");
+    assert_eq!(repair["records_damaged"][0]["key"], format!("records/{id}.json"), "{repair}");
+    env.ok(&["gc"]);
+    every_snapshot_restores(&env, &snapshots[1..], "after gc");
+    assert!(env.store().join(format!("objects/records/{id}.json")).exists(), "repair kept the record");
+}
+
+#[test]
+fn a_damaged_key_object_is_damage_not_a_wrong_password() {
+    let env = encrypted();
+    env.write("a.txt", "a\n");
+    env.ok(&["save"]);
+    let keys: Vec<PathBuf> =
+        std::fs::read_dir(env.store().join("keys")).unwrap().map(|e| e.unwrap().path()).collect();
+    assert_eq!(keys.len(), 1);
+    let bytes = std::fs::read(&keys[0]).unwrap();
+    std::fs::write(&keys[0], &bytes[..bytes.len() / 2]).unwrap();
+    std::fs::remove_dir_all(cached_catalogs(&env)).unwrap();
+    let err = env.fails(&["list"], 1);
+    assert!(err.contains("1 key object(s) are damaged"), "{err}");
+}
