@@ -170,6 +170,12 @@ fn an_encrypted_store_with_one_damaged_record_keeps_working() {
     for round in ["cache kept", "cache rebuilt"] {
         if round == "cache rebuilt" {
             std::fs::remove_dir_all(cached_catalogs(&env)).unwrap();
+            // The catalog's catch-up stops at the damaged record, and says what puts it right.
+            let err = env.fails(&["list"], 1);
+            assert!(
+                err.contains("does not open with the store's key") && err.contains("cairn repair"),
+                "{err}"
+            );
         }
         let repair = env.json(&["repair"]);
         let damaged = repair["records_damaged"].as_array().unwrap();
@@ -206,6 +212,13 @@ fn an_encrypted_store_with_a_damaged_pack_trailer_is_recovered() {
     let repair = env.json(&["repair"]);
     assert_eq!(repair["damaged_snapshots"], serde_json::json!([]), "{repair}");
     every_snapshot_restores(&env, &snapshots, "after the cache was rebuilt");
+    // Damaged again with no cache: the catch-up on open names the pack and the repair.
+    let pack = packs(&env.store()).pop().unwrap();
+    let len = std::fs::metadata(&pack).unwrap().len() as usize;
+    flip(&pack, len - 30);
+    std::fs::remove_dir_all(cached_catalogs(&env)).unwrap();
+    let err = env.fails(&["list"], 1);
+    assert!(err.contains("has no valid header") && err.contains("cairn repair"), "{err}");
 }
 
 #[test]

@@ -373,7 +373,12 @@ pub(crate) fn read_header_ranged(
     size: u64,
     seal: Option<&RepoKey>,
 ) -> Result<Vec<PackEntry>> {
-    let bad = || Error::corrupt(format!("pack {key} has no valid header")).hint(check());
+    // Read when a shared store's catalog catches up on open, which a damaged header stops: a
+    // repair recovers the pack blob by blob, and `check` could not open the store either.
+    let bad = || {
+        Error::corrupt(format!("pack {key} has no valid header"))
+            .hint(crate::error::Hint::Run(crate::error::Operation::Repair))
+    };
     if size < 12 {
         return Err(bad());
     }

@@ -31,6 +31,9 @@ impl SealedBackend {
                 "object {key} of {} does not open with the store's key (damaged, or written by another store)",
                 self.inner.describe()
             ))
+            // A repair lists it and goes on: the catalog's catch-up, which stops here, is one of
+            // the things a repair does, so `check` could not open the store either.
+            .hint(crate::error::Hint::Run(crate::error::Operation::Repair))
         })?;
         crypto::unpad(plain)
     }
