@@ -58,10 +58,11 @@ fn kib(bytes: u64) -> String {
     format!("{} KiB", bytes.div_ceil(1024))
 }
 
-/// The bytes free on the file system holding `dir`, to anyone; `None` when it cannot be told.
+/// The bytes free on the file system holding `dir`, to anyone; `None` when it cannot be told
+/// (some FUSE and network file systems report no sizes at all: zero blocks, zero free).
 pub(crate) fn free_bytes(dir: &Path) -> Option<u64> {
     let st = rustix::fs::statvfs(dir).ok()?;
-    Some(st.f_bavail.saturating_mul(st.f_frsize))
+    (st.f_blocks > 0).then(|| st.f_bavail.saturating_mul(st.f_frsize))
 }
 
 /// Refuses, before SQLite touches the WAL index, a disk too full to rebuild it on.
