@@ -142,14 +142,14 @@ impl Store {
         let gc = self.interrupted_gc();
         for key in files.difference(&known) {
             result.problems.push(format!(
-                "pack file {key} is not in the catalog (left by {}); run `cairn repair` to index what it holds",
+                "pack file {key} is not in the catalog (left by {}); repair the store to index what it holds",
                 culprit(gc, None)
             ));
         }
         for key in self.backend().list("records/")? {
             if !known_records.contains(record_id(&key)) && !self.catalog.seen(&key)? {
                 result.problems.push(format!(
-                    "snapshot record {key} is not in the catalog; run `cairn repair` to add it back"
+                    "snapshot record {key} is not in the catalog; repair the store to add it back"
                 ));
             }
         }

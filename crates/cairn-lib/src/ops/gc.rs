@@ -118,7 +118,7 @@ impl Store {
         }
         if !prune && !live.orphan_records.is_empty() {
             result.kept.push(format!(
-                "kept {} snapshot record(s) the catalog lacks (first: {}) and the data they refer to; run `cairn repair` to add them back",
+                "kept {} snapshot record(s) the catalog lacks (first: {}) and the data they refer to; repair the store to add them back",
                 live.orphan_records.len(),
                 live.orphan_records[0]
             ));
@@ -168,7 +168,7 @@ impl Store {
             }
             if !prune && !self.pack_header_sound(&key, size) {
                 result.kept.push(format!(
-                    "kept pack {key}: its header is damaged; run `cairn repair`, then `cairn gc --prune-orphans` deletes what it could not recover"
+                    "kept pack {key}: its header is damaged; repair the store, then gc with the prune-orphans option deletes what it could not recover"
                 ));
                 continue;
             }
@@ -246,13 +246,13 @@ impl Store {
         }
         if let Some(first) = needed.first() {
             result.kept.push(format!(
-                "kept {} pack file(s) the catalog does not know that hold data snapshots refer to (first: {first}); run `cairn repair` to index them",
+                "kept {} pack file(s) the catalog does not know that hold data snapshots refer to (first: {first}); repair the store to index them",
                 needed.len()
             ));
         }
         if let Some(first) = damaged.first() {
             result.kept.push(format!(
-                "kept {} pack file(s) the catalog does not know whose header is damaged (first: {first}); run `cairn repair`, then `cairn gc --prune-orphans` deletes what it could not recover",
+                "kept {} pack file(s) the catalog does not know whose header is damaged (first: {first}); repair the store, then gc with the prune-orphans option deletes what it could not recover",
                 damaged.len()
             ));
         }
@@ -519,9 +519,9 @@ mod tests {
         let key = pack_the_catalog_does_not_know(&store, b"published, then the catalog commit was lost");
         let problems = store.check(&CheckOptions::default()).unwrap().problems;
         assert!(
-            problems
-                .iter()
-                .any(|p| p.contains(&key) && p.contains("not in the catalog") && p.contains("cairn repair")),
+            problems.iter().any(|p| p.contains(&key)
+                && p.contains("not in the catalog")
+                && p.contains("repair the store")),
             "{problems:?}"
         );
         assert_eq!(store.gc(&GcOptions::default()).unwrap().packs_removed, 1);
@@ -535,7 +535,7 @@ mod tests {
         save_of(&store, &work).unwrap();
         let live = pack_the_catalog_does_not_know(&store, b"a snapshot's content");
         let gc = store.gc(&GcOptions::default()).unwrap();
-        assert!(gc.kept.iter().any(|k| k.contains("cairn repair")), "{gc:?}");
+        assert!(gc.kept.iter().any(|k| k.contains("repair the store")), "{gc:?}");
         assert!(store.backend().size(&live).unwrap().is_some());
 
         // One whose header is damaged is kept by a plain gc, and pruned only when asked.

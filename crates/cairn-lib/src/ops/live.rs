@@ -94,7 +94,7 @@ impl Store {
         }
         if let Some(first) = unread.first() {
             live.incomplete = Some(format!(
-                "{} record(s) the catalog lacks could not be walked (first: {first}); run `cairn repair` first",
+                "{} record(s) the catalog lacks could not be walked (first: {first}); repair the store first",
                 unread.len()
             ));
             return Ok(live);
@@ -122,12 +122,12 @@ impl Store {
         }
         if listed > 0 {
             return Ok(Some(format!(
-                "{listed} object(s) snapshots refer to are in pack files but not in the index; run `cairn repair` first"
+                "{listed} object(s) snapshots refer to are in pack files but not in the index; repair the store first"
             )));
         }
         Ok(unreadable.first().map(|first| {
             format!(
-                "{} object(s) snapshots refer to are not in the index, and pack file {first} the catalog does not know has a damaged header; run `cairn repair` first",
+                "{} object(s) snapshots refer to are not in the index, and pack file {first} the catalog does not know has a damaged header; repair the store first",
                 missing.len()
             )
         }))

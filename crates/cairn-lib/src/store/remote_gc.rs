@@ -69,7 +69,7 @@ impl Store {
                     continue;
                 }
                 if !self.pack_header_sound(key, size) {
-                    result.kept.push(format!("kept pack {key}: its header is damaged; run `cairn repair`"));
+                    result.kept.push(format!("kept pack {key}: its header is damaged; repair the store"));
                     continue;
                 }
                 result.blobs_removed += self.catalog.pack_blobs(key)?.len() as u64;
