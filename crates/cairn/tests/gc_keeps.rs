@@ -224,3 +224,24 @@ fn gc_deletes_nothing_while_a_damaged_pack_the_catalog_lost_may_hold_what_a_snap
     assert_cli!(env, "gc_refuses_while_a_lost_pack_may_hold_live_data", [["gc"], ["gc", "--prune-orphans"]]);
     assert_eq!(objects(&env), before);
 }
+
+#[test]
+fn check_read_data_reads_every_record_back() {
+    let env = TestEnv::new();
+    two_snapshots(&env);
+    let one = env.json(&["show", "one"])["id"].as_str().unwrap().to_owned();
+    let record = env.store().join(format!("objects/records/{one}.json"));
+    let mut bytes = std::fs::read(&record).unwrap();
+    bytes.truncate(bytes.len() / 2);
+    std::fs::write(&record, bytes).unwrap();
+    // The catalog still holds the snapshot: only reading the record back finds the damage.
+    env.ok(&["check"]);
+    let out = env.cairn(&["--json", "check", "--read-data"]).output().unwrap();
+    assert!(!out.status.success());
+    let value: serde_json::Value =
+        serde_json::Deserializer::from_slice(&out.stdout).into_iter().next().unwrap().unwrap();
+    let problems: Vec<&str> =
+        value["problems"].as_array().unwrap().iter().filter_map(|p| p.as_str()).collect();
+    assert_eq!(problems.len(), 1, "{problems:?}");
+    assert!(problems[0].contains(&format!("record records/{one}.json does not decode")), "{problems:?}");
+}
