@@ -116,6 +116,8 @@ pub(crate) struct Catalog {
     conn: Mutex<Connection>,
     /// The objects of a shared store, where changes no record carries are published.
     shared: Option<std::sync::Arc<dyn crate::store::backend::Backend>>,
+    /// How much of the WAL index is allocated (`room.rs`), kept ahead of the WAL's growth.
+    index_held: std::sync::atomic::AtomicU64,
 }
 
 /// A reader taken from the pool; it goes back when dropped.
@@ -161,7 +163,7 @@ impl Catalog {
         // A read opens the WAL index (a new catalog has none until then), which is then
         // allocated before anything is written through it.
         conn.query_row("SELECT COUNT(*) FROM sqlite_master", [], |r| r.get::<_, i64>(0))?;
-        room::allocate_index(path)?;
+        let index_held = std::sync::atomic::AtomicU64::new(room::allocate_index(path)?);
         // NORMAL would leave the last commits in the WAL unflushed until a checkpoint: a power
         // cut could take back a snapshot that `save` reported, and gc would then drop its data.
         conn.pragma_update(None, "synchronous", "FULL")?;
@@ -185,6 +187,7 @@ impl Catalog {
             readers: Mutex::new(Vec::new()),
             conn: Mutex::new(conn),
             shared: None,
+            index_held,
         })
     }
 
@@ -199,6 +202,8 @@ impl Catalog {
         flush: Flush,
         write: impl FnOnce(&mut Connection) -> Result<T>,
     ) -> Result<T> {
+        // The large writes come through here: the WAL index is kept allocated ahead of them.
+        room::keep_ahead(&self.path, &self.index_held)?;
         let mut conn = self.conn();
         if flush == Flush::Now {
             return write(&mut conn);

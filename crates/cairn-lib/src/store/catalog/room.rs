@@ -14,8 +14,10 @@
 //!   more (the index of about 500 MB of WAL) where the disk has room for it twice, so writes
 //!   through the mapping never need a new block. Extending the file past what SQLite uses is
 //!   harmless: it only ever maps what it needs, and a new region reads as zeros, as SQLite
-//!   expects. A WAL that outgrows the extra on a disk that fills meanwhile is the one case
-//!   left, and the next command's open refuses in one line instead.
+//!   expects. Before each of the large writes (`Catalog::writing`: packs' index rows, stat
+//!   caches, snapshots) the allocation is kept that far ahead of the WAL ([`keep_ahead`]), and
+//!   a disk without room for the index the WAL needs fails the write in one line. Only a
+//!   small write of another kind, crossing into a new region just as the disk fills, is left.
 
 use std::path::{Path, PathBuf};
 
@@ -86,11 +88,11 @@ pub(crate) fn ensure_room_to_open(catalog: &Path) -> Result<()> {
 /// Allocates every block of the WAL index, and of [`AHEAD`] more, so no write through its
 /// mapping needs a new block. On a disk without room for the extra, the index as it is now is
 /// allocated; a disk without room even for that is refused in one line.
-pub(crate) fn allocate_index(catalog: &Path) -> Result<()> {
+pub(crate) fn allocate_index(catalog: &Path) -> Result<u64> {
     let shm = side_file(catalog, "-shm");
     let Ok(file) = std::fs::OpenOptions::new().write(true).open(&shm) else {
         // No index file (SQLite made none): nothing is mapped.
-        return Ok(());
+        return Ok(0);
     };
     let now = file.metadata().map(|m| m.len()).unwrap_or(0).max(index_bytes(catalog));
     let now = now.div_ceil(REGION) * REGION;
@@ -102,11 +104,24 @@ pub(crate) fn allocate_index(catalog: &Path) -> Result<()> {
     let roomy = free_bytes(dir).is_some_and(|free| free > (now + AHEAD).saturating_sub(held) + AHEAD);
     let len = if roomy { now + AHEAD } else { now };
     match rustix::fs::fallocate(&file, rustix::fs::FallocateFlags::empty(), 0, len) {
-        Ok(()) => Ok(()),
+        Ok(()) => Ok(len),
         // A file system without fallocate (some network ones) keeps SQLite's own behaviour.
-        Err(rustix::io::Errno::OPNOTSUPP | rustix::io::Errno::NOSYS) => Ok(()),
+        Err(rustix::io::Errno::OPNOTSUPP | rustix::io::Errno::NOSYS) => Ok(u64::MAX),
         Err(e) => Err(Error::io("allocate room for the catalog's index", &shm, e.into())),
     }
+}
+
+/// Before a write that may grow the WAL (a pack's index, a stat cache, a snapshot): when
+/// the WAL has used up half of the index allocated ahead (`held`, what [`allocate_index`] last
+/// returned), allocates more, so a long command's WAL never outgrows it. A disk without room
+/// even for the index the WAL needs now fails the write in one line.
+pub(crate) fn keep_ahead(catalog: &Path, held: &std::sync::atomic::AtomicU64) -> Result<()> {
+    use std::sync::atomic::Ordering;
+    if index_bytes(catalog) + AHEAD / 2 <= held.load(Ordering::Relaxed) {
+        return Ok(());
+    }
+    held.store(allocate_index(catalog)?, Ordering::Relaxed);
+    Ok(())
 }
 
 #[cfg(test)]
