@@ -136,8 +136,7 @@ impl Store {
         };
         // The directory is whole: its token goes, and it gets back the time the restore gave
         // it, before the stat cache looks at it. The store's marker goes last.
-        let inside = canonical.join(marker::IN_DESTINATION);
-        std::fs::remove_file(&inside).at("remove", &inside)?;
+        remove_token(&canonical)?;
         let time = rustix::fs::Timespec {
             tv_sec: root.top.mtime_ns.div_euclid(1_000_000_000),
             tv_nsec: root.top.mtime_ns.rem_euclid(1_000_000_000) as _,
@@ -196,6 +195,27 @@ impl Store {
         made: bool,
     ) -> Result<PathBuf> {
         marker::write(self, &Marker::of(key, snapshot, made), dir)
+    }
+}
+
+/// Removes the marker's token from `dir`, which the restore has just given the snapshot's
+/// mode: a directory saved without write permission is made writable for the removal only.
+fn remove_token(dir: &Path) -> Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    let inside = dir.join(marker::IN_DESTINATION);
+    match std::fs::remove_file(&inside) {
+        Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {
+            let mode = std::fs::metadata(dir).at("read the metadata of", dir)?.permissions().mode();
+            let set = |mode: u32| {
+                std::fs::set_permissions(dir, std::fs::Permissions::from_mode(mode))
+                    .at("set the mode of", dir)
+            };
+            set(mode | 0o700)?;
+            let removed = std::fs::remove_file(&inside).at("remove", &inside);
+            set(mode)?;
+            removed
+        }
+        removed => removed.at("remove", &inside),
     }
 }
 
