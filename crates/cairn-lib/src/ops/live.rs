@@ -7,9 +7,12 @@
 //! the transaction that commits it, so a key it holds for a snapshot it no longer has is a
 //! removal it committed. Or the catalog lost track of it (deleted, emptied, restored from an
 //! older copy): then it is an orphan, kept, reported, and its roots count as live. The walk
-//! is complete only when every object it reached is either indexed or held by no pack file
-//! whose header reads: an object the index lacks but a pack lists is index damage, below which
-//! nothing could be walked, so gc deletes no pack until `cairn repair` has indexed it.
+//! is complete only when every object it reached is indexed or held whole by no pack file: an
+//! object the index lacks but a pack holds (its header lists it and its bytes pass their hash
+//! check) is index damage, below which nothing could be walked, so gc deletes no pack until
+//! `cairn repair` has indexed it. One that no pack holds whole is known lost (a repair dropped
+//! it as damaged). A pack file the catalog does not know whose header does not read might hold
+//! anything, so it too stops gc, unless orphans are pruned.
 
 use std::collections::HashSet;
 
@@ -101,28 +104,35 @@ impl Store {
         }
         let missing = self.catalog.unindexed(&live.objects)?;
         if !missing.is_empty() {
-            live.incomplete = self.packs_hold_any(&missing)?;
+            live.incomplete = self.packs_hold_any(&missing, prune_orphans)?;
         }
         Ok(live)
     }
 
     /// Why the objects in `missing` (reachable, not indexed) may not be lost: a pack file's
-    /// header lists one, or a pack file the catalog does not know has a header that does not
-    /// read. `None` when no pack file can hold any: they are known lost.
-    fn packs_hold_any(&self, missing: &HashSet<ObjectId>) -> Result<Option<String>> {
+    /// header lists one whose bytes pass their hash check, or (unless orphans are pruned) a
+    /// pack file the catalog does not know has a header that does not read. `None` when no
+    /// pack file can hold any whole: they are known lost (a repair dropped them as damaged).
+    fn packs_hold_any(&self, missing: &HashSet<ObjectId>, prune_orphans: bool) -> Result<Option<String>> {
         let known: HashSet<String> = self.catalog.all_pack_keys()?.into_iter().collect();
         let mut listed = 0usize;
         let mut unreadable = Vec::new();
         for (key, size) in self.backend().list_sizes("packs/")? {
             match crate::store::pack::read_header_ranged(self.backend(), &key, size, self.sealing()) {
-                Ok(entries) => listed += entries.iter().filter(|e| missing.contains(&e.id)).count(),
-                Err(_) if !known.contains(&key) => unreadable.push(key),
+                Ok(entries) => {
+                    let wanted: Vec<_> = entries.into_iter().filter(|e| missing.contains(&e.id)).collect();
+                    if !wanted.is_empty() {
+                        let bytes = self.backend().get(&key)?;
+                        listed += crate::store::pack::sort_sound(&bytes, wanted, self.sealing()).0.len();
+                    }
+                }
+                Err(_) if !known.contains(&key) && !prune_orphans => unreadable.push(key),
                 Err(_) => {}
             }
         }
         if listed > 0 {
             return Ok(Some(format!(
-                "{listed} object(s) snapshots refer to are in pack files but not in the index; repair the store first"
+                "{listed} object(s) snapshots refer to are whole in pack files but not in the index; repair the store first"
             )));
         }
         Ok(unreadable.first().map(|first| {
