@@ -219,16 +219,35 @@ fn remove_token(dir: &Path) -> Result<()> {
     }
 }
 
-/// Removes every entry of `dir` (links as links, never what they point to).
+/// Removes every entry of `dir` (links as links, never what they point to). A directory the
+/// restore had already given a mode without write permission is made writable first.
 fn empty(dir: &Path) {
     let Ok(entries) = std::fs::read_dir(dir) else { return };
     for entry in entries.flatten() {
         let path = entry.path();
-        let _ = if entry.file_type().is_ok_and(|t| t.is_dir()) {
-            std::fs::remove_dir_all(&path)
+        if entry.file_type().is_ok_and(|t| t.is_dir()) {
+            if std::fs::remove_dir_all(&path).is_err() {
+                make_writable(&path);
+                let _ = std::fs::remove_dir_all(&path);
+            }
         } else {
-            std::fs::remove_file(&path)
-        };
+            let _ = std::fs::remove_file(&path);
+        }
+    }
+}
+
+/// Gives `dir` and every directory below it (never through a link) its owner's permissions.
+fn make_writable(dir: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    let Ok(meta) = std::fs::symlink_metadata(dir) else { return };
+    if !meta.is_dir() {
+        return;
+    }
+    let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(meta.permissions().mode() | 0o700));
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        if entry.file_type().is_ok_and(|t| t.is_dir()) {
+            make_writable(&entry.path());
+        }
     }
 }
 
