@@ -136,7 +136,7 @@ fn human_save(r: &ComposeSaveResult) -> String {
         out.push_str(&format!("not covered: image {i} is gone from the engine\n"));
     }
     for e in &nc.skipped_entries {
-        out.push_str(&format!("not covered: {} ({})\n", e.path, e.reason));
+        out.push_str(&format!("not covered: {} ({})\n", format::path(&e.path), e.reason));
     }
     for removed in &r.removed_by_policy {
         out.push_str(&format!("removed by the keep policy: {}\n", label(removed)));

@@ -100,7 +100,7 @@ fn human_list(list: &RewindList) -> String {
                 format::created(&t.created_at),
                 t.files_changed_since.to_string(),
                 if t.conversation { "yes" } else { "no" }.to_owned(),
-                t.prompt.clone(),
+                format::text(&t.prompt).into_owned(),
             ]
         })
         .collect();

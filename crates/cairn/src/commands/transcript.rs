@@ -255,7 +255,7 @@ fn human_save(r: &TranscriptSaveResult) -> String {
         format::bytes(s.stats.bytes),
     );
     if let Some(first) = &r.summary.first_user_message {
-        out.push_str(&format!("  first message: {first}\n"));
+        out.push_str(&format!("  first message: {}\n", format::text(first)));
     }
     if !r.subagent_files.is_empty() {
         out.push_str(&format!("  with its subagents' transcripts: {}\n", r.subagent_files.join(", ")));
@@ -353,7 +353,7 @@ pub fn human_diff(d: &TranscriptDiff) -> String {
     let mut out = String::new();
     for (mark, entries) in [("-", &d.removed), ("+", &d.added)] {
         for e in entries {
-            out.push_str(&format!("{mark} {} {:<12} {}\n", e.id, e.role, e.preview));
+            out.push_str(&format!("{mark} {} {:<12} {}\n", e.id, e.role, format::text(&e.preview)));
         }
     }
     out.push_str(&format!(
