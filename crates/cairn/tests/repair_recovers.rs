@@ -295,3 +295,29 @@ fn a_damaged_key_object_is_damage_not_a_wrong_password() {
     let err = env.fails(&["list"], 1);
     assert!(err.contains("1 key object(s) are damaged"), "{err}");
 }
+
+#[test]
+fn a_pack_whose_header_and_catalog_are_both_lost_gives_back_what_its_snapshots_want() {
+    // A byte inside the header (what it still says is checked blob by blob), and its entry
+    // count zeroed (it says nothing: frames, then raw blobs the records want, are searched for).
+    for damage in ["inside", "count"] {
+        let env = TestEnv::new();
+        let snapshots = two_snapshots(&env);
+        let pack = packs(&env.store()).pop().unwrap();
+        let mut bytes = std::fs::read(&pack).unwrap();
+        let len = bytes.len();
+        if damage == "inside" {
+            bytes[len - 20] ^= 0x55;
+        } else {
+            let header_len = u32::from_le_bytes(bytes[len - 12..len - 8].try_into().unwrap()) as usize;
+            bytes[len - 12 - header_len] = 0;
+        }
+        std::fs::write(&pack, bytes).unwrap();
+        remove_catalog(&env.store());
+        let repair = env.json(&["repair"]);
+        assert_eq!(repair["packs_recovered"][0]["recovery"], "blobs", "{damage}: {repair}");
+        assert_eq!(repair["damaged_snapshots"], serde_json::json!([]), "{damage}: {repair}");
+        env.ok(&["gc"]);
+        every_snapshot_restores(&env, &snapshots, &format!("{damage} after gc"));
+    }
+}

@@ -351,6 +351,54 @@ pub(crate) fn decode_found_header(
     entries.iter().all(|e| e.offset as usize + e.length as usize <= start).then_some(entries)
 }
 
+/// The entries the header where the trailer places it lists, though it does not hash to the
+/// pack's name (a byte inside it is damaged): claims only, each to be checked against the
+/// blob's bytes. Empty when the trailer or the header does not decode.
+/// The entries read one by one until the first that does not decode, so a damaged byte near
+/// the end of a header costs only the entries from it on.
+pub(crate) fn unproven_header(pack: &[u8], seal: Option<&RepoKey>) -> Vec<PackEntry> {
+    let Some(start) = stated_header_start(pack) else { return Vec::new() };
+    let header = &pack[start..pack.len() - 12];
+    let opened;
+    let plain = match seal {
+        None => header,
+        Some(key) => match key.open(header, HEADER_CONTEXT) {
+            Some(plain) => {
+                opened = plain;
+                &opened[..]
+            }
+            None => return Vec::new(),
+        },
+    };
+    let mut best = Vec::new();
+    for &framed in header_forms(seal) {
+        let Ok((count, mut rest)) = postcard::take_from_bytes::<u64>(plain) else { continue };
+        let mut entries = Vec::new();
+        while (entries.len() as u64) < count {
+            let next = if framed {
+                postcard::take_from_bytes::<PackEntry>(rest)
+            } else {
+                postcard::take_from_bytes::<WholeEntry>(rest).map(|(e, r)| (PackEntry::from(e), r))
+            };
+            let Ok((entry, after)) = next else { break };
+            entries.push(entry);
+            rest = after;
+        }
+        entries.retain(|e| e.offset as usize + e.length as usize <= start);
+        if entries.len() > best.len() {
+            best = entries;
+        }
+    }
+    best
+}
+
+/// Where the trailer of `pack` says its header starts, if that lies inside the pack.
+pub(crate) fn stated_header_start(pack: &[u8]) -> Option<usize> {
+    let len_at = pack.len().checked_sub(12)?;
+    let header_len = u32::from_le_bytes([pack[len_at], pack[len_at + 1], pack[len_at + 2], pack[len_at + 3]]);
+    len_at.checked_sub(header_len as usize)
+}
+
 /// Reads the header of a whole pack (used by recovery and `check`).
 pub(crate) fn read_header(key: &str, pack: &[u8], seal: Option<&RepoKey>) -> Result<Vec<PackEntry>> {
     let bad = || Error::corrupt(format!("pack {key} has no valid header")).hint(check());

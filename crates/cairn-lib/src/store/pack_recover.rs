@@ -7,9 +7,12 @@
 //! 1. the header itself, found by a search near the end: each candidate place is proven by the
 //!    pack's name (the hash of the header), so a wrong guess is never believed;
 //! 2. the blob index a catalog had for the pack (the current one before a repair resets it, or
-//!    a damaged catalog put aside);
+//!    a damaged catalog put aside), and the header where the trailer places it when a byte
+//!    inside it is damaged (it still decodes, but each entry is only a claim);
 //! 3. in a store that does not seal its packs, the zstd frames the pack holds (zstd frames
-//!    delimit themselves): each one that decodes is a blob whose id is the hash of its bytes.
+//!    delimit themselves): each one that decodes is a blob whose id is the hash of its bytes;
+//!    and between them, raw blobs whose bytes hash to an id a snapshot refers to and the index
+//!    lacks ([`recover_gaps`], once the records are back).
 //!
 //! The search is bounded: a few hundred candidate lengths, hashed (or, for a plain header,
 //! first decoded) one at a time within a budget of a few times the pack's size.
@@ -62,6 +65,8 @@ pub(crate) fn recover(key: &str, bytes: &[u8], seal: Option<&RepoKey>, known: Ve
         let (sound, damaged) = pack::sort_sound(bytes, entries, seal);
         return Recovered { sound, damaged, source: Source::FoundHeader };
     }
+    let mut known = known;
+    known.extend(pack::unproven_header(bytes, seal));
     let mut candidates = dedup(known);
     if seal.is_none() {
         let listed: HashSet<ObjectId> = candidates.iter().map(|e| e.id).collect();
@@ -187,6 +192,152 @@ fn scan_frames(bytes: &[u8]) -> Vec<PackEntry> {
     found
 }
 
+/// Raw blobs (stored as they are, so nothing delimits them) in the stretches of `bytes` that
+/// no entry of `found` covers, each proven by its id being one of `wanted`: ids snapshots refer
+/// to that the index lacks, with their plain length when a snapshot tells it. A stretch is tried
+/// whole (one raw blob between two found ones), then walked from its start one wanted length
+/// at a time. The hashing is bounded by a few times the pack's size.
+pub(crate) fn recover_gaps(
+    bytes: &[u8],
+    found: &[PackEntry],
+    wanted: &std::collections::HashMap<ObjectId, Option<u32>>,
+) -> Vec<PackEntry> {
+    let mut lengths: Vec<usize> = wanted.values().flatten().map(|&l| l as usize).filter(|&l| l > 0).collect();
+    lengths.sort_unstable();
+    lengths.dedup();
+    let mut places: Vec<(usize, usize)> =
+        found.iter().map(|e| (e.offset as usize, e.offset as usize + e.length as usize)).collect();
+    // Where the trailer says the header starts, blobs end (when nothing found lies past it).
+    if let Some(header) = pack::stated_header_start(bytes).filter(|&h| places.iter().all(|p| p.1 <= h)) {
+        places.push((header, bytes.len()));
+    }
+    places.sort_unstable();
+    let mut gaps = Vec::new();
+    let mut at = 0;
+    for (start, end) in places {
+        if start > at {
+            gaps.push((at, start.min(bytes.len())));
+        }
+        at = at.max(end);
+    }
+    if at < bytes.len() {
+        gaps.push((at, bytes.len()));
+    }
+    let mut budget = 4 * bytes.len() + (1 << 20);
+    let mut out = Vec::new();
+    let take = |start: usize, end: usize, budget: &mut usize, out: &mut Vec<PackEntry>| {
+        let len = end - start;
+        if *budget < len {
+            return false;
+        }
+        *budget -= len;
+        let id = ObjectId::of(&bytes[start..end]);
+        let fits = wanted.get(&id).is_some_and(|l| l.is_none_or(|l| l as usize == len));
+        if fits {
+            out.push(PackEntry {
+                id,
+                kind: BlobKind::Data,
+                offset: start as u32,
+                length: len as u32,
+                raw_length: len as u32,
+                compressed: false,
+                within: None,
+            });
+        }
+        fits
+    };
+    let mut finalizes = MAX_PREFIX_HASHES;
+    for (start, end) in gaps {
+        if take(start, end, &mut budget, &mut out) {
+            continue;
+        }
+        let mut at = start;
+        loop {
+            if let Some(&len) =
+                lengths.iter().find(|&&len| at + len <= end && take(at, at + len, &mut budget, &mut out))
+            {
+                at += len;
+                continue;
+            }
+            // No length is known (a tree, a snapshot's root): every prefix of the stretch is
+            // hashed as it grows, which costs one finalization a byte, not a hash of each.
+            let stretch = &bytes[at..end.min(at + MAX_UNSIZED)];
+            let Some(len) = prefix_match(stretch, wanted, &mut finalizes) else {
+                // Nothing wanted starts here (a tree no record names yet may): the last blob
+                // before the next found one may be wanted (a snapshot's root is written last).
+                if let Some(from) = suffix_match(&bytes[at..end], wanted, &mut budget) {
+                    out.push(PackEntry {
+                        id: ObjectId::of(&bytes[at + from..end]),
+                        kind: BlobKind::Data,
+                        offset: (at + from) as u32,
+                        length: (end - at - from) as u32,
+                        raw_length: (end - at - from) as u32,
+                        compressed: false,
+                        within: None,
+                    });
+                }
+                break;
+            };
+            out.push(PackEntry {
+                id: ObjectId::of(&stretch[..len]),
+                kind: BlobKind::Data,
+                offset: at as u32,
+                length: len as u32,
+                raw_length: len as u32,
+                compressed: false,
+                within: None,
+            });
+            at += len;
+        }
+    }
+    out
+}
+
+/// The longest raw blob a search without a known length looks for: trees and snapshot roots
+/// are small, and a file's length is known from its tree.
+const MAX_UNSIZED: usize = 64 * 1024;
+/// How many prefixes a search of one pack hashes at most.
+const MAX_PREFIX_HASHES: usize = 1 << 20;
+
+/// The longest raw blob a search from the end of a stretch looks for: each length costs a hash
+/// of its own, so only small ones (snapshot roots, trees of a few entries) are tried.
+const MAX_SUFFIX: usize = 4 * 1024;
+
+/// The start of the shortest suffix of `stretch` whose hash is a wanted id.
+fn suffix_match(
+    stretch: &[u8],
+    wanted: &std::collections::HashMap<ObjectId, Option<u32>>,
+    budget: &mut usize,
+) -> Option<usize> {
+    for len in 1..=stretch.len().min(MAX_SUFFIX) {
+        *budget = budget.checked_sub(len)?;
+        let from = stretch.len() - len;
+        let id = ObjectId::of(&stretch[from..]);
+        if wanted.get(&id).is_some_and(|l| l.is_none_or(|l| l as usize == len)) {
+            return Some(from);
+        }
+    }
+    None
+}
+
+/// The shortest prefix of `stretch` whose hash is a wanted id, hashing incrementally.
+fn prefix_match(
+    stretch: &[u8],
+    wanted: &std::collections::HashMap<ObjectId, Option<u32>>,
+    finalizes: &mut usize,
+) -> Option<usize> {
+    let mut hasher = blake3::Hasher::new();
+    for (i, byte) in stretch.iter().enumerate() {
+        *finalizes = finalizes.checked_sub(1)?;
+        hasher.update(std::slice::from_ref(byte));
+        let id = ObjectId(*hasher.finalize().as_bytes());
+        if wanted.get(&id).is_some_and(|l| l.is_none_or(|l| l as usize == i + 1)) {
+            return Some(i + 1);
+        }
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -196,7 +347,7 @@ mod tests {
         let mut builder = pack::PackBuilder::default();
         let blobs = [
             "fn first() {}\n".repeat(300).into_bytes(),
-            crate::id::ObjectId::of(b"noise").0.repeat(3),
+            [ObjectId::of(b"a").0, ObjectId::of(b"b").0, ObjectId::of(b"c").0].concat(),
             "struct Second;\n".repeat(400).into_bytes(),
         ];
         for data in &blobs {
@@ -242,11 +393,17 @@ mod tests {
     #[test]
     fn without_a_header_the_index_and_the_frames_give_back_what_verifies() {
         let (key, bytes, entries) = sample(None);
-        // The header itself damaged: no candidate hashes to the name.
+        // A byte of the header damaged: no candidate hashes to the name, but what the header
+        // still says is checked blob by blob (the entry it garbled is a frame, found again).
         let header_at = entries.iter().map(|e| (e.offset + e.length) as usize).max().unwrap();
         let mut bytes = bytes;
         bytes[header_at + 2] ^= 0x55;
         assert!(find_header(&key, &bytes, None, &entries).is_none());
+        assert_eq!(ids(&recover(&key, &bytes, None, Vec::new()).sound), ids(&entries));
+        // Its count zeroed, it lists nothing.
+        bytes[header_at + 2] ^= 0x55;
+        bytes[header_at] = 0;
+        assert!(pack::unproven_header(&bytes, None).is_empty());
 
         // The frames alone give back the two blobs that compress; the plain one has no
         // delimiter, so only an index can place it.
@@ -262,6 +419,35 @@ mod tests {
         let indexed = recover(&key, &bytes, None, entries.clone());
         assert_eq!(ids(&indexed.damaged), ids(&entries[1..2]));
         assert_eq!(indexed.sound.len(), 2);
+    }
+
+    #[test]
+    fn raw_blobs_between_found_ones_are_placed_by_the_ids_snapshots_want() {
+        let (key, mut bytes, entries) = sample(None);
+        let header_at = entries.iter().map(|e| (e.offset + e.length) as usize).max().unwrap();
+        bytes[header_at] = 0;
+        let scanned = recover(&key, &bytes, None, Vec::new());
+        let raw = entries.iter().find(|e| !e.compressed).unwrap();
+        let mut wanted = std::collections::HashMap::new();
+        assert!(recover_gaps(&bytes, &scanned.sound, &wanted).is_empty(), "nothing is wanted");
+        wanted.insert(raw.id, Some(raw.raw_length));
+        wanted.insert(ObjectId::of(b"elsewhere"), Some(7));
+        assert_eq!(recover_gaps(&bytes, &scanned.sound, &wanted), std::slice::from_ref(raw));
+        // Two raw blobs side by side: the stretch is walked by the lengths wanted.
+        let mut builder = pack::PackBuilder::default();
+        let blobs = [
+            [ObjectId::of(b"d").0, ObjectId::of(b"e").0, ObjectId::of(b"f").0].concat(),
+            [ObjectId::of(b"g").0, ObjectId::of(b"h").0].concat(),
+        ];
+        for data in &blobs {
+            builder.push(pack::encode(ObjectId::of(data), BlobKind::Data, data).unwrap());
+        }
+        let (_, bytes, entries) = builder.finish(None).unwrap();
+        let wanted = entries.iter().map(|e| (e.id, Some(e.raw_length))).collect();
+        assert_eq!(recover_gaps(&bytes, &[], &wanted), entries);
+        // Without their lengths (trees, roots) they are found by their hashes alone.
+        let wanted = entries.iter().map(|e| (e.id, None)).collect();
+        assert_eq!(recover_gaps(&bytes, &[], &wanted), entries);
     }
 
     #[test]

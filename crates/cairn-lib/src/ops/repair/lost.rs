@@ -1,8 +1,9 @@
 //! What each snapshot lost: after the index is rebuilt, every snapshot is walked and each
 //! path whose content (or, for a directory, whose listing) the index no longer holds is
-//! listed; `/` when the whole snapshot is lost.
+//! listed; `/` when the whole snapshot is lost. The same walk tells a repair which objects to
+//! look for in a pack that lost its header.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use super::DamagedSnapshot;
 use crate::error::Result;
@@ -31,6 +32,55 @@ impl Store {
             }
         }
         Ok(out)
+    }
+
+    /// The objects snapshots refer to that the index lacks, with their plain length when a
+    /// tree tells it (a file stored as one blob, without holes): what a search of a pack
+    /// without its header looks for.
+    pub(super) fn wanted_blobs(&self) -> Result<HashMap<ObjectId, Option<u32>>> {
+        let mut wanted = HashMap::new();
+        let mut want = |id: &ObjectId, len: Option<u32>| -> Result<()> {
+            if self.catalog.blob_location(id)?.is_none() {
+                wanted.insert(*id, len);
+            }
+            Ok(())
+        };
+        for (_, _, kind, root) in self.catalog.all_snapshot_roots()? {
+            let Some(root) = root else { continue };
+            if kind.parse::<crate::targets::TargetKind>().ok() != Some(crate::targets::TargetKind::Dir) {
+                let mut live = HashSet::new();
+                // What cannot be walked is simply not looked for.
+                let _ = crate::targets::referenced_objects(self, &kind, &root, &mut live);
+                for id in &live {
+                    want(id, None)?;
+                }
+                continue;
+            }
+            want(&root, None)?;
+            let Ok(doc) = crate::tree::read_root(self, &root) else { continue };
+            let mut stack = Vec::new();
+            if let NodeKind::Dir { tree } = doc.top.kind {
+                stack.push(tree);
+            }
+            while let Some(id) = stack.pop() {
+                want(&id, None)?;
+                let Ok(tree) = crate::tree::read_tree(self, &id) else { continue };
+                for node in tree.nodes {
+                    match node.kind {
+                        NodeKind::Dir { tree } => stack.push(tree),
+                        NodeKind::File { size, content } => {
+                            let whole = content.len() == 1 && node.extra.extents.is_none();
+                            let len = whole.then(|| u32::try_from(size).ok()).flatten();
+                            for id in &content {
+                                want(id, len)?;
+                            }
+                        }
+                        NodeKind::Symlink { .. } => {}
+                    }
+                }
+            }
+        }
+        Ok(wanted)
     }
 
     fn all_indexed(&self, ids: &HashSet<ObjectId>) -> Result<bool> {

@@ -8,7 +8,8 @@
 //! verifies, else blob by blob (`store/pack_recover.rs`: the header found by a search, the
 //! kept index, a damaged catalog put aside, zstd frames), keeping only blobs whose bytes pass
 //! their hash check → add every snapshot record (and event, and moment) the catalog lacks,
-//! listing those that do not read (`records.rs`) → drop every stat cache (none is vouched for)
+//! listing those that do not read (`records.rs`) → look again in packs without a header for
+//! the raw blobs those snapshots want → drop every stat cache (none is vouched for)
 //! → walk every snapshot and list what it refers to that the store no longer holds
 //! (`lost.rs`). Like `restic repair index` followed by `repair snapshots`, except that a
 //! damaged snapshot is kept as it is (what it still holds restores) and listed with what it
@@ -124,6 +125,7 @@ impl Store {
         self.catalog.drop_old_blob_index()?;
         indexed?;
         self.add_records(&mut result)?;
+        self.search_headerless_packs(&mut result)?;
         self.catalog.drop_all_stat_caches()?;
         self.catalog.clear_all_damaged()?;
         result.damaged_snapshots = self.damaged_snapshots()?;
@@ -179,6 +181,70 @@ impl Store {
             result.blobs_indexed += recovered.sound.len() as u64;
             result.packs_indexed += 1;
             self.catalog.index_found_pack(&key, bytes.len() as u64, &recovered.sound)?;
+        }
+        Ok(())
+    }
+
+    /// Looks again in the packs recovered without a header (of a store that does not seal
+    /// them) for raw blobs snapshots refer to and the index lacks: known only once the records
+    /// are back. A tree found so names more objects, so this runs until a round finds none.
+    fn search_headerless_packs(&self, result: &mut RepairResult) -> Result<()> {
+        if self.sealing().is_some() {
+            return Ok(());
+        }
+        let keys: Vec<String> = result
+            .packs_recovered
+            .iter()
+            .filter(|p| p.recovery == Recovery::Blobs)
+            .map(|p| p.key.clone())
+            .chain(result.packs_damaged.iter().cloned())
+            .collect();
+        for _round in 0..8 {
+            let wanted = self.wanted_blobs()?;
+            if keys.is_empty() || wanted.is_empty() {
+                return Ok(());
+            }
+            let mut found_any = false;
+            for key in &keys {
+                let bytes = self.backend().get(key)?;
+                let found: Vec<crate::store::pack::PackEntry> = self
+                    .catalog
+                    .pack_blobs(key)?
+                    .into_iter()
+                    .map(|(id, l)| crate::store::pack::PackEntry {
+                        id,
+                        kind: l.kind,
+                        offset: l.offset as u32,
+                        length: l.length as u32,
+                        raw_length: l.raw_length,
+                        compressed: l.compressed,
+                        within: l.within,
+                    })
+                    .collect();
+                let more = pack_recover::recover_gaps(&bytes, &found, &wanted);
+                if more.is_empty() {
+                    continue;
+                }
+                found_any = true;
+                self.catalog.index_found_pack(key, bytes.len() as u64, &more)?;
+                result.blobs_indexed += more.len() as u64;
+                match result.packs_recovered.iter_mut().find(|p| p.key == *key) {
+                    Some(pack) => pack.blobs += more.len() as u64,
+                    None => {
+                        result.packs_damaged.retain(|k| k != key);
+                        result.packs_indexed += 1;
+                        result.packs_recovered.push(RecoveredPack {
+                            key: key.clone(),
+                            recovery: Recovery::Blobs,
+                            blobs: more.len() as u64,
+                            whole: false,
+                        });
+                    }
+                }
+            }
+            if !found_any {
+                break;
+            }
         }
         Ok(())
     }
