@@ -25,7 +25,6 @@ use std::sync::{Mutex, MutexGuard};
 use rusqlite::Connection;
 
 use crate::error::{IoContext, Result};
-use std::os::unix::fs::OpenOptionsExt;
 
 pub(crate) use blobs::BlobLocation;
 pub(crate) use events::Member;
@@ -146,13 +145,9 @@ impl Catalog {
     pub(crate) fn open(path: &Path) -> Result<Self> {
         // Made 0600 before SQLite opens it: SQLite gives its -wal and -shm files the database
         // file's permissions, so none of them is ever readable by others, whatever the umask.
-        std::fs::OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .mode(0o600)
-            .open(path)
-            .at("create", path)?;
+        // Through a descriptor that stays open: closing one would drop the locks this process's
+        // other connections to the catalog hold (`room::with_held`).
+        room::with_held(path, true, |_| Ok(())).at("create", path)?;
         // The WAL index is mapped into memory: on a disk too full to rebuild it, a write
         // through the mapping would be a SIGBUS, so such a disk is refused first (`room.rs`).
         room::ensure_room_to_open(path)?;

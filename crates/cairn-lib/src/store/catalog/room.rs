@@ -18,10 +18,57 @@
 //!   caches, snapshots) the allocation is kept that far ahead of the WAL ([`keep_ahead`]), and
 //!   a disk without room for the index the WAL needs fails the write in one line. Only a
 //!   small write of another kind, crossing into a new region just as the disk fills, is left.
+//!
+//! The files are reached through descriptors that stay open while the process lives
+//! ([`with_held`]): closing any descriptor of a file drops every POSIX lock the process holds
+//! on it, SQLite's included, and a process that lost its lock on the WAL index has another one
+//! take the index for abandoned and rebuild it under its mapping (SQLite's "disk I/O error").
 
+use std::fs::File;
+use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
 use crate::error::{Error, ErrorKind, Result};
+
+/// A catalog file this process opened outside SQLite.
+struct Held {
+    path: PathBuf,
+    /// Its device and inode when opened: a file made anew at the path is another one.
+    id: (u64, u64),
+    file: File,
+}
+
+/// Every catalog file this process opened outside SQLite.
+static HELD: Mutex<Vec<Held>> = Mutex::new(Vec::new());
+
+/// Runs `use_file` on a descriptor of `path` that is never closed while the file exists (see
+/// the module's documentation), opened for writing, and created 0600 when `create` asks.
+/// `None` when the file does not exist and is not to be created. A held file that has since
+/// been deleted (SQLite deletes the WAL index when its last connection closes) is let go:
+/// nothing can hold a lock on it any more.
+pub(crate) fn with_held<T>(
+    path: &Path,
+    create: bool,
+    use_file: impl FnOnce(&File) -> std::io::Result<T>,
+) -> std::io::Result<Option<T>> {
+    let mut held = HELD.lock().unwrap_or_else(|p| p.into_inner());
+    held.retain(|h| h.file.metadata().is_ok_and(|m| m.nlink() > 0));
+    let now = std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()));
+    let at = match now.and_then(|id| held.iter().position(|h| h.path == path && h.id == id)) {
+        Some(at) => at,
+        None => {
+            if now.is_none() && !create {
+                return Ok(None);
+            }
+            let file = std::fs::OpenOptions::new().write(true).create(create).mode(0o600).open(path)?;
+            let meta = file.metadata()?;
+            held.push(Held { path: path.to_path_buf(), id: (meta.dev(), meta.ino()), file });
+            held.len() - 1
+        }
+    };
+    use_file(&held[at].file).map(Some)
+}
 
 /// The WAL index grows in regions of 32 KiB, each indexing 4,096 WAL frames (the first 4,062).
 const REGION: u64 = 32 * 1024;
@@ -43,14 +90,11 @@ fn index_bytes(catalog: &Path) -> u64 {
     // The page size is the big-endian u16 at offset 16 of the database header (1 means
     // 65,536); a catalog too new to have a header has no WAL either.
     let mut header = [0u8; 18];
-    let read = std::fs::File::open(catalog).and_then(|mut f| {
-        use std::io::Read;
-        f.read_exact(&mut header)
-    });
+    let read = with_held(catalog, false, |f| f.read_exact_at(&mut header, 0));
     let page = match (read, u16::from_be_bytes([header[16], header[17]])) {
-        (Ok(()), 1) => 65536,
-        (Ok(()), p) => u64::from(p.max(512)),
-        (Err(_), _) => 4096,
+        (Ok(Some(())), 1) => 65536,
+        (Ok(Some(())), p) => u64::from(p.max(512)),
+        _ => 4096,
     };
     let frames = wal.saturating_sub(32) / (page + 24);
     (frames / FRAMES_PER_REGION + 1) * REGION
@@ -90,24 +134,28 @@ pub(crate) fn ensure_room_to_open(catalog: &Path) -> Result<()> {
 /// allocated; a disk without room even for that is refused in one line.
 pub(crate) fn allocate_index(catalog: &Path) -> Result<u64> {
     let shm = side_file(catalog, "-shm");
-    let Ok(file) = std::fs::OpenOptions::new().write(true).open(&shm) else {
-        // No index file (SQLite made none): nothing is mapped.
-        return Ok(0);
-    };
-    let now = file.metadata().map(|m| m.len()).unwrap_or(0).max(index_bytes(catalog));
-    let now = now.div_ceil(REGION) * REGION;
-    // The extra only where it leaves the disk as much again: a fallocate that runs out of
-    // space keeps what it took, and would fill the disk it was meant to guard.
-    use std::os::unix::fs::MetadataExt;
-    let held = file.metadata().map(|m| m.blocks() * 512).unwrap_or(0);
+    let needed = index_bytes(catalog);
     let dir = catalog.parent().unwrap_or(Path::new("."));
-    let roomy = free_bytes(dir).is_some_and(|free| free > (now + AHEAD).saturating_sub(held) + AHEAD);
-    let len = if roomy { now + AHEAD } else { now };
-    match rustix::fs::fallocate(&file, rustix::fs::FallocateFlags::empty(), 0, len) {
-        Ok(()) => Ok(len),
-        // A file system without fallocate (some network ones) keeps SQLite's own behaviour.
-        Err(rustix::io::Errno::OPNOTSUPP | rustix::io::Errno::NOSYS) => Ok(u64::MAX),
-        Err(e) => Err(Error::io("allocate room for the catalog's index", &shm, e.into())),
+    let free = free_bytes(dir);
+    let allocated = with_held(&shm, false, |file| {
+        let meta = file.metadata()?;
+        let now = meta.len().max(needed).div_ceil(REGION) * REGION;
+        // The extra only where it leaves the disk as much again: a fallocate that runs out of
+        // space keeps what it took, and would fill the disk it was meant to guard.
+        let held = meta.blocks() * 512;
+        let roomy = free.is_some_and(|free| free > (now + AHEAD).saturating_sub(held) + AHEAD);
+        let len = if roomy { now + AHEAD } else { now };
+        match rustix::fs::fallocate(file, rustix::fs::FallocateFlags::empty(), 0, len) {
+            Ok(()) => Ok(len),
+            // A file system without fallocate (some network ones) keeps SQLite's own behaviour.
+            Err(rustix::io::Errno::OPNOTSUPP | rustix::io::Errno::NOSYS) => Ok(u64::MAX),
+            Err(e) => Err(e.into()),
+        }
+    });
+    match allocated {
+        // No index file (SQLite made none): nothing is mapped.
+        Ok(len) => Ok(len.unwrap_or(0)),
+        Err(e) => Err(Error::io("allocate room for the catalog's index", &shm, e)),
     }
 }
 
