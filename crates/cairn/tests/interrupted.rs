@@ -115,7 +115,7 @@ fn check_diff_show_and_a_dry_run_report_an_interrupted_restore_instead_of_using_
     env.filters().bind(|| {
         insta::assert_snapshot!(String::from_utf8_lossy(&check.stdout), @r"
         3 snapshot(s), 45 object(s) referenced, 0 read back
-        problem: an interrupted restore of snapshot [ID] left [TMP]/work half restored (its state before was saved as snapshot [ID]); finish it (the restore's continue option) or roll it back (its abort option)
+        problem: an interrupted restore of snapshot [ID] left [TMP]/work half restored (its state before was saved as snapshot [ID]); finish it (the restore's continue option) or roll it back (its abort option): either keeps the files written since, and until then saves, restores and agent checkpoints of it are refused
         ");
         insta::assert_snapshot!(diff, @"error: an interrupted restore of snapshot [ID] left [TMP]/work half restored (its state before was saved as snapshot [ID]); finish or roll back that restore first (either way keeps the files written since); run `cairn restore --continue` or run `cairn restore --abort`");
         assert_eq!(dry, diff);

@@ -43,12 +43,23 @@ fn a_killed_restore_to_leaves_a_marker_and_the_next_restore_to_does_it_again() {
     assert_eq!(markers.len(), 1, "{markers:?}");
     let marker = std::fs::read_to_string(markers[0].path()).unwrap();
     assert!(marker.contains(dest.to_str().unwrap()), "{marker}");
+    let check = env.json_any(&["check"]);
+    assert_eq!(
+        check["problems"],
+        serde_json::json!([format!(
+            "a restore of snapshot {} into {} was interrupted and left it incomplete; restore into it again to finish it, or delete the directory",
+            env.json(&["show", "s"])["id"].as_str().unwrap(),
+            dest.display()
+        )]),
+        "{check}"
+    );
 
     let again = env.transcript(&[&["restore", "s", "--to", dest.to_str().unwrap()]]);
     insta::assert_snapshot!(again);
     assert_eq!(describe(&dest), describe(&env.work()), "the restore done again differs");
     let markers: Vec<_> = std::fs::read_dir(env.store().join("journal")).unwrap().flatten().collect();
     assert!(markers.is_empty(), "the marker was left: {markers:?}");
+    assert_eq!(env.json(&["check"])["problems"], serde_json::json!([]));
 }
 
 #[test]

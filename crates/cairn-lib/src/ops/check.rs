@@ -146,6 +146,11 @@ impl Store {
                 culprit(gc, None)
             ));
         }
+        for key in self.catalog.damaged_packs()? {
+            result.problems.push(format!(
+                "pack {key} has a header that does not read, so nothing is read from it; repair the store to recover what it holds"
+            ));
+        }
         for key in self.backend().list("records/")? {
             if !known_records.contains(record_id(&key)) && !self.catalog.seen(&key)? {
                 result.problems.push(format!(
@@ -197,9 +202,14 @@ impl Store {
         }
         for found in self.interrupted_restores()? {
             result.problems.push(format!(
-                "{}; finish it (the restore's continue option) or roll it back (its abort option)",
+                "{}; finish it (the restore's continue option) or roll it back (its abort option): either keeps the files written since, and until then saves, restores and agent checkpoints of it are refused",
                 found.sentence()
             ));
+        }
+        for found in self.interrupted_restores_to()? {
+            if found.destination_left {
+                result.problems.push(found.finding());
+            }
         }
         result.problems.sort();
         Ok(result)

@@ -17,7 +17,7 @@ use super::backend::Backend;
 use super::catalog::{Flush, NewSnapshot};
 use super::crypto::RepoKey;
 use super::{OpenMode, SecretUse, Store, Unlock};
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorKind, Result};
 use crate::id::ObjectId;
 use crate::snapshot::Snapshot;
 
@@ -149,8 +149,7 @@ impl Store {
         let known: std::collections::HashSet<String> = self.catalog.all_pack_keys()?.into_iter().collect();
         for (key, size) in &listed {
             if key.ends_with(".pack") && !known.contains(key) {
-                let entries =
-                    super::pack::read_header_ranged(self.backend.as_ref(), key, *size, self.sealing())?;
+                let Some(entries) = self.pack_header_or_note(key, *size)? else { continue };
                 if condemned.is_empty() {
                     self.catalog.index_found_pack(key, *size, &entries)?;
                 } else {
@@ -177,8 +176,7 @@ impl Store {
             // stat cache may name blobs that are gone, so a save reads those files again.
             for (key, size) in &listed {
                 if key.ends_with(".pack") && known.contains(key) {
-                    let entries =
-                        super::pack::read_header_ranged(self.backend.as_ref(), key, *size, self.sealing())?;
+                    let Some(entries) = self.pack_header_or_note(key, *size)? else { continue };
                     self.catalog.index_found_pack(key, *size, &entries)?;
                 }
             }
@@ -195,19 +193,46 @@ impl Store {
         }
         pending.sort();
         for (_, key) in pending {
-            let bytes = self.backend.get(&key)?;
-            if key.starts_with("records/") {
-                self.apply_record(&key, &bytes)?;
-            } else if key.starts_with("moments/") {
-                self.add_moment_record(&bytes)?;
-            } else {
-                let event = serde_json::from_slice(&bytes)
-                    .map_err(|e| Error::corrupt(format!("event {key} does not decode: {e}")))?;
-                self.catalog.apply_event(&event)?;
+            let applied = self.backend.get(&key).and_then(|bytes| {
+                if key.starts_with("records/") {
+                    self.apply_record(&key, &bytes)
+                } else if key.starts_with("moments/") {
+                    self.add_moment_record(&bytes)
+                } else {
+                    let event = serde_json::from_slice(&bytes)
+                        .map_err(|e| Error::corrupt(format!("event {key} does not decode: {e}")))?;
+                    self.catalog.apply_event(&event)
+                }
+            });
+            match applied {
+                Ok(()) => self.catalog.mark_seen(&key)?,
+                // One damaged object costs what it holds, not the store: it is passed by, and
+                // tried again by the next catch-up, until a repair lists it.
+                Err(e) if e.kind() == ErrorKind::Corrupt => self.notice(&format!(
+                    "{key} does not read and was passed by ({}); repair the store to list what it held",
+                    e.message()
+                )),
+                Err(e) => return Err(e),
             }
-            self.catalog.mark_seen(&key)?;
         }
         Ok(())
+    }
+
+    /// The header of pack `key` (`size` bytes), or `None` for one whose header does not read:
+    /// that pack is noted as damaged, so no catch-up reads it again and nothing is read from
+    /// it, and a repair recovers what it holds.
+    fn pack_header_or_note(&self, key: &str, size: u64) -> Result<Option<Vec<super::pack::PackEntry>>> {
+        match super::pack::read_header_ranged(self.backend.as_ref(), key, size, self.sealing()) {
+            Ok(entries) => Ok(Some(entries)),
+            Err(e) if e.kind() == ErrorKind::Corrupt => {
+                self.catalog.note_damaged_pack(key, size)?;
+                self.notice(&format!(
+                    "pack {key} has a damaged header and was passed by; repair the store to recover what it holds"
+                ));
+                Ok(None)
+            }
+            Err(e) => Err(e),
+        }
     }
 
     fn apply_record(&self, key: &str, bytes: &[u8]) -> Result<()> {

@@ -5,6 +5,7 @@ use cairn_lib::ops::check::{CheckOptions, CheckResult};
 use crate::commands::GlobalArgs;
 use crate::context::open_store;
 use crate::error::{CommandError, CommandResult};
+use crate::format;
 use crate::printer::Printer;
 
 /// Arguments of `cairn check`: the engine's options as they are.
@@ -34,7 +35,7 @@ fn human(r: &CheckResult) -> String {
         r.snapshots, r.objects, r.objects_read
     );
     for p in &r.problems {
-        out.push_str(&format!("problem: {p}\n"));
+        out.push_str(&format!("problem: {}\n", format::text(p)));
     }
     if r.problems.is_empty() {
         out.push_str("no problems found\n");

@@ -172,6 +172,16 @@ impl TestEnv {
         serde_json::from_str(&text).unwrap_or_else(|e| panic!("not JSON ({e}): {text}"))
     }
 
+    /// Runs cairn with `--json` whatever its exit code (a `check` that finds problems exits 1),
+    /// returns the parsed result.
+    pub fn json_any(&self, args: &[&str]) -> serde_json::Value {
+        let mut all = vec!["--json"];
+        all.extend_from_slice(args);
+        let run = self.run(&all);
+        serde_json::from_str(&run.stdout)
+            .unwrap_or_else(|e| panic!("not JSON ({e}): {} (stderr {})", run.stdout, run.stderr))
+    }
+
     /// Runs cairn, expects failure with `code`, returns stderr.
     pub fn fails(&self, args: &[&str], code: i32) -> String {
         let out = self.cairn(args).output().expect("run cairn");

@@ -80,6 +80,14 @@ impl Catalog {
         Ok(())
     }
 
+    /// The packs noted as ones whose header does not read ([`Catalog::note_damaged_pack`]).
+    pub(crate) fn damaged_packs(&self) -> Result<Vec<String>> {
+        let conn = self.conn();
+        let mut stmt = conn.prepare("SELECT key FROM packs WHERE state = 'damaged' ORDER BY key")?;
+        let rows = stmt.query_map([], |r| r.get(0))?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
     /// Drops the kept copy of the blob index.
     pub(crate) fn drop_old_blob_index(&self) -> Result<()> {
         self.conn().execute_batch("DROP TABLE IF EXISTS temp.old_blobs")?;
