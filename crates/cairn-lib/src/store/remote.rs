@@ -48,7 +48,7 @@ pub(crate) struct EncryptionInfo {
     pub key_fingerprint: String,
 }
 
-const AEAD: &str = "xchacha20-poly1305";
+pub(super) const AEAD: &str = "xchacha20-poly1305";
 
 impl Store {
     /// Opens the shared store whose objects `backend` holds, with its catalog cached below
@@ -61,6 +61,19 @@ impl Store {
     /// [`Store::open_shared`], unlocking an encrypted store with `unlock`'s secret, and making
     /// a missing store encrypted when `unlock` says so.
     pub fn open_shared_with(
+        backend: Arc<dyn Backend>,
+        cache_home: &Path,
+        mode: OpenMode,
+        unlock: &Unlock,
+    ) -> Result<Self> {
+        let store = Self::open_shared_unsynced(backend, cache_home, mode, unlock)?;
+        store.sync()?;
+        Ok(store)
+    }
+
+    /// [`Store::open_shared_with`] without the catch-up that brings the catalog cache up to
+    /// date: for a repair, which does the catch-up's work itself, object by object.
+    pub(super) fn open_shared_unsynced(
         backend: Arc<dyn Backend>,
         cache_home: &Path,
         mode: OpenMode,
@@ -121,7 +134,6 @@ impl Store {
         store.catalog.share(store.backend.clone());
         store.shared = true;
         store.pack_cache = Some(store.new_pack_cache());
-        store.sync()?;
         Ok(store)
     }
 

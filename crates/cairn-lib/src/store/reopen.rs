@@ -1,7 +1,6 @@
 //! Opening a shared store (an encrypted store directory, or a bucket) for `repair`: unlocked
-//! as every command unlocks it, but without bringing the catalog cache up to date first. That
-//! catch-up stops at the first object it cannot read (a damaged record or pack header), and it
-//! is what the repair does itself, object by object, listing what it cannot read. An
+//! as every command unlocks it, but without bringing the catalog cache up to date first: that
+//! catch-up is what the repair does itself, object by object, listing what it cannot read. An
 //! encrypted store directory that lost its marker (`cairn-store.json`) gets a new one, once its
 //! secret opens one of its key objects.
 
@@ -10,7 +9,7 @@ use std::sync::Arc;
 
 use super::address::StoreAddress;
 use super::backend::{Backend, LocalBackend};
-use super::remote::{ENCRYPTED_FORMAT, EncryptionInfo, STORE_OBJECT, StoreInfo, read_info};
+use super::remote::{AEAD, ENCRYPTED_FORMAT, EncryptionInfo, STORE_OBJECT, StoreInfo};
 use super::s3::S3Backend;
 use super::{OpenMode, SecretUse, Store, Unlock};
 use crate::error::{Error, Result};
@@ -33,39 +32,7 @@ impl Store {
             }
             StoreAddress::S3 { settings, cache_home } => (Arc::new(S3Backend::new(settings)?), cache_home),
         };
-        let Some(info) = read_info(backend.as_ref())? else {
-            return Err(Error::not_found(format!(
-                "there is no store at {} (it has no {STORE_OBJECT})",
-                backend.describe()
-            )));
-        };
-        let expected =
-            if info.encryption.is_some() { ENCRYPTED_FORMAT } else { super::layout::FORMAT_VERSION };
-        if info.format != expected {
-            return Err(Error::corrupt(format!(
-                "the store at {} has format version {}, and this cairn reads version {expected}",
-                backend.describe(),
-                info.format,
-            )));
-        }
-        let (backend, unlocked) = match &info.encryption {
-            None => (backend, None),
-            Some(encryption) => {
-                let secret = unlock.secret(SecretUse::Unlock, &backend.describe())?;
-                let (key, key_id) =
-                    super::keys::unlock(backend.as_ref(), &secret, &encryption.key_fingerprint)?;
-                let key = Arc::new(key);
-                let sealed: Arc<dyn Backend> =
-                    Arc::new(super::sealed::SealedBackend::new(backend, key.clone()));
-                (sealed, Some(super::unlock::Unlocked { key, key_id }))
-            }
-        };
-        let root = cache_home.join(info.id.simple().to_string());
-        let mut store = Self::open_unlocked(backend, &root, OpenMode::CreateIfMissing, unlocked)?;
-        store.catalog.share(store.backend.clone());
-        store.shared = true;
-        store.pack_cache = Some(store.new_pack_cache());
-        Ok(store)
+        Self::open_shared_unsynced(backend, cache_home, OpenMode::Existing, unlock)
     }
 }
 
@@ -87,10 +54,7 @@ pub(crate) fn rewrite_lost_marker(dir: &Path, unlock: &Unlock) -> Result<bool> {
     let info = StoreInfo {
         format: ENCRYPTED_FORMAT,
         id: uuid::Uuid::now_v7(),
-        encryption: Some(EncryptionInfo {
-            aead: "xchacha20-poly1305".to_owned(),
-            key_fingerprint: key.fingerprint(),
-        }),
+        encryption: Some(EncryptionInfo { aead: AEAD.to_owned(), key_fingerprint: key.fingerprint() }),
     };
     let bytes = serde_json::to_vec(&info).map_err(|e| Error::corrupt(e.to_string()))?;
     backend.put_if_absent(STORE_OBJECT, &bytes)?;
