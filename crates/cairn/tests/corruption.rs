@@ -17,23 +17,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use common::{Entry, Run, TestEnv, describe, noise, write};
-
-/// A small deterministic generator (xorshift), so a seed replays the same run.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n.max(1)
-    }
-}
+use common::{Entry, Rng, Run, TestEnv, describe, noise, write};
 
 /// One way to damage a file.
 #[derive(Debug, Clone, Copy)]

@@ -15,23 +15,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use common::{Entry, TestEnv, describe, noise, write};
-
-/// A small deterministic generator (xorshift), so a seed replays the same run.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
+use common::{Entry, Rng, TestEnv, describe, noise, write};
 
 fn churn(env: &TestEnv, rng: &mut Rng, round: u64) {
     for _ in 0..40 {

@@ -223,6 +223,23 @@ macro_rules! assert_cli {
     };
 }
 
+/// A small deterministic generator (xorshift), so a seed replays the same run.
+pub struct Rng(pub u64);
+
+impl Rng {
+    pub fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    /// A number below `n` (0 when `n` is 0).
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.next() % n.max(1)
+    }
+}
+
 /// Everything about one entry that a round trip must keep.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Entry {
