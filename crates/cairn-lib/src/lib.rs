@@ -32,13 +32,12 @@ pub mod agents;
 mod config;
 mod duration;
 mod error;
+#[cfg(feature = "fuzz")]
 #[doc(hidden)]
 pub mod fuzz;
 mod id;
 mod name;
 pub mod ops;
-#[doc(hidden)]
-pub mod s3_test_server;
 mod secrets;
 mod session;
 mod snapshot;
@@ -56,6 +55,8 @@ pub use session::{Session, SessionOrigin};
 pub use snapshot::{JournalReport, NotCovered, SecretEntry, SkippedEntry, Snapshot, SnapshotStats};
 pub use store::address::StoreAddress;
 pub use store::layout::FORMAT_VERSION;
+#[doc(hidden)]
+pub use store::sealed::sealed_for_contract;
 pub use store::s3::{S3Backend, S3Settings, Traffic};
 pub use store::{Backend, LocalBackend, MemoryBackend, OpenMode, Secret, SecretUse, Store, Unlock};
 pub use targets::dir::restore::PlanEntry;

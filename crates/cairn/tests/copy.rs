@@ -4,7 +4,7 @@
 
 mod common;
 
-use cairn_lib::s3_test_server::Moto;
+use cairn_test_support::Moto;
 use common::{TestEnv, write};
 
 /// A machine of its own on `s3://BUCKET/PREFIX` of `moto`.
@@ -15,12 +15,8 @@ fn machine(moto: &Moto, address: &str) -> TestEnv {
 /// `env` with the AWS settings that reach `moto`, and the password of the (encrypted) remote
 /// stores it makes.
 fn with_aws(env: TestEnv, moto: &Moto) -> TestEnv {
-    env.with_var("CAIRN_PASSWORD", "the fleet's password")
-        .with_var("AWS_ENDPOINT_URL", format!("http://127.0.0.1:{}", moto.port))
-        .with_var("AWS_ALLOW_HTTP", "true")
-        .with_var("AWS_ACCESS_KEY_ID", "test")
-        .with_var("AWS_SECRET_ACCESS_KEY", "test")
-        .with_var("AWS_REGION", "us-east-1")
+    let env = env.with_var("CAIRN_PASSWORD", "the fleet's password");
+    moto.env().into_iter().fold(env, |env, (k, v)| env.with_var(k, v))
 }
 
 /// What `list` shows of a session, without what a store may tell apart (nothing should).

@@ -4,18 +4,15 @@
 
 mod common;
 
-use cairn_lib::s3_test_server::Moto;
+use cairn_test_support::Moto;
 use common::{TestEnv, write};
 
 /// A machine using `s3://BUCKET/PREFIX` on `moto`, with `vars` (its passwords) set.
 fn machine(moto: &Moto, address: &str, vars: &[(&str, &str)]) -> TestEnv {
-    let mut env = TestEnv::new()
-        .with_store(address)
-        .with_var("AWS_ENDPOINT_URL", format!("http://127.0.0.1:{}", moto.port))
-        .with_var("AWS_ALLOW_HTTP", "true")
-        .with_var("AWS_ACCESS_KEY_ID", "test")
-        .with_var("AWS_SECRET_ACCESS_KEY", "test")
-        .with_var("AWS_REGION", "us-east-1");
+    let mut env = TestEnv::new().with_store(address);
+    for (k, v) in moto.env() {
+        env = env.with_var(k, v);
+    }
     for (k, v) in vars {
         env = env.with_var(*k, *v);
     }

@@ -5,20 +5,14 @@
 mod common;
 
 use cairn_lib::Backend;
-use cairn_lib::s3_test_server::Moto;
+use cairn_test_support::Moto;
 use common::{TestEnv, write};
 
 /// A machine of its own (HOME, work tree, catalog cache) using `s3://BUCKET/PREFIX` on `moto`,
 /// with the password that unlocks (and on first use makes) the encrypted store.
 fn machine(moto: &Moto, address: &str) -> TestEnv {
-    TestEnv::new()
-        .with_store(address)
-        .with_var("CAIRN_PASSWORD", "the fleet's password")
-        .with_var("AWS_ENDPOINT_URL", format!("http://127.0.0.1:{}", moto.port))
-        .with_var("AWS_ALLOW_HTTP", "true")
-        .with_var("AWS_ACCESS_KEY_ID", "test")
-        .with_var("AWS_SECRET_ACCESS_KEY", "test")
-        .with_var("AWS_REGION", "us-east-1")
+    let env = TestEnv::new().with_store(address).with_var("CAIRN_PASSWORD", "the fleet's password");
+    moto.env().into_iter().fold(env, |env, (k, v)| env.with_var(k, v))
 }
 
 #[test]

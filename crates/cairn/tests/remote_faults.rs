@@ -14,7 +14,7 @@ use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use cairn_lib::s3_test_server::Moto;
+use cairn_test_support::Moto;
 use common::{TestEnv, write};
 use serde_json::{Value, json};
 

@@ -11,8 +11,6 @@ pub(crate) mod chunker;
 #[cfg(test)]
 mod contract;
 pub(crate) mod crypto;
-#[cfg(test)]
-mod encrypted_tests;
 pub(crate) mod fault;
 pub(crate) mod fetch;
 pub(crate) mod frame;
@@ -28,7 +26,7 @@ pub(crate) mod remote;
 mod remote_gc;
 pub(crate) mod reopen;
 pub mod s3;
-mod sealed;
+pub(crate) mod sealed;
 mod unlock;
 pub(crate) mod writer;
 

@@ -9,10 +9,12 @@ mod import;
 mod sparse;
 
 pub use export::{ExportOptions, ExportResult};
+#[cfg(feature = "fuzz")]
 pub(crate) use import::read_into;
 pub use import::{ImportOptions, ImportResult};
 
 /// The checks of one import with these limits (for the fuzz target).
+#[cfg(feature = "fuzz")]
 pub(crate) fn checker(max_bytes: u64, max_entries: u64) -> entries::Checker {
     entries::Checker::new(max_bytes, max_entries)
 }

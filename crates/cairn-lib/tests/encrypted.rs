@@ -1,18 +1,19 @@
-//! Tests of encrypted stores beyond the contract suite: what the objects reveal when read raw,
-//! a wrong password, keys added and removed, `init` on a store that exists.
+//! Tests of encrypted stores beyond the contract suite, through the library's public API: what
+//! the objects reveal when read raw, a wrong password, keys added and removed, `init` on a store
+//! that exists.
 
 use std::path::Path;
 use std::sync::Arc;
 
-use super::address::StoreAddress;
-use super::backend::{Backend, LocalBackend, MemoryBackend};
-use super::{OpenMode, Secret, Store, Unlock};
-use crate::ops::init::InitOptions;
-use crate::ops::key::{KeyAddOptions, KeyListOptions, KeyRemoveOptions};
-use crate::ops::resolve::CallContext;
-use crate::ops::save::SaveOptions;
-use crate::ops::session::SessionCreateOptions;
-use crate::s3_test_server::Moto;
+use cairn_lib::ops::init::InitOptions;
+use cairn_lib::ops::key::{KeyAddOptions, KeyListOptions, KeyRemoveOptions};
+use cairn_lib::ops::resolve::CallContext;
+use cairn_lib::ops::save::SaveOptions;
+use cairn_lib::ops::session::SessionCreateOptions;
+use cairn_lib::{
+    Backend, ErrorKind, LocalBackend, MemoryBackend, OpenMode, Secret, Store, StoreAddress, Unlock,
+};
+use cairn_test_support::Moto;
 
 /// Strings of the captured tree and its catalog that no object may hold, read raw.
 const SECRETS: [&str; 5] = [
@@ -143,7 +144,7 @@ fn a_wrong_password_is_one_sentence() {
         err.message(),
         "the password does not unlock the store at an in-memory store (its one key does not match)"
     );
-    assert_eq!(err.kind(), crate::error::ErrorKind::PermissionDenied);
+    assert_eq!(err.kind(), ErrorKind::PermissionDenied);
 }
 
 #[test]
@@ -176,7 +177,7 @@ fn keys_added_and_removed_unlock_and_stop_unlocking() {
     assert_eq!(second.find_session("ocelot-session").unwrap().snapshot_count, 2);
     drop(second);
 
-    assert_eq!(open("old").unwrap_err().kind(), crate::error::ErrorKind::PermissionDenied);
+    assert_eq!(open("old").unwrap_err().kind(), ErrorKind::PermissionDenied);
     let by_file = Store::open_shared_with(
         backend.clone(),
         &cache,
@@ -231,7 +232,7 @@ fn an_old_plain_store_marker_opens_as_it_always_did() {
     let dir = tempfile::tempdir().unwrap();
     let backend = Arc::new(MemoryBackend::default());
     let marker = format!(r#"{{"format":1,"id":"{}"}}"#, uuid::Uuid::now_v7());
-    backend.put_if_absent(super::remote::STORE_OBJECT, marker.as_bytes()).unwrap();
+    backend.put_if_absent("cairn-store.json", marker.as_bytes()).unwrap();
     let store =
         Store::open_shared_with(backend, &dir.path().join("cache"), OpenMode::Existing, &password("unused"))
             .unwrap();
