@@ -20,8 +20,8 @@ impl Store {
         made: MomentId,
     ) -> Result<usize> {
         let cfg = self.config();
-        let keep_turns = cfg.count("hooks.keep_turns");
-        let keep_within = cfg.duration("hooks.keep_within");
+        let keep_turns = Some(cfg.hooks_keep_turns());
+        let keep_within = Some(cfg.hooks_keep_within());
         let auto: Vec<_> = self
             .moments_of(session)?
             .into_iter()

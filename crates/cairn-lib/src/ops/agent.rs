@@ -77,6 +77,18 @@ impl Capability {
         }
     }
 
+    /// The user's answer in `config`, read through the setting's typed accessor (its default
+    /// when unset).
+    fn allowed_in(self, config: &Config) -> bool {
+        match self {
+            Capability::Save => config.agent_save(),
+            Capability::Restore => config.agent_restore(),
+            Capability::Remove => config.agent_remove(),
+            Capability::TranscriptSave => config.agent_transcript_save(),
+            Capability::TranscriptRestore => config.agent_transcript_restore(),
+        }
+    }
+
     fn doing(self) -> &'static str {
         match self {
             Capability::Save => "saving snapshots",
@@ -171,7 +183,7 @@ fn status_of(config: &Config, root: &Path) -> Result<AgentStatus> {
                 || invalid.iter().any(|bad| bad.key == c.key());
             Ok(CapabilityStatus {
                 capability: c,
-                allowed: invalid.is_empty() && config.get(c.key())? == "true",
+                allowed: invalid.is_empty() && c.allowed_in(config),
                 set,
                 key: c.key().to_owned(),
             })
@@ -290,7 +302,7 @@ pub fn check_agent_permission_with_default(
     let set = config.all().iter().any(|s| s.key == capability.key() && s.set);
     let allowed = match (set, default) {
         (false, Some(default)) => default,
-        _ => config.get(capability.key())? == "true",
+        _ => capability.allowed_in(&config),
     };
     if allowed {
         return Ok(());

@@ -286,7 +286,7 @@ impl Store {
         let live = match docker.run(docker.engine.discover(&o.project)) {
             Ok(live) => live,
             Err(e) if e.kind() == ErrorKind::NotFound => {
-                let leftover = Leftover::from_setting(&self.config().get("rollback.leftover_volumes")?);
+                let leftover = Leftover::from_setting(self.config().rollback_leftover_volumes().word());
                 let (applied, notes) = recreate(self, &docker, &key, &want, leftover)?;
                 let live = docker.run(docker.engine.discover(&o.project))?;
                 let wait = wait.unwrap_or_else(|| project_wait_bound(&live));

@@ -142,7 +142,7 @@ impl Store {
 
     /// Deletes or rewrites the catalog's packs whose blobs are dead.
     fn collect_packs(&self, live: &HashSet<ObjectId>, prune: bool, result: &mut GcResult) -> Result<()> {
-        let grace = self.config().duration("gc.grace").unwrap_or_default().as_secs() as i64;
+        let grace = self.config().gc_grace().as_secs() as i64;
         let now = jiff::Timestamp::now().as_second();
         for (key, size, created) in self.catalog.ready_packs()? {
             let blobs = self.catalog.pack_blobs(&key)?;

@@ -75,10 +75,10 @@ impl Store {
     ) -> Result<Vec<Snapshot>> {
         let cfg = self.config();
         let rules = Rules {
-            retain_recent: cfg.count("keep.recent"),
-            retain_for: cfg.duration("keep.within"),
+            retain_recent: cfg.keep_recent(),
+            retain_for: cfg.keep_within(),
             before: None,
-            max_bytes: cfg.count("keep.max_bytes"),
+            max_bytes: cfg.keep_max_bytes(),
         };
         if rules.is_empty() {
             return Ok(Vec::new());
@@ -103,8 +103,8 @@ impl Store {
             self.catalog.list_snapshots(session.id, &filter)?.into_iter().filter(|s| s.safety).collect();
         let mut removed = std::collections::HashSet::new();
         for rules in [
-            Rules { retain_recent: cfg.count("safety.keep_recent"), ..Rules::default() },
-            Rules { retain_for: cfg.duration("safety.keep_within"), ..Rules::default() },
+            Rules { retain_recent: Some(cfg.safety_keep_recent()), ..Rules::default() },
+            Rules { retain_for: Some(cfg.safety_keep_within()), ..Rules::default() },
         ] {
             for s in select_sparing(&rules, &safety, taken)? {
                 if removed.insert(s.id) {

@@ -35,12 +35,11 @@ pub enum AutoWatch {
 /// directories, links) it just saved: its setting is on and the tree holds `hooks.watch_from`
 /// entries or more.
 pub fn wants_watcher(config: &crate::Config, front: AutoWatch, entries: u64) -> bool {
-    let flag = match front {
-        AutoWatch::Hooks => "hooks.watch",
-        AutoWatch::Mcp => "mcp.watch",
+    let on = match front {
+        AutoWatch::Hooks => config.hooks_watch(),
+        AutoWatch::Mcp => config.mcp_watch(),
     };
-    let from = config.count("hooks.watch_from").unwrap_or(u64::MAX);
-    config.flag(flag) && entries > 0 && entries >= from
+    on && entries > 0 && entries >= config.hooks_watch_from()
 }
 
 /// True when `config` asks `front` to start a watcher for the tree `snapshot` saved: a

@@ -50,14 +50,10 @@ pub(crate) struct PackCache {
     touched: Mutex<HashSet<PathBuf>>,
 }
 
-/// The bound when `cache.max_bytes` is unreadable (it is validated on load, so only a
-/// setting written by a newer cairn gets here).
-const DEFAULT_MAX_BYTES: u64 = 1 << 30;
-
 impl super::Store {
     /// The pack cache of this (remote) store, in its cache folder, bounded by `cache.max_bytes`.
     pub(crate) fn new_pack_cache(&self) -> PackCache {
-        let max = self.config().count("cache.max_bytes").unwrap_or(DEFAULT_MAX_BYTES);
+        let max = self.config().cache_max_bytes();
         PackCache::new(&self.layout.root, self.layout.tmp(), max)
     }
 }

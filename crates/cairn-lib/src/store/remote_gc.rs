@@ -49,7 +49,7 @@ impl Store {
 
     /// gc of a shared store (see the module documentation).
     pub(crate) fn gc_shared(&self, live: &HashSet<crate::id::ObjectId>) -> Result<GcResult> {
-        let grace = self.config().duration("gc.grace").unwrap_or_default().as_secs() as i64;
+        let grace = self.config().gc_grace().as_secs() as i64;
         let now = jiff::Timestamp::now().as_second();
         let mut result = GcResult::default();
         let marks = self.gc_marks()?;

@@ -161,7 +161,7 @@ fn background(global: &GlobalArgs, agent: &str) -> CommandResult {
         }
     };
     let config = store.config();
-    let budget = config.duration("hooks.budget").unwrap_or(Duration::ZERO);
+    let budget = config.hooks_budget();
     say(&format!("budget {}", budget.as_millis()));
     let outcome = checkpoint(&store, &invocation);
     let said = match &outcome {

@@ -170,9 +170,8 @@ impl Store {
         }
         let key = target_key(&options.target_or_default())?;
         let session = self.call_session(options.session.as_deref(), context)?;
-        let max_bytes = options.max_bytes.or(self.config().count("import.max_bytes")).unwrap_or(8 << 30);
-        let max_entries =
-            options.max_entries.or(self.config().count("import.max_entries")).unwrap_or(500_000);
+        let max_bytes = options.max_bytes.unwrap_or(self.config().import_max_bytes());
+        let max_entries = options.max_entries.unwrap_or(self.config().import_max_entries());
         let (reader, compression) = open_archive(&options.file)?;
         // Alone in the store: a refused import deletes its packs, and no other writer may have
         // deduplicated against them meanwhile.

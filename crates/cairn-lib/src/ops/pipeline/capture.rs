@@ -60,7 +60,7 @@ impl Store {
         let started = Instant::now();
         let old_cache = StatCache::load(self, key)?;
         let writer = BlobWriter::new(self);
-        let include_secrets = options.include_secrets || self.config().flag("secrets.include");
+        let include_secrets = options.include_secrets || self.config().secrets_include();
         let filter = capture::Filter { no_ignore: options.no_ignore, include_secrets };
         let captured = capture::capture_observed(&writer, path, &old_cache, filter, progress)
             .and_then(|c| writer.finish().map(|()| c))
