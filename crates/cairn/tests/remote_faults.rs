@@ -7,7 +7,6 @@
 
 mod common;
 
-use std::collections::BTreeMap;
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::PathBuf;
@@ -15,6 +14,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use cairn_test_support::Moto;
+use cairn_test_support::fixtures::read_tree;
 use common::{TestEnv, write};
 use serde_json::{Value, json};
 
@@ -123,10 +123,10 @@ fn assert_checks(env: &TestEnv) {
     assert_eq!(check["problems"].as_array().unwrap().len(), 0, "{check}");
 }
 
-fn restores_exactly(env: &TestEnv, reference: &str, expected: &BTreeMap<PathBuf, Vec<u8>>, into: &str) {
+fn restores_exactly(env: &TestEnv, reference: &str, expected: &[(PathBuf, Vec<u8>)], into: &str) {
     let out = env.root().join(into);
     env.ok(&["restore", reference, "--to", out.to_str().unwrap()]);
-    assert!(contents(&out) == *expected, "{reference} restores exactly");
+    assert!(read_tree(&out) == expected, "{reference} restores exactly");
 }
 
 #[test]
@@ -149,23 +149,6 @@ fn saves_and_restores_through_500s_dropped_connections_and_slow_answers_succeed(
     assert_eq!(stats["faults_applied"], 12, "every fault was met: {stats}");
     proxy.faults(json!([]));
     assert_checks(&env);
-}
-
-/// Every file below `root` with its bytes (what a restore must give back).
-fn contents(root: &std::path::Path) -> BTreeMap<PathBuf, Vec<u8>> {
-    let mut out = BTreeMap::new();
-    let mut stack = vec![root.to_path_buf()];
-    while let Some(dir) = stack.pop() {
-        for entry in std::fs::read_dir(&dir).unwrap().flatten() {
-            if entry.file_type().unwrap().is_dir() {
-                stack.push(entry.path());
-            } else {
-                let rel = entry.path().strip_prefix(root).unwrap().to_path_buf();
-                out.insert(rel, std::fs::read(entry.path()).unwrap());
-            }
-        }
-    }
-    out
 }
 
 #[test]
@@ -195,7 +178,7 @@ fn a_save_against_a_failing_server_fails_in_one_line_and_leaves_nothing_half_vis
 fn a_save_killed_during_an_upload_loses_nothing_and_the_next_command_cleans_up() {
     let (_moto, proxy, env) = setup();
     env.ok(&["save", "--name", "first"]);
-    let first = contents(&env.work());
+    let first = read_tree(&env.work());
     write(&env.work(), "src/big.bin", common::noise(3 << 20, 7));
 
     proxy.faults(json!([{"match": "PUT /team/cairn/packs/", "action": "hold", "count": 1}]));
@@ -225,7 +208,7 @@ fn a_gc_killed_while_it_deletes_leaves_a_consistent_store_that_the_next_gc_finis
     let (_moto, proxy, env) = setup();
     env.ok(&["config", "set", "gc.grace", "1s"]);
     env.ok(&["save", "--name", "keep"]);
-    let kept = contents(&env.work());
+    let kept = read_tree(&env.work());
     write(&env.work(), "big.bin", common::noise(2 << 20, 3));
     env.ok(&["save", "--name", "doomed"]);
     std::fs::remove_file(env.work().join("big.bin")).unwrap();
