@@ -53,12 +53,15 @@ pub use id::{MomentId, ObjectId, SessionId, SnapshotId};
 pub use name::{NAME_RULE, validate_name};
 pub use session::{Session, SessionOrigin};
 pub use snapshot::{JournalReport, NotCovered, SecretEntry, SkippedEntry, Snapshot, SnapshotStats};
-pub use store::address::StoreAddress;
+pub use store::address::{EnvLookup, StoreAddress, StoreOpener, store_path};
 pub use store::layout::FORMAT_VERSION;
 #[doc(hidden)]
 pub use store::sealed::sealed_for_contract;
 pub use store::s3::{S3Backend, S3Settings, Traffic};
-pub use store::{Backend, LocalBackend, MemoryBackend, OpenMode, Secret, SecretUse, Store, Unlock};
+pub use store::{
+    Backend, LocalBackend, MemoryBackend, OpenMode, Prompt, Secret, SecretUse, Store, Unlock, secret_from_env,
+    secret_from_key_file,
+};
 pub use targets::dir::restore::PlanEntry;
 pub use targets::{Target, TargetKind};
 pub use time::{now_rfc3339, parse_timestamp};

@@ -6,7 +6,6 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use cairn_lib::Store;
 use cairn_lib::ops::agent::parse_capabilities;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
@@ -77,8 +76,9 @@ impl CairnServer {
                 }
             }
         }
-        let store =
-            Store::open_address_with(&options.store, cairn_lib::OpenMode::CreateIfMissing, &options.unlock)?;
+        let opener =
+            cairn_lib::StoreOpener { address: options.store.clone(), unlock: options.unlock.clone() };
+        let store = opener.open(cairn_lib::OpenMode::CreateIfMissing)?;
         // An invalid agent.* value refuses every gated call; say so now, not only on the first
         // refusal, so the user reading the server's log learns the fix.
         for warning in store.agent_warnings()? {

@@ -98,3 +98,9 @@ impl ServerState {
 pub fn warn(message: &str) {
     let _ = writeln!(std::io::stderr(), "cairn mcp: warning: {message}");
 }
+
+/// The server's process environment, as the engine takes it: the engine reads none itself, so
+/// the agents' variables (`GEMINI_CLI_HOME`, `CLAUDE_CONFIG_DIR`, …) reach it from here.
+pub(crate) fn process_env() -> cairn_lib::EnvLookup {
+    Arc::new(|name: &str| std::env::var_os(name))
+}

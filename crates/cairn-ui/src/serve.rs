@@ -8,7 +8,7 @@ use axum::Router;
 use axum::routing::{get, post};
 use cairn_lib::ops::resolve::CallContext;
 use cairn_lib::ops::transcript::AgentPlaces;
-use cairn_lib::{OpenMode, Store, StoreAddress};
+use cairn_lib::{OpenMode, Store, StoreAddress, StoreOpener, Unlock};
 
 use crate::diffs::DiffCache;
 use crate::error::UiError;
@@ -19,6 +19,8 @@ use crate::guard::TokenGuard;
 pub struct UiOptions {
     /// The store.
     pub store: StoreAddress,
+    /// How to unlock the store when it is encrypted (see [`StoreOpener::from_env`]).
+    pub unlock: Unlock,
     /// Where to listen; loopback unless a token is given.
     pub addr: SocketAddr,
     /// A secret every request must carry (the printed URL carries it once).
@@ -42,9 +44,9 @@ pub(crate) struct AppState {
 /// Runs the UI until the process is interrupted. `ready` gets the URL to open (with the token
 /// in it, when there is one) once the server is listening.
 pub async fn serve(options: UiOptions, ready: impl FnOnce(&str)) -> Result<(), UiError> {
-    let UiOptions { store, addr, token, allowed_hosts, pinned_session, places } = options;
+    let UiOptions { store, unlock, addr, token, allowed_hosts, pinned_session, places } = options;
     let hosts = cairn_http::listen_policy(addr, token.as_deref(), &allowed_hosts).map_err(UiError::Usage)?;
-    let store = Store::open_address(&store, OpenMode::Existing)?;
+    let store = StoreOpener { address: store, unlock }.open(OpenMode::Existing)?;
     if let Some(pinned) = &pinned_session {
         store.find_session(pinned)?;
     }

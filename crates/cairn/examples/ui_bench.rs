@@ -74,6 +74,7 @@ fn main() {
     let (tx, rx) = std::sync::mpsc::channel();
     let options = cairn_ui::UiOptions {
         store: StoreAddress::Dir(store_dir),
+        unlock: Default::default(),
         addr: "127.0.0.1:0".parse().unwrap(),
         token: None,
         allowed_hosts: Vec::new(),

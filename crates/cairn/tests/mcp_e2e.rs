@@ -304,3 +304,36 @@ async fn allow_takes_a_comma_separated_list() {
     assert!(removed.is_object());
     client.cancel().await.unwrap();
 }
+
+/// Regression: `snapshot_save` with `transcript:auto` looked for Gemini CLI's sessions under
+/// `~/.gemini` only, where `cairn save` honours `GEMINI_CLI_HOME`; both now take the agents'
+/// places from the engine's one reading of the environment.
+#[tokio::test]
+async fn snapshot_save_of_transcript_auto_finds_a_gemini_session_under_gemini_cli_home() {
+    let gemini_home = tempfile::tempdir().unwrap();
+    let env = TestEnv::new().with_var("GEMINI_CLI_HOME", gemini_home.path());
+    // Gemini CLI keeps a project it has not registered under the SHA-256 of its path.
+    let cwd = env.work().display().to_string();
+    let chats = gemini_home
+        .path()
+        .join(".gemini/tmp")
+        .join(cairn_transcript::gemini_project_hash(&cwd))
+        .join("chats");
+    std::fs::create_dir_all(&chats).unwrap();
+    let fixture =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../cairn-transcript/tests/fixtures/gemini_session.jsonl");
+    let session = chats.join("session-2025-10-02T09-15-b2e7d4c1.jsonl");
+    std::fs::copy(fixture, &session).unwrap();
+    env.write("notes.txt", "notes\n");
+
+    let cmd = cairn(&env).configure(|c| {
+        c.arg("mcp");
+    });
+    let client = ().serve(TokioChildProcess::new(cmd).unwrap()).await.unwrap();
+    let saved = ok(&client, "snapshot_save", json!({"target": ".", "targets": ["transcript:auto"]})).await;
+    client.cancel().await.unwrap();
+    let targets: Vec<&str> =
+        saved["snapshots"].as_array().unwrap().iter().map(|s| s["target"].as_str().unwrap()).collect();
+    let session = std::fs::canonicalize(&session).unwrap();
+    assert_eq!(targets[1], format!("transcript:{}", session.display()), "{saved:#}");
+}

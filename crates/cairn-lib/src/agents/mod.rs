@@ -12,7 +12,7 @@ mod install;
 mod keep;
 mod log;
 mod payload;
-mod places;
+pub(crate) mod places;
 mod settings;
 
 use serde::{Deserialize, Serialize};

@@ -1,4 +1,7 @@
-//! Where each agent keeps its settings files, from directories the front resolved.
+//! Where each agent keeps its settings files, and the one reading of the agents' own
+//! variables (`HOME`, `CLAUDE_CONFIG_DIR`, `GEMINI_CLI_HOME`, `PI_CODING_AGENT_DIR`) from the
+//! environment a front passes in: every front and both kinds of places go through
+//! [`AgentEnv::read`], so no front can forget one of them.
 
 use std::path::{Path, PathBuf};
 
@@ -6,10 +9,40 @@ use serde::{Deserialize, Serialize};
 
 use super::{Agent, Scope};
 use crate::error::{Error, Result};
+use crate::store::address::{EnvLookup, env_path};
 
-/// The directories settings files are found from. [`AgentPlaces::new`] gives the agents'
-/// defaults; a front that honours an agent's own variable (Claude Code's `CLAUDE_CONFIG_DIR`,
-/// Gemini CLI's `GEMINI_CLI_HOME`) sets the field itself.
+/// The agents' own variables, as the agents themselves read them (an empty one is unset).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct AgentEnv {
+    /// `HOME`.
+    pub home: Option<PathBuf>,
+    /// Claude Code's `CLAUDE_CONFIG_DIR` (its user directory, holding `projects/`).
+    pub claude_config_dir: Option<PathBuf>,
+    /// Gemini CLI's `GEMINI_CLI_HOME` (the home its `.gemini` directory sits in).
+    pub gemini_cli_home: Option<PathBuf>,
+    /// Pi's `PI_CODING_AGENT_DIR` (its agent directory, holding `sessions/`).
+    pub pi_agent_dir: Option<PathBuf>,
+}
+
+impl AgentEnv {
+    /// The variables of `env`.
+    pub(crate) fn read(env: &EnvLookup) -> Self {
+        Self {
+            home: env_path(env, "HOME"),
+            claude_config_dir: env_path(env, "CLAUDE_CONFIG_DIR"),
+            gemini_cli_home: env_path(env, "GEMINI_CLI_HOME"),
+            pi_agent_dir: env_path(env, "PI_CODING_AGENT_DIR"),
+        }
+    }
+
+    /// Gemini CLI's user directory: `$GEMINI_CLI_HOME/.gemini`, else `~/.gemini`.
+    pub(crate) fn gemini_dir(&self) -> Option<PathBuf> {
+        self.gemini_cli_home.as_ref().or(self.home.as_ref()).map(|home| home.join(".gemini"))
+    }
+}
+
+/// The directories settings files are found from. [`AgentPlaces::from_env`] finds them as the
+/// agents do; [`AgentPlaces::new`] gives the agents' defaults under a home.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AgentPlaces {
     /// The project directory (the agent's working directory).
@@ -28,6 +61,23 @@ impl AgentPlaces {
             claude_dir: home.join(".claude"),
             gemini_dir: home.join(".gemini"),
         }
+    }
+
+    /// The agents' directories as the agents find them in `env` (Claude Code's
+    /// `CLAUDE_CONFIG_DIR`, Gemini CLI's `GEMINI_CLI_HOME`, else under `HOME`), for the project
+    /// at `project`; refused when no home is known.
+    pub fn from_env(env: &EnvLookup, project: &Path) -> Result<AgentPlaces> {
+        let vars = AgentEnv::read(env);
+        let home =
+            vars.home.clone().ok_or_else(|| Error::invalid("cannot find the agents' settings: set HOME"))?;
+        let mut places = AgentPlaces::new(&home, project);
+        if let Some(dir) = &vars.claude_config_dir {
+            places.claude_dir = dir.clone();
+        }
+        if let Some(dir) = vars.gemini_dir() {
+            places.gemini_dir = dir;
+        }
+        Ok(places)
     }
 
     /// The settings file of `agent` at `scope`; a scope the agent does not have is refused.

@@ -1,14 +1,114 @@
-//! Where a store is, as a front resolved it from its flags and environment: a directory, or a
-//! shared store (an S3 bucket prefix) with the folder that caches catalogs on this machine.
+//! Where a store is and how every front opens it: a directory, or a shared store (an S3 bucket
+//! prefix) with the folder that caches catalogs on this machine. [`StoreOpener::from_env`] is
+//! the one place that decides, from the environment a front passes in (the engine reads none
+//! itself), where the store is, how it is unlocked and where its catalog is cached; the CLI,
+//! the MCP server and the UI all open through it, so they cannot disagree about a store.
 
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::backend::LocalBackend;
 use super::remote::STORE_OBJECT;
 use super::s3::{S3Backend, S3Settings};
+use super::unlock::Prompt;
 use super::{OpenMode, Store, Unlock};
 use crate::error::{Error, Result};
+
+/// The environment a front hands the engine: a variable's value by name. The engine never
+/// reads the process environment; a test or a server passes any lookup it likes.
+pub type EnvLookup = Arc<dyn Fn(&str) -> Option<OsString> + Send + Sync>;
+
+/// A variable of `env` as a path; unset and empty read alike (an empty variable is usually an
+/// unset one in a script).
+pub(crate) fn env_path(env: &EnvLookup, name: &str) -> Option<PathBuf> {
+    env(name).filter(|v| !v.is_empty()).map(PathBuf::from)
+}
+
+/// A store as every front opens it: where it is and how it is unlocked.
+#[derive(Debug, Clone)]
+pub struct StoreOpener {
+    /// Where the store is.
+    pub address: StoreAddress,
+    /// How it is unlocked when it turns out to be encrypted.
+    pub unlock: Unlock,
+}
+
+impl StoreOpener {
+    /// Resolves the store from `flag` (`--store`) and `env`: the flag, else `CAIRN_STORE`, else
+    /// `$XDG_DATA_HOME/cairn`, else `~/.local/share/cairn`; an `s3://BUCKET/PREFIX` store takes
+    /// `s3_options` (the AWS settings, asked only for such a store) and caches its catalog below
+    /// `$XDG_CACHE_HOME/cairn`, else `~/.cache/cairn`. The secret of an encrypted store comes
+    /// from `CAIRN_PASSWORD`, `CAIRN_PASSWORD_FILE` or `CAIRN_KEY_FILE`, else from `prompt`.
+    pub fn from_env(
+        flag: Option<&Path>,
+        env: EnvLookup,
+        s3_options: impl FnOnce() -> Vec<(String, String)>,
+        prompt: Option<Prompt>,
+    ) -> Result<Self> {
+        let path = store_path(flag, &env)?;
+        let address = match path.to_str().and_then(S3Settings::parse) {
+            None => StoreAddress::Dir(path),
+            Some(parsed) => {
+                let mut settings = parsed?;
+                settings.options = s3_options();
+                let cache_home = cache_home(&env).ok_or_else(|| {
+                    Error::invalid(
+                        "cannot find a cache folder for the remote store's catalog: set XDG_CACHE_HOME or HOME",
+                    )
+                })?;
+                StoreAddress::S3 { settings, cache_home }
+            }
+        };
+        let unlock = Self::unlock_from_env(env, &address, prompt);
+        Ok(Self { address, unlock })
+    }
+
+    /// How the store at `address` is unlocked: its secret from `env`, else `prompt` (see
+    /// [`Unlock::from_env`]), and its catalog cached below `$XDG_CACHE_HOME/cairn`, else
+    /// `~/.cache/cairn`.
+    pub fn unlock_from_env(env: EnvLookup, address: &StoreAddress, prompt: Option<Prompt>) -> Unlock {
+        let cache = cache_home(&env);
+        let unlock = Unlock::from_env(env, address.to_string(), prompt);
+        match cache {
+            Some(dir) => unlock.cache_home(dir),
+            None => unlock,
+        }
+    }
+
+    /// Opens the store, unlocking it when it is encrypted.
+    pub fn open(&self, mode: OpenMode) -> Result<Store> {
+        Store::open_address_with(&self.address, mode, &self.unlock)
+    }
+}
+
+/// Where the store is: `flag`, else `CAIRN_STORE`, else `$XDG_DATA_HOME/cairn`, else
+/// `~/.local/share/cairn`.
+pub fn store_path(flag: Option<&Path>, env: &EnvLookup) -> Result<PathBuf> {
+    if let Some(p) = flag {
+        return Ok(p.to_path_buf());
+    }
+    if let Some(p) = env_path(env, "CAIRN_STORE") {
+        return Ok(p);
+    }
+    if let Some(p) = env_path(env, "XDG_DATA_HOME") {
+        return Ok(p.join("cairn"));
+    }
+    match env_path(env, "HOME") {
+        Some(home) => Ok(home.join(".local/share/cairn")),
+        None => Err(Error::invalid("cannot find a store: set --store, CAIRN_STORE or HOME")),
+    }
+}
+
+/// Where catalogs of remote and encrypted stores are cached: `$XDG_CACHE_HOME/cairn`, else
+/// `~/.cache/cairn`.
+fn cache_home(env: &EnvLookup) -> Option<PathBuf> {
+    match (env_path(env, "XDG_CACHE_HOME"), env_path(env, "HOME")) {
+        (Some(cache), _) => Some(cache.join("cairn")),
+        (None, Some(home)) => Some(home.join(".cache/cairn")),
+        (None, None) => None,
+    }
+}
 
 /// Where a store is.
 #[derive(Debug, Clone)]

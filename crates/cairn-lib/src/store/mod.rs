@@ -41,7 +41,7 @@ use catalog::Catalog;
 pub use crypto::Secret;
 use layout::{Created, Layout};
 pub use lock::LockGuard;
-pub use unlock::{SecretUse, Unlock};
+pub use unlock::{Prompt, SecretUse, Unlock, secret_from_env, secret_from_key_file};
 
 /// Receives one-line notices while a command runs.
 type Notify = dyn Fn(&str) + Send + Sync;

@@ -1,11 +1,13 @@
 //! What opening an encrypted store needs beside its address: the secret (asked of the front
 //! only when the store turns out to be encrypted, so a plain store never prompts), whether a
 //! store made by this open is encrypted, and where an encrypted store directory caches its
-//! catalog. The library never reads a password itself: a front hands it over here.
+//! catalog. The library never reads the process environment: a front hands over a lookup
+//! ([`Unlock::from_env`]) and, for a terminal, a prompt.
 
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use super::address::{EnvLookup, env_path};
 use super::crypto::{RepoKey, Secret};
 use crate::error::{Error, Hint, Result};
 
@@ -19,6 +21,30 @@ pub enum SecretUse {
 }
 
 type Ask = dyn Fn(SecretUse) -> Result<Option<Secret>> + Send + Sync;
+
+/// How a front asks its user for the secret of the store at a location (a terminal prompt);
+/// `Ok(None)` when it cannot ask.
+pub type Prompt = Arc<dyn Fn(SecretUse, &str) -> Result<Option<Secret>> + Send + Sync>;
+
+/// A secret from the variables `password` (the password itself) or `password_file` (a file
+/// holding it) of `env`, if either is set.
+pub fn secret_from_env(env: &EnvLookup, password: &str, password_file: &str) -> Result<Option<Secret>> {
+    if let Some(text) = env(password).filter(|v| !v.is_empty()) {
+        let text = text.into_string().map_err(|_| Error::invalid(format!("{password} is not UTF-8")))?;
+        return Ok(Some(Secret::password(text)));
+    }
+    let Some(path) = env_path(env, password_file) else { return Ok(None) };
+    let text = std::fs::read_to_string(&path).map_err(|e| Error::io("read the password file", &path, e))?;
+    // A file written by `echo` ends with a newline that is not part of the password.
+    let text = text.strip_suffix('\n').map(|t| t.strip_suffix('\r').unwrap_or(t)).unwrap_or(&text);
+    Ok(Some(Secret::password(text)))
+}
+
+/// The bytes of the key file at `path`, as a secret.
+pub fn secret_from_key_file(path: &std::path::Path) -> Result<Secret> {
+    let bytes = std::fs::read(path).map_err(|e| Error::io("read the key file", path, e))?;
+    Ok(Secret::key_file(bytes))
+}
 
 /// How to unlock (or make) an encrypted store. The default has no secret and makes new
 /// stores as their address does by default (a remote store encrypted, a directory plain).
@@ -49,6 +75,24 @@ impl Unlock {
     /// the front has none to give (no terminal to ask on), and the open fails in one line.
     pub fn asking(ask: impl Fn(SecretUse) -> Result<Option<Secret>> + Send + Sync + 'static) -> Self {
         Self { ask: Some(Arc::new(ask)), ..Self::default() }
+    }
+
+    /// Unlocks the store at `location` with `CAIRN_PASSWORD`, else `CAIRN_PASSWORD_FILE`, else
+    /// `CAIRN_KEY_FILE` of `env`, else what `prompt` gets; all asked only when the store turns
+    /// out to be encrypted, so a plain store never reads a password file.
+    pub fn from_env(env: EnvLookup, location: String, prompt: Option<Prompt>) -> Self {
+        Self::asking(move |purpose| {
+            if let Some(secret) = secret_from_env(&env, "CAIRN_PASSWORD", "CAIRN_PASSWORD_FILE")? {
+                return Ok(Some(secret));
+            }
+            if let Some(path) = env_path(&env, "CAIRN_KEY_FILE") {
+                return secret_from_key_file(&path).map(Some);
+            }
+            match &prompt {
+                Some(prompt) => prompt(purpose, &location),
+                None => Ok(None),
+            }
+        })
     }
 
     /// Whether a store this open makes is encrypted (else: as its address does by default).

@@ -250,12 +250,7 @@ fn places() -> Result<AgentPlaces, ToolError> {
             "cannot read the server's working directory ({e}); restart the server in the project"
         ))
     })?;
-    AgentPlaces::resolve(
-        env_path("HOME").as_deref(),
-        env_path("PI_CODING_AGENT_DIR").as_deref(),
-        env_path("CLAUDE_CONFIG_DIR").as_deref(),
-        cwd.to_string_lossy().into_owned(),
-    )
+    AgentPlaces::from_env(&crate::state::process_env(), cwd.to_string_lossy().into_owned())
 }
 
 fn env_path(key: &str) -> Option<PathBuf> {

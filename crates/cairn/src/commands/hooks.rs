@@ -5,8 +5,6 @@
 //! passed to the library, which reads no environment.
 //!
 
-use std::path::PathBuf;
-
 use cairn_lib::agents::{
     self, AgentPlaces, HooksChange, HooksInstallOptions, HooksStatus, HooksStatusOptions,
     HooksUninstallOptions,
@@ -48,21 +46,11 @@ pub fn run(_global: &GlobalArgs, cmd: HooksCommand, printer: &Printer) -> Comman
     Ok(())
 }
 
-/// Runs `cairn hook AGENT`: always succeeds, whatever happened.
+/// The agents' settings directories, as the agents find them in the environment.
 fn places() -> CommandResult<AgentPlaces> {
-    let env = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty()).map(PathBuf::from);
-    let home =
-        env("HOME").ok_or_else(|| crate::error::usage("cannot find the agents' settings: set HOME"))?;
     let project = std::env::current_dir()
         .map_err(|e| crate::error::usage(format!("cannot read the current directory: {e}")))?;
-    let mut places = AgentPlaces::new(&home, &project);
-    if let Some(dir) = env("CLAUDE_CONFIG_DIR") {
-        places.claude_dir = dir;
-    }
-    if let Some(dir) = env("GEMINI_CLI_HOME") {
-        places.gemini_dir = dir.join(".gemini");
-    }
-    Ok(places)
+    AgentPlaces::from_env(&crate::context::process_env(), &project)
 }
 
 fn human_change(change: &HooksChange, verb: &str, done: &str, preposition: &str) -> String {

@@ -7,7 +7,7 @@ use cairn_lib::ops::agent::Capability;
 use clap::Args;
 
 use crate::commands::GlobalArgs;
-use crate::context::store_address;
+use crate::context::opener;
 use crate::error::{CommandError, CommandResult};
 use crate::printer::Printer;
 
@@ -66,10 +66,10 @@ fn watch_starter(global: &GlobalArgs) -> cairn_mcp::WatchStarter {
 
 /// Runs the server until its client leaves (stdio) or the process is interrupted (HTTP).
 pub fn run(global: &GlobalArgs, args: McpArgs, _printer: &Printer) -> CommandResult {
-    let store = store_address(global)?;
+    let opener = opener(global)?;
     let options = cairn_mcp::ServeOptions {
-        unlock: crate::context::unlock(&store),
-        store,
+        store: opener.address,
+        unlock: opener.unlock,
         transport: match args.http {
             Some(addr) => {
                 cairn_mcp::Transport::Http { addr, token: args.token, allowed_hosts: args.allowed_hosts }

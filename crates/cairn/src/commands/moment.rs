@@ -2,8 +2,6 @@
 //! together. `cairn save A B …`, `cairn restore MOMENT` and `cairn diff MOMENT MOMENT` come
 //! here too (see [`save_many`], [`restore_if_moment`], [`diff_if_moments`]).
 
-use std::path::PathBuf;
-
 use cairn_lib::Store;
 use cairn_lib::ops::list::ShowOptions;
 use cairn_lib::ops::moment::{
@@ -179,21 +177,12 @@ pub fn diff_if_moments(
     Ok(true)
 }
 
-/// The agents' session directories and the current directory, as the agents find them.
+/// The agents' session directories and the current directory, as the agents find them (the
+/// engine reads the agents' variables from the environment handed to it).
 pub fn transcript_places() -> CommandResult<AgentPlaces> {
     let cwd = std::env::current_dir()
         .map_err(|e| crate::error::usage(format!("cannot read the current directory: {e}")))?;
-    let env = |key: &str| std::env::var_os(key).filter(|v| !v.is_empty()).map(PathBuf::from);
-    let mut places = AgentPlaces::resolve(
-        env("HOME").as_deref(),
-        env("PI_CODING_AGENT_DIR").as_deref(),
-        env("CLAUDE_CONFIG_DIR").as_deref(),
-        cwd.to_string_lossy().into_owned(),
-    )?;
-    if let Some(dir) = env("GEMINI_CLI_HOME") {
-        places.gemini_dir = Some(dir.join(".gemini"));
-    }
-    Ok(places)
+    AgentPlaces::from_env(&crate::context::process_env(), cwd.to_string_lossy().into_owned())
 }
 
 /// One line naming a moment: id, name, label.

@@ -166,29 +166,12 @@ fn places(args: &PlaceArgs) -> CommandResult<AgentPlaces> {
     let cwd = std::env::current_dir()
         .map_err(|e| crate::error::usage(format!("cannot read the current directory: {e}")))?;
     let cwd = cwd.to_string_lossy().into_owned();
-    let env = |key: &str| std::env::var_os(key).filter(|v| !v.is_empty()).map(PathBuf::from);
-    let mut places = match (&args.pi_dir, &args.claude_dir) {
-        (Some(pi_dir), Some(claude_dir)) => {
-            let gemini_dir = env("HOME").map(|home| home.join(".gemini"));
-            AgentPlaces { pi_dir: pi_dir.clone(), claude_dir: claude_dir.clone(), cwd, gemini_dir }
-        }
-        _ => AgentPlaces::resolve(
-            env("HOME").as_deref(),
-            env("PI_CODING_AGENT_DIR").as_deref(),
-            env("CLAUDE_CONFIG_DIR").as_deref(),
-            cwd,
-        )?,
-    };
-    if let Some(dir) = env("GEMINI_CLI_HOME") {
-        places.gemini_dir = Some(dir.join(".gemini"));
-    }
-    if let Some(dir) = &args.pi_dir {
-        places.pi_dir = dir.clone();
-    }
-    if let Some(dir) = &args.claude_dir {
-        places.claude_dir = dir.clone();
-    }
-    Ok(places)
+    AgentPlaces::from_env_and_dirs(
+        &crate::context::process_env(),
+        cwd,
+        args.pi_dir.as_deref(),
+        args.claude_dir.as_deref(),
+    )
 }
 
 /// `save [FILE] [NAME]`: two arguments are file then name. One argument is the file only when

@@ -5,7 +5,7 @@ use std::net::SocketAddr;
 use clap::Args;
 
 use crate::commands::GlobalArgs;
-use crate::context::{call_context, store_address};
+use crate::context::{call_context, opener};
 use crate::error::{CommandError, CommandResult};
 use crate::printer::Printer;
 
@@ -31,8 +31,10 @@ pub struct UiArgs {
 
 /// Serves the UI until the process is interrupted.
 pub fn run(global: &GlobalArgs, args: UiArgs, printer: &Printer) -> CommandResult {
+    let opener = opener(global)?;
     let options = cairn_ui::UiOptions {
-        store: store_address(global)?,
+        store: opener.address,
+        unlock: opener.unlock,
         addr: args.listen,
         token: args.token,
         allowed_hosts: args.allowed_hosts,

@@ -278,3 +278,58 @@ fn the_page_lists_the_turns_diffs_a_file_line_by_line_and_rewinds_as_the_cli_doe
         .collect();
     assert_eq!(texts.len(), 2, "{texts:?}");
 }
+
+/// The names of the snapshots `/api/timeline` lists, as the UI at `url` serves them.
+fn timeline_names(url: &str) -> Vec<String> {
+    let addr = url.trim_start_matches("http://").split('/').next().unwrap().to_owned();
+    let bearer = format!("Bearer {TOKEN}");
+    let reply = http::request(&addr, "GET", "/api/timeline", &[("Authorization", &bearer)], b"");
+    assert_eq!(reply.status, 200, "{}", reply.text());
+    let mut names = Vec::new();
+    collect_names(&serde_json::from_slice(&reply.body).unwrap(), &mut names);
+    names
+}
+
+fn collect_names(value: &Value, out: &mut Vec<String>) {
+    match value {
+        Value::Object(map) => {
+            if let Some(Value::String(name)) = map.get("name") {
+                out.push(name.clone());
+            }
+            map.values().for_each(|v| collect_names(v, out));
+        }
+        Value::Array(items) => items.iter().for_each(|v| collect_names(v, out)),
+        _ => {}
+    }
+}
+
+/// Regression: `cairn ui` opened the store without the password `cairn list` and `cairn mcp`
+/// took from `CAIRN_PASSWORD`, and refused every encrypted store.
+#[test]
+fn the_ui_opens_an_encrypted_local_store_with_the_password_of_the_environment() {
+    let env = TestEnv::new().with_var("CAIRN_PASSWORD", "local");
+    env.ok(&["init", "--encrypt"]);
+    env.write("a.txt", "a\n");
+    env.ok(&["save", ".", "--name", "locked"]);
+    let (_ui, url) = start_ui(&env);
+    assert!(timeline_names(&url).contains(&"locked".to_owned()));
+}
+
+/// The same through an encrypted S3 store (encrypted by default) on a loopback S3 server.
+#[test]
+fn the_ui_opens_an_encrypted_s3_store_with_the_password_of_the_environment() {
+    let moto = cairn_test_support::Moto::start();
+    moto.create_bucket("ui-encrypted");
+    let env = TestEnv::new()
+        .with_store("s3://ui-encrypted/store")
+        .with_var("CAIRN_PASSWORD", "remote")
+        .with_var("AWS_ENDPOINT_URL", format!("http://127.0.0.1:{}", moto.port))
+        .with_var("AWS_ALLOW_HTTP", "true")
+        .with_var("AWS_ACCESS_KEY_ID", "test")
+        .with_var("AWS_SECRET_ACCESS_KEY", "test")
+        .with_var("AWS_REGION", "us-east-1");
+    env.write("a.txt", "a\n");
+    env.ok(&["save", ".", "--name", "shared"]);
+    let (_ui, url) = start_ui(&env);
+    assert!(timeline_names(&url).contains(&"shared".to_owned()));
+}

@@ -31,11 +31,13 @@ pub use manage::{
 pub use save::{TranscriptSaveOptions, TranscriptSaveResult};
 pub use secrets::TranscriptSecret;
 
+use crate::agents::places::AgentEnv;
 use crate::error::{Error, ErrorKind, Hint, Operation, Result, echo};
 use crate::name::validate_name;
 use crate::session::Session;
 use crate::snapshot::Snapshot;
 use crate::store::Store;
+use crate::store::address::EnvLookup;
 
 /// The snapshot kind of transcript snapshots.
 pub const KIND: crate::targets::TargetKind = crate::targets::TargetKind::Transcript;
@@ -62,7 +64,8 @@ pub struct AgentPlaces {
 }
 
 impl AgentPlaces {
-    /// The agents' default directories under `home`, for working directory `cwd`.
+    /// The agents' default directories under `home`, for working directory `cwd` (as
+    /// [`AgentPlaces::from_env`] finds them when none of the agents' variables is set).
     pub fn from_home(home: &std::path::Path, cwd: impl Into<String>) -> Self {
         let dirs = AgentDirs::from_home(home);
         Self {
@@ -73,34 +76,42 @@ impl AgentPlaces {
         }
     }
 
-    /// Resolves the agents' directories the way the agents themselves do, from values the
-    /// front end read (Gemini CLI's is `~/.gemini` when a home is known; a front that read
-    /// `GEMINI_CLI_HOME` sets [`AgentPlaces::gemini_dir`] itself): Pi's agent directory (`PI_CODING_AGENT_DIR`, holding `sessions/`) and
-    /// Claude Code's config directory (`CLAUDE_CONFIG_DIR`, holding `projects/`) when set,
-    /// otherwise their defaults under `home`. Fails when neither an override nor a home
-    /// directory says where one of them is.
-    pub fn resolve(
-        home: Option<&std::path::Path>,
-        pi_agent_dir: Option<&std::path::Path>,
-        claude_config_dir: Option<&std::path::Path>,
+    /// The agents' session directories as the agents find them in `env` (Pi's
+    /// `PI_CODING_AGENT_DIR`, Claude Code's `CLAUDE_CONFIG_DIR`, Gemini CLI's `GEMINI_CLI_HOME`,
+    /// else their defaults under `HOME`), for working directory `cwd`. Every front passes its
+    /// environment here, so they all find the same sessions.
+    pub fn from_env(env: &EnvLookup, cwd: impl Into<String>) -> Result<Self> {
+        Self::from_env_and_dirs(env, cwd, None, None)
+    }
+
+    /// As [`AgentPlaces::from_env`], with Pi's sessions directory and Claude Code's projects
+    /// directory given outright when the caller names them (`--pi-dir`, `--claude-dir`); a
+    /// directory neither given nor found (no home is known) is refused in one line.
+    pub fn from_env_and_dirs(
+        env: &EnvLookup,
         cwd: impl Into<String>,
+        pi_dir: Option<&std::path::Path>,
+        claude_dir: Option<&std::path::Path>,
     ) -> Result<Self> {
+        let vars = AgentEnv::read(env);
+        let home = vars.home.as_deref();
         let missing = |what: &str, option: &'static str| {
             Error::invalid(format!("cannot tell where {what} keeps its sessions: no home directory is known"))
                 .hint(Hint::GiveOption(option))
         };
-        let pi_dir = match (pi_agent_dir, home) {
-            (Some(dir), _) => dir.join("sessions"),
-            (None, Some(home)) => AgentDirs::from_home(home).pi_sessions,
-            (None, None) => return Err(missing("Pi", "pi_dir")),
+        let pi_dir = match (pi_dir, &vars.pi_agent_dir, home) {
+            (Some(dir), _, _) => dir.to_path_buf(),
+            (None, Some(dir), _) => dir.join("sessions"),
+            (None, None, Some(home)) => AgentDirs::from_home(home).pi_sessions,
+            (None, None, None) => return Err(missing("Pi", "pi_dir")),
         };
-        let claude_dir = match (claude_config_dir, home) {
-            (Some(dir), _) => dir.join("projects"),
-            (None, Some(home)) => AgentDirs::from_home(home).claude_projects,
-            (None, None) => return Err(missing("Claude Code", "claude_dir")),
+        let claude_dir = match (claude_dir, &vars.claude_config_dir, home) {
+            (Some(dir), _, _) => dir.to_path_buf(),
+            (None, Some(dir), _) => dir.join("projects"),
+            (None, None, Some(home)) => AgentDirs::from_home(home).claude_projects,
+            (None, None, None) => return Err(missing("Claude Code", "claude_dir")),
         };
-        let gemini_dir = home.map(|home| home.join(".gemini"));
-        Ok(Self { pi_dir, claude_dir, cwd: cwd.into(), gemini_dir })
+        Ok(Self { pi_dir, claude_dir, cwd: cwd.into(), gemini_dir: vars.gemini_dir() })
     }
 
     /// The session file a save without a file would take now: the newest session of either

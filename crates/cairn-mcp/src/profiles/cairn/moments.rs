@@ -2,8 +2,6 @@
 //! saves them together as one moment, and `snapshot_restore` of a moment reference puts its
 //! parts back (`only` picks kinds). The permission gates are the snapshot tools' own.
 
-use std::path::PathBuf;
-
 use cairn_lib::ops::moment::{
     MomentRestoreOptions, MomentRestoreResult, MomentSaveOptions, MomentSaveResult,
 };
@@ -98,11 +96,5 @@ fn places() -> Result<AgentPlaces, ToolError> {
             "cannot read the server's working directory ({e}); restart the server in the project"
         ))
     })?;
-    let env = |key: &str| std::env::var_os(key).filter(|v| !v.is_empty()).map(PathBuf::from);
-    AgentPlaces::resolve(
-        env("HOME").as_deref(),
-        env("PI_CODING_AGENT_DIR").as_deref(),
-        env("CLAUDE_CONFIG_DIR").as_deref(),
-        cwd.to_string_lossy().into_owned(),
-    )
+    AgentPlaces::from_env(&crate::state::process_env(), cwd.to_string_lossy().into_owned())
 }
