@@ -55,12 +55,12 @@ pub use session::{Session, SessionOrigin};
 pub use snapshot::{JournalReport, NotCovered, SecretEntry, SkippedEntry, Snapshot, SnapshotStats};
 pub use store::address::{EnvLookup, StoreAddress, StoreOpener, store_path};
 pub use store::layout::FORMAT_VERSION;
+pub use store::s3::{S3Backend, S3Settings, Traffic};
 #[doc(hidden)]
 pub use store::sealed::sealed_for_contract;
-pub use store::s3::{S3Backend, S3Settings, Traffic};
 pub use store::{
-    Backend, LocalBackend, MemoryBackend, OpenMode, Prompt, Secret, SecretUse, Store, Unlock, secret_from_env,
-    secret_from_key_file,
+    Backend, LocalBackend, MemoryBackend, OpenMode, Prompt, Secret, SecretUse, Store, Unlock,
+    secret_from_env, secret_from_key_file,
 };
 pub use targets::dir::restore::PlanEntry;
 pub use targets::{Target, TargetKind};
