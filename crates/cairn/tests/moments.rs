@@ -218,3 +218,22 @@ fn a_gemini_session_is_saved_without_naming_its_file_and_loaded_where_gemini_res
     assert_eq!(texts(&file), texts(&session));
     assert_eq!(loaded["format"], "gemini");
 }
+
+/// Regression: `cairn save A B --name x --force` dropped `--force` on its way to the moment and
+/// refused the taken name; now the second save takes the name and the first moment loses it.
+#[test]
+fn save_of_several_targets_with_force_moves_the_moment_name() {
+    let env = TestEnv::new();
+    env.write("a/one.txt", "one\n");
+    env.write("b/two.txt", "two\n");
+    assert_cli!(
+        env,
+        "moments_save_force_moves_the_name",
+        [
+            ["save", "a", "b", "--name", "x"],
+            ["save", "a", "b", "--name", "x"],
+            ["save", "a", "b", "--name", "x", "--force"],
+            ["moment", "list"],
+        ]
+    );
+}

@@ -6,15 +6,20 @@
 //! record the written files in the stat cache, unless they are few → drop the journal. If
 //! applying fails, the safety snapshot is put back by the same machinery and both errors are
 //! reported. The journal, plan application and replay live in `pipeline/`.
+//!
+//! [`Store::restore_ref`] is the one entry point every front calls: a reference that names a
+//! moment puts the moment's parts back (`ops/moment/restore.rs`), any other a snapshot.
 
 use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
 use super::interrupted::{Recovered, Resolve};
+use super::moment::{MomentRestoreOptions, MomentRestoreResult};
 use super::pipeline::apply::read_dry_root;
 use super::resolve::CallContext;
 use super::save::{Progress, SaveOptions};
+use super::transcript::AgentPlaces;
 use crate::error::{Error, Hint, Operation, Result, echo};
 use crate::snapshot::Snapshot;
 use crate::store::Store;
@@ -134,7 +139,52 @@ pub struct RestoreResult {
     pub interrupted_restore: Option<Recovered>,
 }
 
+/// What a restore put back: one snapshot, or the parts of a moment (both boxed: the results
+/// are large and of different sizes).
+#[derive(Debug, Clone)]
+pub enum Restored {
+    /// The reference named a snapshot.
+    Snapshot(Box<RestoreResult>),
+    /// The reference named a moment.
+    Moment(Box<MomentRestoreResult>),
+}
+
 impl Store {
+    /// Restores what `options.reference` names: a moment's parts (in place, not as a dry run;
+    /// `only` picks kinds, and `places` says where the agents keep their sessions, or why the
+    /// front could not tell, which matters only for a moment), else a snapshot. `only` with a
+    /// reference that names no moment is refused.
+    pub fn restore_ref(
+        &self,
+        options: &RestoreOptions,
+        places: Result<AgentPlaces>,
+        context: &CallContext,
+        progress: &Progress,
+    ) -> Result<Restored> {
+        if let Some(reference) = options.reference.as_deref()
+            && options.to.is_none()
+            && !options.dry_run
+        {
+            let session = self.call_session(options.session.as_deref(), context)?;
+            if self.moment_for_snapshot_ref(&session, reference)?.is_some() {
+                let moment = MomentRestoreOptions {
+                    reference: reference.to_owned(),
+                    only: options.only.clone(),
+                    session: options.session.clone(),
+                    places: places?,
+                    cut_before_prompt: None,
+                };
+                return self.moment_restore(&moment, context).map(|r| Restored::Moment(Box::new(r)));
+            }
+            if !options.only.is_empty() {
+                return Err(Error::invalid(format!(
+                    "`only` picks parts of a moment, and {reference:?} names no moment"
+                )));
+            }
+        }
+        self.restore_with_progress(options, context, progress).map(|r| Restored::Snapshot(Box::new(r)))
+    }
+
     /// Restores a snapshot.
     pub fn restore(&self, options: &RestoreOptions, context: &CallContext) -> Result<RestoreResult> {
         self.restore_with_progress(options, context, &Progress::default())

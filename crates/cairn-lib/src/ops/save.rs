@@ -1,4 +1,7 @@
-//! `cairn save`: capture a target as a new snapshot.
+//! `cairn save`: capture a target as a new snapshot, or several together as a moment.
+//!
+//! [`Store::save_targets`] is the one entry point every front calls: one target makes a
+//! snapshot, several make a moment (`ops/moment/save.rs`), and the options reach either whole.
 //!
 //! Pipeline: resolve the target and session → check the name → take the target's lock →
 //! capture through the blob writer (stat cache first) → publish the last pack → write the
@@ -8,8 +11,10 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::moment::{MomentSaveOptions, MomentSaveResult};
 pub(crate) use super::pipeline::capture::DirCapture;
 use super::resolve::CallContext;
+use super::transcript::AgentPlaces;
 use crate::error::{Error, Hint, Result};
 use crate::name::validate_name;
 use crate::snapshot::Snapshot;
@@ -79,7 +84,45 @@ pub struct SaveResult {
     pub removed_by_policy: Vec<Snapshot>,
 }
 
+/// What a save made: one snapshot, or a moment over several.
+#[derive(Debug, Clone)]
+pub enum Saved {
+    /// One target: its snapshot.
+    Snapshot(SaveResult),
+    /// Several targets: the moment over one snapshot each.
+    Moment(MomentSaveResult),
+}
+
 impl Store {
+    /// Saves `options.target` and `options.targets`: one target as a snapshot, several as one
+    /// moment. `places` says where the agents keep their sessions, for `transcript:auto`;
+    /// `progress` counts a directory's files as one target is scanned.
+    pub fn save_targets(
+        &self,
+        options: &SaveOptions,
+        places: &AgentPlaces,
+        context: &CallContext,
+        progress: &Progress,
+    ) -> Result<Saved> {
+        if options.targets.is_empty() {
+            return self.save_with_progress(options, context, progress).map(Saved::Snapshot);
+        }
+        // Every field is mapped, so a new option cannot be dropped on the way to the moment.
+        let SaveOptions { target, targets, name, description, force, no_ignore, session, include_secrets } =
+            options;
+        let moment = MomentSaveOptions {
+            targets: std::iter::once(target).chain(targets).cloned().collect(),
+            name: name.clone(),
+            description: description.clone(),
+            force: *force,
+            no_ignore: *no_ignore,
+            include_secrets: *include_secrets,
+            session: session.clone(),
+            places: places.clone(),
+        };
+        self.moment_save(&moment, context).map(Saved::Moment)
+    }
+
     /// Captures `options.target` as a new snapshot.
     pub fn save(&self, options: &SaveOptions, context: &CallContext) -> Result<SaveResult> {
         self.save_with_progress(options, context, &Progress::default())

@@ -1,6 +1,6 @@
 //! `cairn moment save|list|show|diff|restore|remove`: moments, one snapshot per target taken
-//! together. `cairn save A B …`, `cairn restore MOMENT` and `cairn diff MOMENT MOMENT` come
-//! here too (see [`save_many`], [`restore_if_moment`], [`diff_if_moments`]).
+//! together. `cairn save A B …` and `cairn restore MOMENT` print with [`human_save`] and
+//! [`human_restore`]; `cairn diff MOMENT MOMENT` comes here too (see [`diff_if_moments`]).
 
 use cairn_lib::Store;
 use cairn_lib::ops::list::ShowOptions;
@@ -62,11 +62,6 @@ pub fn run(global: &GlobalArgs, cmd: MomentCommand, printer: &Printer) -> Comman
     Ok(())
 }
 
-/// `cairn save A B …`: several targets make one moment.
-pub fn save_many(global: &GlobalArgs, options: MomentSaveOptions, printer: &Printer) -> CommandResult {
-    save_with(&open_store(global)?, options, printer)
-}
-
 fn save_with(store: &Store, mut options: MomentSaveOptions, printer: &Printer) -> CommandResult {
     if options.targets.iter().any(|t| t == "transcript:auto") {
         options.places = transcript_places()?;
@@ -74,39 +69,6 @@ fn save_with(store: &Store, mut options: MomentSaveOptions, printer: &Printer) -
     let result = printer.with_progress("saving", || store.moment_save(&options, &call_context()))?;
     printer.result(&result, human_save);
     Ok(())
-}
-
-/// `cairn restore REF`: when `reference` names a moment (by name or id), restores it and
-/// returns true; false leaves the reference to the snapshot restore.
-pub fn restore_if_moment(
-    store: &Store,
-    reference: &str,
-    session: Option<&str>,
-    only: &[String],
-    printer: &Printer,
-) -> CommandResult<bool> {
-    let context = call_context();
-    let found = store.moment_for_snapshot_ref(
-        &store.resolve_session(&context.choice(session.map(str::to_owned)))?,
-        reference,
-    )?;
-    if found.is_none() {
-        if !only.is_empty() {
-            return Err(crate::error::usage(format!(
-                "--only picks parts of a moment, and {reference:?} names no moment"
-            )));
-        }
-        return Ok(false);
-    }
-    let options = MomentRestoreOptions {
-        reference: reference.to_owned(),
-        only: only.to_vec(),
-        session: session.map(str::to_owned),
-        places: transcript_places()?,
-        cut_before_prompt: None,
-    };
-    printer.result(&store.moment_restore(&options, &context)?, human_restore);
-    Ok(true)
 }
 
 /// `cairn show REF`: when REF names a moment (and no target narrows it to one of its
@@ -204,7 +166,7 @@ fn parts_lines(m: &Moment) -> String {
         .collect()
 }
 
-fn human_save(r: &MomentSaveResult) -> String {
+pub fn human_save(r: &MomentSaveResult) -> String {
     let mut out = format!("saved moment {} with {} parts\n", moment_line(&r.moment), r.moment.parts.len());
     out.push_str(&parts_lines(&r.moment));
     for s in &r.snapshots {
@@ -297,7 +259,7 @@ fn human_compose_diff(c: &ComposeDiff) -> String {
     out
 }
 
-fn human_restore(r: &MomentRestoreResult) -> String {
+pub fn human_restore(r: &MomentRestoreResult) -> String {
     let mut out = format!("restored moment {}\n", moment_line(&r.moment));
     for p in &r.parts {
         match p.kind.as_str() {

@@ -1,6 +1,10 @@
-//! `cairn restore REF [--to DIR]` (alias `rollback`), and `cairn restore --continue|--abort`.
+//! `cairn restore REF [--to DIR]` (alias `rollback`), and `cairn restore --continue|--abort`:
+//! the engine's one restore entry point ([`Store::restore_ref`]) decides whether `REF` is a
+//! moment or a snapshot; this renders what it put back.
+//!
+//! [`Store::restore_ref`]: cairn_lib::Store::restore_ref
 
-use cairn_lib::ops::restore::{RestoreMode, RestoreOptions, RestoreResult};
+use cairn_lib::ops::restore::{RestoreMode, RestoreOptions, RestoreResult, Restored};
 use cairn_lib::ops::save::Progress;
 use clap::Args;
 
@@ -18,20 +22,16 @@ pub struct RestoreArgs {
 }
 
 pub fn run(global: &GlobalArgs, args: RestoreArgs, printer: &Printer) -> CommandResult {
-    let o = &args.options;
     let store = open_store(global)?;
-    if let Some(reference) = &o.reference
-        && o.to.is_none()
-        && !o.dry_run
-        && super::moment::restore_if_moment(&store, reference, o.session.as_deref(), &o.only, printer)?
-    {
-        return Ok(());
-    }
+    let places = super::moment::transcript_places();
     let progress = Progress::default();
-    let result = printer.with_counts("restoring", Some(&progress), || {
-        store.restore_with_progress(&args.options, &call_context(), &progress)
+    let restored = printer.with_counts("restoring", Some(&progress), || {
+        store.restore_ref(&args.options, places, &call_context(), &progress)
     })?;
-    printer.result(&result, human);
+    match restored {
+        Restored::Snapshot(result) => printer.result(result.as_ref(), human),
+        Restored::Moment(result) => printer.result(result.as_ref(), super::moment::human_restore),
+    }
     Ok(())
 }
 

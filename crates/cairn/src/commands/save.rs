@@ -1,7 +1,10 @@
-//! `cairn save [TARGET]`.
+//! `cairn save [TARGET] [MORE…]`: the engine's one save entry point ([`Store::save_targets`])
+//! decides whether it is a snapshot or a moment; this renders what it made.
+//!
+//! [`Store::save_targets`]: cairn_lib::Store::save_targets
 
-use cairn_lib::ops::save::Progress;
-use cairn_lib::ops::save::{SaveOptions, SaveResult};
+use cairn_lib::ops::save::{Progress, SaveOptions, SaveResult, Saved};
+use cairn_lib::ops::transcript::AgentPlaces;
 use clap::Args;
 
 use crate::commands::GlobalArgs;
@@ -18,30 +21,27 @@ pub struct SaveArgs {
 }
 
 pub fn run(global: &GlobalArgs, args: SaveArgs, printer: &Printer) -> CommandResult {
-    if !args.options.targets.is_empty() {
-        return super::moment::save_many(global, moment_options(args), printer);
-    }
+    let options = &args.options;
     let store = open_store(global)?;
+    // Only `transcript:auto` asks where the agents are, so a save without it needs no HOME.
+    let places = if options.targets.iter().any(|t| t == "transcript:auto") {
+        super::moment::transcript_places()?
+    } else {
+        AgentPlaces::default()
+    };
     let progress = Progress::default();
-    let result = printer.with_counts("saving", Some(&progress), || {
-        store.save_with_progress(&args.options, &call_context(), &progress)
-    })?;
-    printer.result(&result, human);
-    Ok(())
-}
-
-/// Several targets: one moment.
-fn moment_options(args: SaveArgs) -> cairn_lib::ops::moment::MomentSaveOptions {
-    let o = args.options;
-    cairn_lib::ops::moment::MomentSaveOptions {
-        targets: std::iter::once(o.target).chain(o.targets).collect(),
-        name: o.name,
-        description: o.description,
-        no_ignore: o.no_ignore,
-        include_secrets: o.include_secrets,
-        session: o.session,
-        places: Default::default(),
+    let save = || store.save_targets(options, &places, &call_context(), &progress);
+    // One target shows a directory scan's counts; a moment shows that it is under way.
+    let saved = if options.targets.is_empty() {
+        printer.with_counts("saving", Some(&progress), save)?
+    } else {
+        printer.with_progress("saving", save)?
+    };
+    match saved {
+        Saved::Snapshot(result) => printer.result(&result, human),
+        Saved::Moment(result) => printer.result(&result, super::moment::human_save),
     }
+    Ok(())
 }
 
 fn human(r: &SaveResult) -> String {

@@ -10,6 +10,7 @@ mod compose;
 mod conversation;
 mod diff;
 mod list;
+mod names;
 mod remove;
 mod restore;
 mod rewind;
@@ -115,10 +116,7 @@ impl Store {
         for key in self.backend().list("moments/")? {
             let Ok(bytes) = self.backend().get(&key) else { continue };
             let Ok(moment) = serde_json::from_slice::<Moment>(&bytes) else { continue };
-            if self.catalog.has_moment(moment.id)? {
-                continue;
-            }
-            if self.catalog.insert_moment(&moment).is_ok() {
+            if self.insert_moment_record(&moment)? {
                 added += 1;
             }
         }
@@ -126,13 +124,11 @@ impl Store {
     }
 
     /// Adds a moment record another machine (or a copy) wrote to a shared store, unless the
-    /// catalog has it. A record that does not decode, or whose name this catalog already gives
-    /// another moment, is left out, as a rebuild from the objects leaves it out.
+    /// catalog has it. A record that does not decode is left out, as a rebuild from the objects
+    /// leaves it out; of two moments holding one name, the newer keeps it (see `names.rs`).
     pub(crate) fn add_moment_record(&self, bytes: &[u8]) -> Result<()> {
         let Ok(moment) = serde_json::from_slice::<Moment>(bytes) else { return Ok(()) };
-        if !self.catalog.has_moment(moment.id)? {
-            let _ = self.catalog.insert_moment(&moment);
-        }
+        self.insert_moment_record(&moment)?;
         Ok(())
     }
 

@@ -8,7 +8,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::{AgentTurn, Moment, MomentPart};
-use crate::error::{Error, Result};
+use crate::error::{Error, Hint, Result};
 use crate::id::MomentId;
 use crate::name::validate_name;
 use crate::ops::resolve::CallContext;
@@ -38,6 +38,11 @@ pub struct MomentSaveOptions {
     /// What the moment is being taken before.
     #[cfg_attr(feature = "clap", arg(long, short))]
     pub description: Option<String>,
+    /// Move the name to this moment (and each part's snapshot name to its part) when another
+    /// moment holds it.
+    #[serde(default)]
+    #[cfg_attr(feature = "clap", arg(long, short))]
+    pub force: bool,
     /// Capture paths that ignore rules leave out (directory parts).
     #[serde(default)]
     #[cfg_attr(feature = "clap", arg(long))]
@@ -80,6 +85,8 @@ pub(crate) struct PartPlan {
 pub(crate) struct TakeOptions {
     pub name: Option<String>,
     pub description: Option<String>,
+    /// Move a name another moment (or part snapshot) holds instead of refusing it.
+    pub force: bool,
     pub no_ignore: bool,
     pub include_secrets: bool,
     pub auto: bool,
@@ -102,19 +109,30 @@ impl Store {
         options: &MomentSaveOptions,
         context: &CallContext,
     ) -> Result<MomentSaveResult> {
-        if options.targets.is_empty() {
+        // Every field is mapped here, so a new option cannot be dropped on the way to the parts.
+        let MomentSaveOptions {
+            targets,
+            name,
+            description,
+            force,
+            no_ignore,
+            include_secrets,
+            session,
+            places,
+        } = options;
+        if targets.is_empty() {
             return Err(Error::invalid("a moment needs at least one target"));
         }
-        let session = self.resolve_session(&context.choice(options.session.clone()))?;
+        let session = self.resolve_session(&context.choice(session.clone()))?;
         let mut plans = Vec::new();
-        for text in &options.targets {
+        for text in targets {
             let target = if text == "transcript:auto" {
-                match options.places.newest_session()? {
+                match places.newest_session()? {
                     Some(file) => format!("transcript:{}", file.display()),
                     None => {
                         return Err(Error::not_found(format!(
                             "no Pi or Claude Code session of {} to save for transcript:auto; pass transcript:<session file>",
-                            options.places.cwd
+                            places.cwd
                         )));
                     }
                 }
@@ -124,10 +142,11 @@ impl Store {
             plans.push(PartPlan { target, reuse_unchanged: false });
         }
         let take = TakeOptions {
-            name: options.name.clone(),
-            description: options.description.clone(),
-            no_ignore: options.no_ignore,
-            include_secrets: options.include_secrets,
+            name: name.clone(),
+            description: description.clone(),
+            force: *force,
+            no_ignore: *no_ignore,
+            include_secrets: *include_secrets,
             ..TakeOptions::default()
         };
         let saved = self.take_moment(&session, &plans, &take)?;
@@ -144,11 +163,13 @@ impl Store {
     ) -> Result<Option<MomentSaveResult>> {
         if let Some(name) = &take.name {
             validate_name("moment", name)?;
-            if self.moments_of(session)?.iter().any(|m| m.name.as_deref() == Some(name)) {
+            if !take.force && self.moments_of(session)?.iter().any(|m| m.name.as_deref() == Some(name)) {
                 return Err(Error::conflict(format!(
                     "a moment named {name:?} already exists in session {:?}; pick another name",
                     session.name
-                )));
+                ))
+                .or_hint(Hint::SetOption("force"))
+                .purpose("to move the name to the new moment"));
             }
         }
         let mut keys = Vec::new();
@@ -198,7 +219,9 @@ impl Store {
             turn: take.turn.clone(),
             parts: taken.iter().map(|t| t.part.clone()).collect(),
         };
-        if let Err(e) = self.commit_moment(&moment) {
+        let committed =
+            if take.force { self.commit_moment_taking_name(&moment) } else { self.commit_moment(&moment) };
+        if let Err(e) = committed {
             let undone = self.take_back(session, &taken);
             return Err(e.context(format!("the moment was not saved{undone}")));
         }
@@ -225,7 +248,7 @@ impl Store {
                 target: plan.target.clone(),
                 name: take.name.clone(),
                 description: take.description.clone(),
-                force: false,
+                force: take.force,
                 no_ignore: take.no_ignore,
                 session: Some(session.id.to_string()),
                 include_secrets: take.include_secrets,

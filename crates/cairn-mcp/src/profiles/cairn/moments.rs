@@ -1,12 +1,10 @@
-//! Moments through the default profile's snapshot tools: `snapshot_save` with several targets
-//! saves them together as one moment, and `snapshot_restore` of a moment reference puts its
+//! Moments through the default profile's snapshot tools: `snapshot_save` calls the engine's one
+//! save entry point, which saves several targets together as one moment, and `snapshot_restore` of a moment reference puts its
 //! parts back (`only` picks kinds). The permission gates are the snapshot tools' own.
 
-use cairn_lib::ops::moment::{
-    MomentRestoreOptions, MomentRestoreResult, MomentSaveOptions, MomentSaveResult,
-};
-use cairn_lib::ops::restore::RestoreResult;
-use cairn_lib::ops::save::SaveResult;
+use cairn_lib::ops::moment::{MomentRestoreResult, MomentSaveResult};
+use cairn_lib::ops::restore::{RestoreOptions, RestoreResult, Restored};
+use cairn_lib::ops::save::{Progress, SaveOptions, SaveResult, Saved};
 use cairn_lib::ops::transcript::AgentPlaces;
 use serde::Serialize;
 
@@ -35,58 +33,34 @@ pub struct RestoreOutcome {
     pub moment: Option<MomentRestoreResult>,
 }
 
-/// Saves `targets` together (the caller checked the save permission).
-pub fn save(
-    state: &ServerState,
-    targets: Vec<String>,
-    name: Option<String>,
-    description: Option<String>,
-    no_ignore: bool,
-    session: Option<String>,
-) -> Result<SaveOutcome, ToolError> {
-    let places =
-        if targets.iter().any(|t| t == "transcript:auto") { places()? } else { AgentPlaces::default() };
-    let options = MomentSaveOptions {
-        targets,
-        name,
-        description,
-        no_ignore,
-        // An agent cannot opt into copying credentials; the user's `secrets.include` can.
-        include_secrets: false,
-        session,
-        places,
+/// Saves one target as a snapshot or several as a moment, through the engine's one entry
+/// point (the caller checked the save permission).
+pub fn save(state: &ServerState, options: &SaveOptions) -> Result<SaveOutcome, ToolError> {
+    let places = if options.targets.iter().any(|t| t == "transcript:auto") {
+        places()?
+    } else {
+        AgentPlaces::default()
     };
-    let saved = state.store.moment_save(&options, &state.context())?;
-    state.saved(&saved.snapshots);
-    Ok(SaveOutcome { snapshot: None, moment: Some(saved) })
+    match state.store.save_targets(options, &places, &state.context(), &Progress::default())? {
+        Saved::Snapshot(saved) => {
+            state.saved([&saved.snapshot]);
+            Ok(SaveOutcome { snapshot: Some(saved), moment: None })
+        }
+        Saved::Moment(saved) => {
+            state.saved(&saved.snapshots);
+            Ok(SaveOutcome { snapshot: None, moment: Some(saved) })
+        }
+    }
 }
 
-/// Restores moment `reference` when it names one (the caller checked the restore
-/// permission); `None` leaves it to the snapshot restore.
-pub fn restore(
-    state: &ServerState,
-    reference: &str,
-    only: Vec<String>,
-    session: Option<String>,
-) -> Result<Option<RestoreOutcome>, ToolError> {
-    let resolved = state.store.call_session(session.as_deref(), &state.context())?;
-    if state.store.find_moment(&resolved, reference)?.is_none() {
-        if !only.is_empty() {
-            return Err(ToolError::invalid(format!(
-                "`only` picks parts of a moment, and {reference:?} names no moment"
-            )));
-        }
-        return Ok(None);
-    }
-    let options = MomentRestoreOptions {
-        reference: reference.to_owned(),
-        only,
-        session,
-        places: places()?,
-        cut_before_prompt: None,
-    };
-    let restored = state.store.moment_restore(&options, &state.context())?;
-    Ok(Some(RestoreOutcome { snapshot: None, moment: Some(restored) }))
+/// Restores a moment or a snapshot, as the engine's one restore entry point decides from the
+/// reference (the caller checked the restore permission).
+pub fn restore(state: &ServerState, options: &RestoreOptions) -> Result<RestoreOutcome, ToolError> {
+    let restored = state.store.restore_ref(options, places(), &state.context(), &Progress::default())?;
+    Ok(match restored {
+        Restored::Snapshot(restored) => RestoreOutcome { snapshot: Some(*restored), moment: None },
+        Restored::Moment(restored) => RestoreOutcome { snapshot: None, moment: Some(*restored) },
+    })
 }
 
 /// The agents' directories and the server's working directory, read at call time.

@@ -54,13 +54,7 @@ pub fn tools() -> Result<Vec<ToolSpec>, ServeError> {
 
 fn save(state: &ServerState, a: SaveArgs) -> Result<super::moments::SaveOutcome, ToolError> {
     state.permit(Capability::Save)?;
-    if !a.targets.is_empty() {
-        let targets = std::iter::once(a.target).chain(a.targets).collect();
-        return super::moments::save(state, targets, a.name, a.description, a.no_ignore, a.session);
-    }
-    let saved = state.store.save(&a, &state.context())?;
-    state.saved([&saved.snapshot]);
-    Ok(super::moments::SaveOutcome { snapshot: Some(saved), moment: None })
+    super::moments::save(state, &a)
 }
 
 fn list(state: &ServerState, a: ListArgs) -> Result<SnapshotList, ToolError> {
@@ -79,15 +73,7 @@ fn restore(state: &ServerState, a: RestoreArgs) -> Result<super::moments::Restor
     if !a.dry_run {
         state.permit(Capability::Restore)?;
     }
-    if !a.dry_run
-        && a.to.is_none()
-        && let Some(reference) = a.reference.as_deref()
-        && let Some(done) = super::moments::restore(state, reference, a.only.clone(), a.session.clone())?
-    {
-        return Ok(done);
-    }
-    let restored = state.store.restore(&a, &state.context())?;
-    Ok(super::moments::RestoreOutcome { snapshot: Some(restored), moment: None })
+    super::moments::restore(state, &a)
 }
 
 fn remove(state: &ServerState, a: RemoveArgs) -> Result<RemoveResult, ToolError> {
