@@ -237,3 +237,25 @@ fn save_of_several_targets_with_force_moves_the_moment_name() {
         ]
     );
 }
+
+/// The older moment's record object still carries a moved name; a catalog rebuilt from the
+/// records gives the name to the newest moment holding it, as the forced save did.
+#[test]
+fn a_moved_moment_name_stays_with_the_newer_moment_when_the_catalog_is_rebuilt() {
+    let env = TestEnv::new();
+    env.write("a/one.txt", "one\n");
+    env.write("b/two.txt", "two\n");
+    let first = env.json(&["save", "a", "b", "--name", "x"]);
+    let second = env.json(&["save", "a", "b", "--name", "x", "--force"]);
+    for suffix in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(env.store().join(format!("catalog.db{suffix}")));
+    }
+    env.ok(&["repair"]);
+    let list = env.json(&["moment", "list"]);
+    let name_of = |saved: &Value| {
+        let id = &saved["moment"]["id"];
+        let moments = list["moments"].as_array().unwrap_or_else(|| panic!("{list:#}"));
+        moments.iter().find(|m| &m["id"] == id).unwrap_or_else(|| panic!("{id} in {list:#}"))["name"].clone()
+    };
+    assert_eq!((name_of(&first), name_of(&second)), (Value::Null, json!("x")), "{list:#}");
+}
