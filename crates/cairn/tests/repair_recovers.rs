@@ -352,3 +352,20 @@ fn a_pack_whose_header_and_catalog_are_both_lost_gives_back_what_its_snapshots_w
         every_snapshot_restores(&env, &snapshots, &format!("{damage} after gc"));
     }
 }
+
+#[test]
+fn an_encrypted_stores_cache_with_a_damaged_format_file_is_set_aside_and_built_again() {
+    let env = encrypted();
+    let snapshots = two_snapshots(&env);
+    let cache = std::fs::read_dir(cached_catalogs(&env)).unwrap().next().unwrap().unwrap().path();
+    std::fs::write(cache.join("FORMAT"), "cairn-storf-format 1\n").unwrap();
+    // The cache is the store's own to rebuild: every command works at once, without a repair.
+    assert_eq!(env.json(&["list"])["snapshots"].as_array().unwrap().len(), snapshots.len());
+    every_snapshot_restores(&env, &snapshots, "with the cache built again");
+    let aside: Vec<String> = std::fs::read_dir(cached_catalogs(&env))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| name.contains(".damaged-"))
+        .collect();
+    assert_eq!(aside.len(), 1, "the damaged cache is kept aside, not deleted: {aside:?}");
+}

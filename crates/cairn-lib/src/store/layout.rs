@@ -124,14 +124,19 @@ impl Layout {
         Ok(())
     }
 
+    /// False when the format file is there but does not read as one (damaged), of any version.
+    pub(crate) fn format_file_reads(&self) -> bool {
+        let path = self.format_file();
+        !path.exists() || std::fs::read_to_string(&path).is_ok_and(|text| format_version(&text).is_some())
+    }
+
     fn check_format(&self) -> Result<()> {
         let path = self.format_file();
         let text = std::fs::read_to_string(&path).at("read", &path)?;
-        let version =
-            text.trim().strip_prefix(FORMAT_PREFIX).and_then(|v| v.parse::<u32>().ok()).ok_or_else(|| {
-                Error::corrupt(format!("{} is not a cairn store format file", path.display()))
-                    .hint(crate::error::Hint::ChooseStore)
-            })?;
+        let version = format_version(&text).ok_or_else(|| {
+            Error::corrupt(format!("{} is not a cairn store format file", path.display()))
+                .hint(crate::error::Hint::ChooseStore)
+        })?;
         if version != FORMAT_VERSION {
             return Err(Error::corrupt(format!(
                 "the store at {} has format version {version}, and this cairn reads version {FORMAT_VERSION}; use a cairn release that reads version {version}",
@@ -141,6 +146,11 @@ impl Layout {
         }
         Ok(())
     }
+}
+
+/// The version a format file's text names, if it names one.
+fn format_version(text: &str) -> Option<u32> {
+    text.trim().strip_prefix(FORMAT_PREFIX).and_then(|v| v.parse::<u32>().ok())
 }
 
 /// Creates a directory (and missing parents) readable by its owner only. Every directory in

@@ -130,6 +130,14 @@ impl Store {
             }
         };
         let root = cache_home.join(info.id.simple().to_string());
+        // The catalog cache is built from the objects: one whose format file was damaged is
+        // put aside (renamed, not deleted), and a new one is built, rather than leave every
+        // command, repair included, refusing the store.
+        let cache = super::layout::Layout { root: root.clone() };
+        if !cache.format_file_reads() {
+            let aside = root.with_extension(format!("damaged-{}", jiff::Timestamp::now().as_second()));
+            std::fs::rename(&root, &aside).map_err(|e| Error::io("set aside", &root, e))?;
+        }
         let mut store = Self::open_unlocked(backend, &root, OpenMode::CreateIfMissing, unlocked)?;
         store.catalog.share(store.backend.clone());
         store.shared = true;
