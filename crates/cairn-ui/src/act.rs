@@ -7,10 +7,11 @@ use std::sync::Arc;
 
 use axum::Json;
 use axum::extract::State;
-use cairn_lib::ops::moment::{MomentRemoveOptions, MomentRestoreOptions, MomentShowOptions, RewindOptions};
+use cairn_lib::ops::moment::{MomentRemoveOptions, RewindOptions};
 use cairn_lib::ops::name::NameOptions;
 use cairn_lib::ops::remove::RemoveOptions;
-use cairn_lib::ops::restore::RestoreOptions;
+use cairn_lib::ops::restore::{RestoreOptions, Restored};
+use cairn_lib::ops::save::Progress;
 use cairn_lib::ops::session::SessionCreateOptions;
 use serde::Deserialize;
 
@@ -32,24 +33,21 @@ pub(crate) struct RestoreBody {
 
 pub(crate) async fn restore(State(state): State<Arc<AppState>>, Json(body): Json<RestoreBody>) -> Reply {
     blocking(state, move |state, store, context| {
-        let moment = MomentShowOptions { reference: body.reference.clone(), session: body.session.clone() };
-        if body.to.is_none() && store.moment_show(&moment, context).is_ok() {
-            let options = MomentRestoreOptions {
-                reference: body.reference,
-                only: body.only,
-                session: body.session,
-                places: state.places.clone(),
-                cut_before_prompt: None,
-            };
-            return Ok(serde_json::to_value(store.moment_restore(&options, context)?).unwrap_or_default());
-        }
+        let RestoreBody { reference, to, only, session } = body;
         let options = RestoreOptions {
-            reference: Some(body.reference),
-            to: body.to.filter(|t| !t.is_empty()).map(Into::into),
-            session: body.session,
+            reference: Some(reference),
+            to: to.filter(|t| !t.is_empty()).map(Into::into),
+            only,
+            session,
             ..RestoreOptions::default()
         };
-        Ok(serde_json::to_value(store.restore(&options, context)?).unwrap_or_default())
+        // The engine decides whether the reference is a moment or a snapshot.
+        let restored =
+            store.restore_ref(&options, Ok(state.places.clone()), context, &Progress::default())?;
+        Ok(match restored {
+            Restored::Snapshot(r) => serde_json::to_value(r).unwrap_or_default(),
+            Restored::Moment(r) => serde_json::to_value(r).unwrap_or_default(),
+        })
     })
     .await
 }

@@ -333,3 +333,29 @@ fn the_ui_opens_an_encrypted_s3_store_with_the_password_of_the_environment() {
     let (_ui, url) = start_ui(&env);
     assert!(timeline_names(&url).contains(&"shared".to_owned()));
 }
+
+/// The page's restore goes through the engine's one restore entry point: a moment's name puts
+/// every part back, a snapshot id puts that snapshot back.
+#[test]
+fn the_page_restores_a_moment_by_name_and_a_snapshot_by_id() {
+    let env = TestEnv::new();
+    env.write("a/one.txt", "one\n");
+    env.write("b/two.txt", "two\n");
+    env.ok(&["save", "a", "b", "--name", "both"]);
+    let single = env.json(&["save", "a"]);
+    env.write("a/one.txt", "changed\n");
+    env.write("b/two.txt", "changed\n");
+    let (_ui, url) = start_ui(&env);
+    let addr = url.trim_start_matches("http://").split('/').next().unwrap().to_owned();
+    let bearer = format!("Bearer {TOKEN}");
+    let restore = |body: Value| {
+        let headers = [("Authorization", bearer.as_str()), ("Content-Type", "application/json")];
+        let reply = http::request(&addr, "POST", "/api/restore", &headers, body.to_string().as_bytes());
+        assert_eq!(reply.status, 200, "{}", reply.text());
+    };
+    restore(json!({"ref": "both"}));
+    assert_eq!(std::fs::read_to_string(env.work().join("b/two.txt")).unwrap(), "two\n");
+    env.write("a/one.txt", "changed again\n");
+    restore(json!({"ref": single["id"]}));
+    assert_eq!(std::fs::read_to_string(env.work().join("a/one.txt")).unwrap(), "one\n");
+}
