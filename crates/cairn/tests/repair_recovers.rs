@@ -358,14 +358,18 @@ fn an_encrypted_stores_cache_with_a_damaged_format_file_is_set_aside_and_built_a
     let env = encrypted();
     let snapshots = two_snapshots(&env);
     let cache = std::fs::read_dir(cached_catalogs(&env)).unwrap().next().unwrap().unwrap().path();
-    std::fs::write(cache.join("FORMAT"), "cairn-storf-format 1\n").unwrap();
-    // The cache is the store's own to rebuild: every command works at once, without a repair.
-    assert_eq!(env.json(&["list"])["snapshots"].as_array().unwrap().len(), snapshots.len());
-    every_snapshot_restores(&env, &snapshots, "with the cache built again");
-    let aside: Vec<String> = std::fs::read_dir(cached_catalogs(&env))
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|name| name.contains(".damaged-"))
-        .collect();
-    assert_eq!(aside.len(), 1, "the damaged cache is kept aside, not deleted: {aside:?}");
+    for (round, damage) in ["garbled", "deleted"].into_iter().enumerate() {
+        match damage {
+            "garbled" => std::fs::write(cache.join("FORMAT"), "cairn-storf-format 1\n").unwrap(),
+            _ => std::fs::remove_file(cache.join("FORMAT")).unwrap(),
+        }
+        // The cache is the store's own to rebuild: every command works at once, no repair.
+        assert_eq!(env.json(&["list"])["snapshots"].as_array().unwrap().len(), snapshots.len());
+        every_snapshot_restores(&env, &snapshots, damage);
+        let aside = std::fs::read_dir(cached_catalogs(&env))
+            .unwrap()
+            .filter(|e| e.as_ref().unwrap().file_name().to_string_lossy().contains(".damaged-"))
+            .count();
+        assert_eq!(aside, round + 1, "each damaged cache is kept aside, not deleted");
+    }
 }

@@ -130,12 +130,14 @@ impl Store {
             }
         };
         let root = cache_home.join(info.id.simple().to_string());
-        // The catalog cache is built from the objects: one whose format file was damaged is
-        // put aside (renamed, not deleted), and a new one is built, rather than leave every
-        // command, repair included, refusing the store.
+        // The catalog cache is built from the objects: one whose format file was damaged or
+        // lost is put aside (renamed, not deleted), and a new one is built, rather than leave
+        // every command, repair included, refusing the store.
         let cache = super::layout::Layout { root: root.clone() };
-        if !cache.format_file_reads() {
-            let aside = root.with_extension(format!("damaged-{}", jiff::Timestamp::now().as_second()));
+        let lost_format = !cache.format_file().exists()
+            && std::fs::read_dir(&root).is_ok_and(|mut entries| entries.next().is_some());
+        if lost_format || !cache.format_file_reads() {
+            let aside = root.with_extension(format!("damaged-{}", uuid::Uuid::now_v7().simple()));
             std::fs::rename(&root, &aside).map_err(|e| Error::io("set aside", &root, e))?;
         }
         let mut store = Self::open_unlocked(backend, &root, OpenMode::CreateIfMissing, unlocked)?;
