@@ -53,7 +53,9 @@ pub use id::{MomentId, ObjectId, SessionId, SnapshotId};
 pub use name::{NAME_RULE, validate_name};
 pub use session::{Session, SessionOrigin};
 pub use snapshot::{JournalReport, NotCovered, SecretEntry, SkippedEntry, Snapshot, SnapshotStats};
-pub use store::address::{EnvLookup, StoreAddress, StoreOpener, store_path};
+pub use store::address::{
+    CACHE_HOME_UNKNOWN, EnvLookup, STORE_UNKNOWN, StoreAddress, StoreOpener, store_path,
+};
 pub use store::layout::FORMAT_VERSION;
 pub use store::s3::{S3Backend, S3Settings, Traffic};
 #[doc(hidden)]

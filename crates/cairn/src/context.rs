@@ -35,12 +35,26 @@ pub fn opener(global: &GlobalArgs) -> CommandResult<StoreOpener> {
         crate::aws::settings_from_env,
         Some(prompt()),
     )
+    .map_err(worded)
+}
+
+/// The engine's refusals that a setting of the CLI's would answer, in the CLI's words.
+fn worded(err: cairn_lib::Error) -> crate::error::CommandError {
+    match err.code() {
+        Some(cairn_lib::STORE_UNKNOWN) => {
+            crate::error::usage("cannot find a store: set --store, CAIRN_STORE or HOME")
+        }
+        Some(cairn_lib::CACHE_HOME_UNKNOWN) => crate::error::usage(
+            "cannot find a cache folder for the remote store's catalog: set XDG_CACHE_HOME or HOME",
+        ),
+        _ => err,
+    }
 }
 
 /// Where the store is: `--store`, else `$CAIRN_STORE`, else `$XDG_DATA_HOME/cairn`, else
 /// `~/.local/share/cairn`.
 pub fn store_path(global: &GlobalArgs) -> CommandResult<PathBuf> {
-    cairn_lib::store_path(global.store.as_deref(), &process_env())
+    cairn_lib::store_path(global.store.as_deref(), &process_env()).map_err(worded)
 }
 
 /// Where the store is (see [`opener`]).

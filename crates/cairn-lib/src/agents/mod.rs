@@ -24,7 +24,7 @@ pub use install::{
 };
 pub use log::{HookLogLine, append_hook_log};
 pub use payload::{ClaudeCodePayload, GeminiCliPayload, HookEvent, HookInvocation, parse_payload};
-pub use places::AgentPlaces;
+pub use places::{AgentPlaces, HOME_UNKNOWN};
 
 /// An agent whose hooks cairn installs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, schemars::JsonSchema)]

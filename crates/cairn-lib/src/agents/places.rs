@@ -9,7 +9,10 @@ use serde::{Deserialize, Serialize};
 
 use super::{Agent, Scope};
 use crate::error::{Error, Result};
-use crate::store::address::{EnvLookup, env_path};
+use crate::store::address::{EnvLookup, env};
+
+/// The code of the refusal when no home directory is known, for a front to name its variable.
+pub const HOME_UNKNOWN: &str = "HOME_UNKNOWN";
 
 /// The agents' own variables, as the agents themselves read them (an empty one is unset).
 #[derive(Debug, Clone, Default)]
@@ -28,10 +31,10 @@ impl AgentEnv {
     /// The variables of `env`.
     pub(crate) fn read(env: &EnvLookup) -> Self {
         Self {
-            home: env_path(env, "HOME"),
-            claude_config_dir: env_path(env, "CLAUDE_CONFIG_DIR"),
-            gemini_cli_home: env_path(env, "GEMINI_CLI_HOME"),
-            pi_agent_dir: env_path(env, "PI_CODING_AGENT_DIR"),
+            home: env::var("HOME", env),
+            claude_config_dir: env::var("CLAUDE_CONFIG_DIR", env),
+            gemini_cli_home: env::var("GEMINI_CLI_HOME", env),
+            pi_agent_dir: env::var("PI_CODING_AGENT_DIR", env),
         }
     }
 
@@ -68,8 +71,10 @@ impl AgentPlaces {
     /// at `project`; refused when no home is known.
     pub fn from_env(env: &EnvLookup, project: &Path) -> Result<AgentPlaces> {
         let vars = AgentEnv::read(env);
-        let home =
-            vars.home.clone().ok_or_else(|| Error::invalid("cannot find the agents' settings: set HOME"))?;
+        let home = vars.home.clone().ok_or_else(|| {
+            Error::invalid("cannot find the agents' settings: no home directory is known")
+                .with_code(HOME_UNKNOWN)
+        })?;
         let mut places = AgentPlaces::new(&home, project);
         if let Some(dir) = &vars.claude_config_dir {
             places.claude_dir = dir.clone();

@@ -19,11 +19,34 @@ use crate::error::{Error, Result};
 /// reads the process environment; a test or a server passes any lookup it likes.
 pub type EnvLookup = Arc<dyn Fn(&str) -> Option<OsString> + Send + Sync>;
 
-/// A variable of `env` as a path; unset and empty read alike (an empty variable is usually an
-/// unset one in a script).
-pub(crate) fn env_path(env: &EnvLookup, name: &str) -> Option<PathBuf> {
-    env(name).filter(|v| !v.is_empty()).map(PathBuf::from)
+/// The engine's reads of the environment a front handed it: every variable the engine reads
+/// is named at a call of [`env::var`] or [`env::var_os`], so the reads are easy to find (and
+/// the check that library words name no variable knows these are reads, not words).
+pub(crate) mod env {
+    use std::ffi::OsString;
+    use std::path::PathBuf;
+
+    use super::EnvLookup;
+
+    /// Variable `name` of `env`; unset and empty read alike (an empty variable is usually an
+    /// unset one in a script).
+    pub(crate) fn var_os(name: &str, env: &EnvLookup) -> Option<OsString> {
+        env(name).filter(|v| !v.is_empty())
+    }
+
+    /// Variable `name` of `env` as a path (see [`var_os`]).
+    pub(crate) fn var(name: &str, env: &EnvLookup) -> Option<PathBuf> {
+        var_os(name, env).map(PathBuf::from)
+    }
 }
+
+/// The code of the refusal when no store was given and no home directory is known, for a front
+/// to say which of its settings would give one.
+pub const STORE_UNKNOWN: &str = "STORE_UNKNOWN";
+
+/// The code of the refusal when a remote store's catalog cache has no folder (no cache or home
+/// directory is known), for a front to say which of its settings would give one.
+pub const CACHE_HOME_UNKNOWN: &str = "CACHE_HOME_UNKNOWN";
 
 /// A store as every front opens it: where it is and how it is unlocked.
 #[derive(Debug, Clone)]
@@ -54,8 +77,9 @@ impl StoreOpener {
                 settings.options = s3_options();
                 let cache_home = cache_home(&env).ok_or_else(|| {
                     Error::invalid(
-                        "cannot find a cache folder for the remote store's catalog: set XDG_CACHE_HOME or HOME",
+                        "cannot find a cache folder for the remote store's catalog: no cache or home directory is known",
                     )
+                    .with_code(CACHE_HOME_UNKNOWN)
                 })?;
                 StoreAddress::S3 { settings, cache_home }
             }
@@ -88,22 +112,23 @@ pub fn store_path(flag: Option<&Path>, env: &EnvLookup) -> Result<PathBuf> {
     if let Some(p) = flag {
         return Ok(p.to_path_buf());
     }
-    if let Some(p) = env_path(env, "CAIRN_STORE") {
+    if let Some(p) = env::var("CAIRN_STORE", env) {
         return Ok(p);
     }
-    if let Some(p) = env_path(env, "XDG_DATA_HOME") {
+    if let Some(p) = env::var("XDG_DATA_HOME", env) {
         return Ok(p.join("cairn"));
     }
-    match env_path(env, "HOME") {
+    match env::var("HOME", env) {
         Some(home) => Ok(home.join(".local/share/cairn")),
-        None => Err(Error::invalid("cannot find a store: set --store, CAIRN_STORE or HOME")),
+        None => Err(Error::invalid("cannot find a store: none was given and no home directory is known")
+            .with_code(STORE_UNKNOWN)),
     }
 }
 
 /// Where catalogs of remote and encrypted stores are cached: `$XDG_CACHE_HOME/cairn`, else
 /// `~/.cache/cairn`.
 fn cache_home(env: &EnvLookup) -> Option<PathBuf> {
-    match (env_path(env, "XDG_CACHE_HOME"), env_path(env, "HOME")) {
+    match (env::var("XDG_CACHE_HOME", env), env::var("HOME", env)) {
         (Some(cache), _) => Some(cache.join("cairn")),
         (None, Some(home)) => Some(home.join(".cache/cairn")),
         (None, None) => None,

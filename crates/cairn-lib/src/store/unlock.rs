@@ -7,7 +7,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use super::address::{EnvLookup, env_path};
+use super::address::{EnvLookup, env};
 use super::crypto::{RepoKey, Secret};
 use crate::error::{Error, Hint, Result};
 
@@ -29,11 +29,21 @@ pub type Prompt = Arc<dyn Fn(SecretUse, &str) -> Result<Option<Secret>> + Send +
 /// A secret from the variables `password` (the password itself) or `password_file` (a file
 /// holding it) of `env`, if either is set.
 pub fn secret_from_env(env: &EnvLookup, password: &str, password_file: &str) -> Result<Option<Secret>> {
-    if let Some(text) = env(password).filter(|v| !v.is_empty()) {
-        let text = text.into_string().map_err(|_| Error::invalid(format!("{password} is not UTF-8")))?;
+    secret_from(password, env::var_os(password, env), env::var(password_file, env))
+}
+
+/// A secret from a password's variable (`name`, holding `text`) or a password file, if either is
+/// given.
+fn secret_from(
+    name: &str,
+    text: Option<std::ffi::OsString>,
+    file: Option<PathBuf>,
+) -> Result<Option<Secret>> {
+    if let Some(text) = text {
+        let text = text.into_string().map_err(|_| Error::invalid(format!("{name} is not UTF-8")))?;
         return Ok(Some(Secret::password(text)));
     }
-    let Some(path) = env_path(env, password_file) else { return Ok(None) };
+    let Some(path) = file else { return Ok(None) };
     let text = std::fs::read_to_string(&path).map_err(|e| Error::io("read the password file", &path, e))?;
     // A file written by `echo` ends with a newline that is not part of the password.
     let text = text.strip_suffix('\n').map(|t| t.strip_suffix('\r').unwrap_or(t)).unwrap_or(&text);
@@ -82,10 +92,12 @@ impl Unlock {
     /// out to be encrypted, so a plain store never reads a password file.
     pub fn from_env(env: EnvLookup, location: String, prompt: Option<Prompt>) -> Self {
         Self::asking(move |purpose| {
-            if let Some(secret) = secret_from_env(&env, "CAIRN_PASSWORD", "CAIRN_PASSWORD_FILE")? {
+            let password = env::var_os("CAIRN_PASSWORD", &env);
+            let password_file = env::var("CAIRN_PASSWORD_FILE", &env);
+            if let Some(secret) = secret_from("the password", password, password_file)? {
                 return Ok(Some(secret));
             }
-            if let Some(path) = env_path(&env, "CAIRN_KEY_FILE") {
+            if let Some(path) = env::var("CAIRN_KEY_FILE", &env) {
                 return secret_from_key_file(&path).map(Some);
             }
             match &prompt {

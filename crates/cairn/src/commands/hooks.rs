@@ -50,7 +50,10 @@ pub fn run(_global: &GlobalArgs, cmd: HooksCommand, printer: &Printer) -> Comman
 fn places() -> CommandResult<AgentPlaces> {
     let project = std::env::current_dir()
         .map_err(|e| crate::error::usage(format!("cannot read the current directory: {e}")))?;
-    AgentPlaces::from_env(&crate::context::process_env(), &project)
+    AgentPlaces::from_env(&crate::context::process_env(), &project).map_err(|e| match e.code() {
+        Some(agents::HOME_UNKNOWN) => crate::error::usage("cannot find the agents' settings: set HOME"),
+        _ => e,
+    })
 }
 
 fn human_change(change: &HooksChange, verb: &str, done: &str, preposition: &str) -> String {
