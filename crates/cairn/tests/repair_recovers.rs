@@ -373,3 +373,27 @@ fn an_encrypted_stores_cache_with_a_damaged_format_file_is_set_aside_and_built_a
         assert_eq!(aside, round + 1, "each damaged cache is kept aside, not deleted");
     }
 }
+
+#[test]
+fn a_snapshot_row_damaged_in_place_is_put_right_from_its_record() {
+    let env = TestEnv::new();
+    let snapshots = two_snapshots(&env);
+    let id = |name: &str| env.json(&["show", name])["id"].as_str().unwrap().to_owned();
+    let (one, two) = (id("one"), id("two"));
+    // Damage SQLite's own checks cannot see: a value changed in a row, a row gone from a table.
+    let catalog = rusqlite::Connection::open(env.store().join("catalog.db")).unwrap();
+    catalog.execute("UPDATE snapshots SET root = zeroblob(32) WHERE id = ?1", [&one]).unwrap();
+    catalog.execute("DELETE FROM memberships WHERE snapshot_id = ?1", [&two]).unwrap();
+    drop(catalog);
+    let repair = env.json(&["repair"]);
+    let mut corrected: Vec<&str> =
+        repair["snapshots_corrected"].as_array().unwrap().iter().map(|k| k.as_str().unwrap()).collect();
+    corrected.sort();
+    let mut expected = vec![format!("records/{one}.json"), format!("records/{two}.json")];
+    expected.sort();
+    assert_eq!(corrected, expected, "{repair}");
+    assert_eq!(repair["damaged_snapshots"], serde_json::json!([]), "{repair}");
+    every_snapshot_restores(&env, &snapshots, "after the rows were put right");
+    // A catalog that agrees with its records is left as it is.
+    assert!(env.json(&["repair"]).get("snapshots_corrected").is_none());
+}

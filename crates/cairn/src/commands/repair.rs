@@ -43,6 +43,9 @@ fn human(r: &RepairResult) -> String {
         "indexed {} blob(s) of {} pack(s); {} snapshot(s) added back from their records\n",
         r.blobs_indexed, r.packs_indexed, r.snapshots_recovered
     ));
+    for record in &r.snapshots_corrected {
+        out.push_str(&format!("snapshot put right in the catalog from its record: {record}\n"));
+    }
     for pack in &r.packs_recovered {
         let how = match (pack.recovery, pack.whole) {
             (Recovery::Header, true) => "its header found again, every blob",

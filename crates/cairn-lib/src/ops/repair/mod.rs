@@ -57,6 +57,10 @@ pub struct RepairResult {
     pub blobs_dropped: Vec<String>,
     /// Snapshot records added to the catalog from the objects.
     pub snapshots_recovered: u64,
+    /// Records whose snapshot the catalog held wrongly (its row damaged in place, or in no
+    /// session): the catalog now says what the record says.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub snapshots_corrected: Vec<String>,
     /// Record and event objects that do not read (damaged): left as they are, not applied.
     pub records_damaged: Vec<DamagedRecord>,
     /// Snapshots that refer to data the store no longer holds, with what they lost.

@@ -59,7 +59,7 @@ impl Store {
             start.config_set_aside = Some(set_aside(&layout.config(), stamp)?);
         }
         let sound = crate::store::catalog::Catalog::open(&layout.catalog())
-            .and_then(|c| c.integrity_problems())
+            .and_then(|c| c.thorough_integrity_problems())
             .is_ok_and(|p| p.is_empty());
         if !sound {
             let aside = set_aside(&layout.catalog(), stamp)?;

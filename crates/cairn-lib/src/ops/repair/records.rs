@@ -28,7 +28,9 @@ impl Store {
         pending.sort();
         for (_, key) in pending {
             match self.add_object(&key) {
-                Ok(added) => result.snapshots_recovered += u64::from(added),
+                Ok(Added::Snapshot) => result.snapshots_recovered += 1,
+                Ok(Added::Corrected) => result.snapshots_corrected.push(key.clone()),
+                Ok(Added::Nothing) => {}
                 Err(problem) => {
                     result.records_damaged.push(DamagedRecord { key: key.clone(), problem: problem.message });
                     // A shared store's catch-up would stop at it on every open: it is marked
@@ -45,29 +47,32 @@ impl Store {
         Ok(())
     }
 
-    /// Applies one object; returns whether it added a snapshot.
-    fn add_object(&self, key: &str) -> std::result::Result<bool, Problem> {
+    /// Applies one object; returns what it did to the snapshots.
+    fn add_object(&self, key: &str) -> std::result::Result<Added, Problem> {
         let bytes = self.backend().get(key).map_err(Problem::read)?;
         if key.starts_with("moments/") {
             self.add_moment_record(&bytes).map_err(Problem::apply)?;
             self.catalog.mark_seen(key).map_err(Problem::apply)?;
-            return Ok(false);
+            return Ok(Added::Nothing);
         }
         if key.starts_with("log/") {
             let event = serde_json::from_slice(&bytes)
                 .map_err(|e| Problem::damage(format!("it does not decode: {e}")))?;
             self.catalog.apply_event(&event).map_err(Problem::apply)?;
             self.catalog.mark_seen(key).map_err(Problem::apply)?;
-            return Ok(false);
+            return Ok(Added::Nothing);
         }
         let value: serde_json::Value = serde_json::from_slice(&bytes)
             .map_err(|e| Problem::damage(format!("it does not decode: {e}")))?;
         let mut snapshot: Snapshot = serde_json::from_value(value.clone())
             .map_err(|e| Problem::damage(format!("it is not a snapshot record: {e}")))?;
-        if self.catalog.has_snapshot(&snapshot.id.to_string()).map_err(Problem::apply)? {
-            return Ok(false);
-        }
         snapshot.root = value["root"].as_str().and_then(|h| ObjectId::from_hex(h).ok());
+        if self.catalog.has_snapshot(&snapshot.id.to_string()).map_err(Problem::apply)? {
+            if self.catalog.correct_snapshot(&snapshot, !self.is_shared()).map_err(Problem::apply)? {
+                return Ok(Added::Corrected);
+            }
+            return Ok(Added::Nothing);
+        }
         if !self.is_shared() {
             // A local store's sessions live in its catalog alone: one the catalog lost comes
             // back under a name of its own. A shared store's come back from their events.
@@ -92,8 +97,17 @@ impl Store {
                 .insert_snapshot(NewSnapshot { snapshot: &snapshot, force_name, stat_cache: None })
                 .map_err(Problem::apply)?;
         }
-        Ok(true)
+        Ok(Added::Snapshot)
     }
+}
+
+/// What applying one object did to the snapshots.
+enum Added {
+    Nothing,
+    /// A snapshot the catalog lacked was added back.
+    Snapshot,
+    /// The catalog's row of a snapshot was put right from its record.
+    Corrected,
 }
 
 /// Why an object was not applied.

@@ -21,8 +21,18 @@ impl Catalog {
 
     /// SQLite's own structural check of the catalog file; empty when it is sound.
     pub(crate) fn integrity_problems(&self) -> Result<Vec<String>> {
+        self.sqlite_check("quick_check")
+    }
+
+    /// [`Catalog::integrity_problems`], also checking that every index agrees with its table:
+    /// slower, for a repair, where an index damaged in place would hide a row from lookups.
+    pub(crate) fn thorough_integrity_problems(&self) -> Result<Vec<String>> {
+        self.sqlite_check("integrity_check")
+    }
+
+    fn sqlite_check(&self, pragma: &str) -> Result<Vec<String>> {
         let conn = self.conn();
-        let mut stmt = conn.prepare("PRAGMA quick_check")?;
+        let mut stmt = conn.prepare(&format!("PRAGMA {pragma}"))?;
         let rows: Vec<String> = stmt.query_map([], |r| r.get(0))?.collect::<rusqlite::Result<_>>()?;
         Ok(rows.into_iter().filter(|r| r != "ok").collect())
     }

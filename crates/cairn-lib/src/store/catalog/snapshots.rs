@@ -138,6 +138,60 @@ impl Catalog {
         Ok(())
     }
 
+    /// Makes the catalog's row of snapshot `s` (which it holds) say what its record says, and,
+    /// with `membership`, gives the snapshot a membership of its record's session when it has
+    /// none (under no name when its name is taken; a shared store's memberships come from its
+    /// events instead). Rows are written once, when a snapshot is saved, so a row that differs
+    /// from its record was damaged in place, in a way SQLite's checks do not see. Returns
+    /// whether anything was put right.
+    pub(crate) fn correct_snapshot(&self, s: &Snapshot, membership: bool) -> Result<bool> {
+        let mut conn = self.conn();
+        let tx = conn.transaction()?;
+        let id = s.id.to_string();
+        let root = s.root.map(|r| r.0.to_vec());
+        let stats = to_json(&s.stats)?;
+        let not_covered = to_json(&s.not_covered)?;
+        let details = if s.details.is_null() { None } else { Some(to_json(&s.details)?) };
+        let mut corrected = tx.execute(
+            "UPDATE snapshots SET target = ?2, kind = ?3, created_at = ?4, description = ?5, root = ?6,
+                 safety = ?7, stats = ?8, not_covered = ?9, details = ?10
+             WHERE id = ?1 AND NOT (target IS ?2 AND kind IS ?3 AND created_at IS ?4 AND description IS ?5
+                 AND root IS ?6 AND safety IS ?7 AND stats IS ?8 AND not_covered IS ?9 AND details IS ?10)",
+            params![
+                id,
+                s.target,
+                s.kind,
+                s.created_at,
+                s.description,
+                root,
+                s.safety,
+                stats,
+                not_covered,
+                details
+            ],
+        )? > 0;
+        let member: bool =
+            tx.query_row("SELECT EXISTS(SELECT 1 FROM memberships WHERE snapshot_id = ?1)", [&id], |r| {
+                r.get(0)
+            })?;
+        if membership && !member {
+            let session = s.session.to_string();
+            let name_taken: bool = tx.query_row(
+                "SELECT EXISTS(SELECT 1 FROM memberships WHERE session_id = ?1 AND target = ?2 AND name IS ?3)",
+                params![session, s.target, s.name],
+                |r| r.get(0),
+            )?;
+            let name = if name_taken { None } else { s.name.clone() };
+            tx.execute(
+                "INSERT INTO memberships(session_id, snapshot_id, target, name) VALUES (?1, ?2, ?3, ?4)",
+                params![session, id, s.target, name],
+            )?;
+            corrected = true;
+        }
+        tx.commit()?;
+        Ok(corrected)
+    }
+
     /// Takes charge of record object `key` before a save of this machine's own writes it: a
     /// record whose key the catalog holds but whose snapshot it does not was removed, or was
     /// written by a save killed before its commit, and gc may delete it; any other record the
