@@ -5,7 +5,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use cairn_lib::ops::agent::{Capability, INVALID_CONFIG_CODE, check_agent_permission};
+use cairn_lib::ops::permissions::{Capability, INVALID_CONFIG_CODE, check_agent_permission};
 use cairn_lib::ops::watch::{AutoWatch, snapshot_wants_watcher};
 use cairn_lib::{Snapshot, Store};
 

@@ -8,7 +8,7 @@
 
 use std::path::Path;
 
-use cairn_lib::ops::agent::shell_word;
+use cairn_lib::ops::permissions::shell_word;
 use cairn_lib::{Hint, NeutralWords, Operation, Words};
 
 /// The command line's words: `--force`, `cairn list`.

@@ -2,7 +2,7 @@
 
 mod common;
 
-use cairn_lib::ops::agent::Capability;
+use cairn_lib::ops::permissions::Capability;
 use common::Harness;
 use serde_json::json;
 

@@ -6,7 +6,7 @@ mod common;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::process::{Child, ChildStdin, ChildStdout, Stdio};
 
-use cairn_lib::ops::agent::Capability;
+use cairn_lib::ops::permissions::Capability;
 use common::TestEnv;
 use serde_json::{Value, json};
 

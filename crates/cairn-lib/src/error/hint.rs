@@ -7,7 +7,7 @@
 
 use std::path::PathBuf;
 
-use crate::ops::agent::Capability;
+use crate::ops::permissions::Capability;
 
 /// One thing the caller can do about an error.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -1,10 +1,8 @@
 //! Operations: one module per command family. Each takes the open [`Store`](crate::Store) and an
 //! options struct, and returns a serialisable result; the CLI and the MCP server only format it.
 
-pub mod agent;
 pub mod archive;
 pub mod check;
-pub mod codecalc;
 pub mod compose;
 pub mod copy;
 pub mod debug;
@@ -20,6 +18,7 @@ mod live;
 pub mod moment;
 pub mod name;
 mod options;
+pub mod permissions;
 mod pi_settings;
 mod pipeline;
 pub mod remove;
@@ -33,3 +32,4 @@ pub mod store_stats;
 pub mod timeline;
 pub mod transcript;
 pub mod watch;
+pub mod workspace;

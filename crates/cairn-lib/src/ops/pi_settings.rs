@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use super::agent::Capability;
+use super::permissions::Capability;
 
 /// The namespace of Pi's settings files that holds the snapshot extension's settings.
 pub const PI_SETTINGS_NAMESPACE: &str = "pi-session-snapshot";

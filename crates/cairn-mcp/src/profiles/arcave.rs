@@ -3,11 +3,11 @@
 //! compose target. Each savepoint tool names its project, so one server serves every project.
 
 use cairn_lib::Session;
-use cairn_lib::ops::agent::Capability;
 use cairn_lib::ops::compose::{
     ComposeListOptions, ComposeRollbackOptions, ComposeRollbackResult, ComposeSaveOptions, ComposeSavepoint,
     ComposeSavepointList,
 };
+use cairn_lib::ops::permissions::Capability;
 use cairn_lib::ops::remove::RemoveOptions;
 use cairn_lib::ops::session::{
     SessionCreateOptions, SessionDeleteOptions, SessionDeleted, SessionListOptions, SessionSetOptions,

@@ -8,11 +8,11 @@
 use std::path::PathBuf;
 
 use cairn_lib::Snapshot;
-use cairn_lib::ops::agent::Capability;
-use cairn_lib::ops::codecalc::WorkspaceSaveOptions;
 use cairn_lib::ops::list::{ListOptions, ShowOptions};
+use cairn_lib::ops::permissions::Capability;
 use cairn_lib::ops::remove::RemoveOptions;
 use cairn_lib::ops::restore::RestoreOptions;
+use cairn_lib::ops::workspace::WorkspaceSaveOptions;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{ServeError, ToolError};

@@ -24,7 +24,7 @@ use std::path::PathBuf;
 use std::sync::Mutex;
 
 use cairn_lib::NotCovered;
-use cairn_lib::ops::agent::{
+use cairn_lib::ops::permissions::{
     Capability, INVALID_CONFIG_CODE, PI_SETTINGS_NAMESPACE, check_agent_permission_with_default,
     pi_tool_defaults,
 };

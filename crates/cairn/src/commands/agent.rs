@@ -1,7 +1,7 @@
 //! `cairn agent status|allow|deny|reset`: what MCP agents may do. The answer is kept in the
 //! store's settings, so it holds for every server, including ones already running.
 
-use cairn_lib::ops::agent::{AgentStatus, parse_capabilities};
+use cairn_lib::ops::permissions::{AgentStatus, parse_capabilities};
 use clap::Subcommand;
 
 use crate::commands::GlobalArgs;

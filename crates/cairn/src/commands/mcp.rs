@@ -3,7 +3,7 @@
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
-use cairn_lib::ops::agent::Capability;
+use cairn_lib::ops::permissions::Capability;
 use clap::Args;
 
 use crate::commands::GlobalArgs;

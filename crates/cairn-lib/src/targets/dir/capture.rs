@@ -30,7 +30,7 @@ use super::statcache::{
     CacheEntry, DirFiles, PartIndex, RowMeta, Stamp, StatCache, StoredFiles, Totals, TreePart, coarse_now_ns,
     join,
 };
-use super::statcache_seal::{Unread, seal_with_tree};
+use super::statcache_encode::{Unread, encode_with_tree};
 use super::statcache_write::{FreshCache, WalkedDir};
 use super::xattrs;
 use crate::error::{Error, IoContext, Result};
@@ -753,9 +753,9 @@ impl Walk<'_> {
             Some(PartsCtx { index, unread, .. }) => {
                 let read = |key: &[u8]| self.old_cache.part(rel, key);
                 let old = Unread { index: &index, unread: &unread, read: &read };
-                Some(seal_with_tree(self.scan_started_ns, files, stored, Some(old))?)
+                Some(encode_with_tree(self.scan_started_ns, files, stored, Some(old))?)
             }
-            None => Some(seal_with_tree(self.scan_started_ns, files, stored, None)?),
+            None => Some(encode_with_tree(self.scan_started_ns, files, stored, None)?),
         };
         let meta = Some(RowMeta { summary: None, children, totals: None });
         let row = WalkedDir { rel: rel.to_vec(), files, old_meta, meta };

@@ -10,7 +10,7 @@ pub(crate) mod restore;
 pub(crate) mod secrets;
 pub(crate) mod sparse;
 pub(crate) mod statcache;
-pub(crate) mod statcache_seal;
+pub(crate) mod statcache_encode;
 pub(crate) mod statcache_write;
 pub(crate) mod xattrs;
 

@@ -200,7 +200,7 @@ pub(crate) const FILES: &[u8; 4] = b"SF4\0";
 pub(crate) const PARTS: &[u8; 4] = b"SP5\0";
 
 /// Encodes `value` as a stored column with `tag`.
-pub(crate) fn seal<T: Serialize>(tag: &[u8; 4], value: &T) -> Result<Vec<u8>> {
+pub(crate) fn encode_column<T: Serialize>(tag: &[u8; 4], value: &T) -> Result<Vec<u8>> {
     let raw = postcard::to_allocvec(value)
         .map_err(|e| Error::corrupt(format!("could not encode the stat cache: {e}")))?;
     let packed = crate::store::pack::compress(&raw)
@@ -212,7 +212,7 @@ pub(crate) fn seal<T: Serialize>(tag: &[u8; 4], value: &T) -> Result<Vec<u8>> {
 const MAX_PART: usize = 1 << 30;
 
 /// Decodes a stored column, or `None` when it is damaged or of another form.
-pub(crate) fn unseal<T: DeserializeOwned>(tag: &[u8; 4], blob: &[u8]) -> Option<T> {
+pub(crate) fn decode_column<T: DeserializeOwned>(tag: &[u8; 4], blob: &[u8]) -> Option<T> {
     let rest = blob.strip_prefix(tag.as_slice())?;
     let (hash, packed) = rest.split_at_checked(32)?;
     if ObjectId::of(packed).0.as_slice() != hash {
@@ -265,10 +265,10 @@ pub(crate) struct Settling {
 }
 
 impl Settling {
-    /// The earliest time [`Settling::wait`] can return: a row sealed with it as its scan time
-    /// before the wait trusts exactly the entries it would trust sealed after it, since every
-    /// ctime recorded and every entry carried over lies before the moment. Sealing first lets
-    /// the sealing's work pass the wait; the rows are still written only after it.
+    /// The earliest time [`Settling::wait`] can return: a row encoded with it as its scan time
+    /// before the wait trusts exactly the entries it would trust encoded after it, since every
+    /// ctime recorded and every entry carried over lies before the moment. Encoding first lets
+    /// the encoding's work pass the wait; the rows are still written only after it.
     pub(crate) fn scan_time(&self) -> i64 {
         self.past + 1
     }
@@ -292,7 +292,7 @@ impl<'s> StatCache<'s> {
         let Some(blob) = store.catalog.stat_cache(target)? else {
             return Ok(Self::default());
         };
-        Ok(match unseal::<JournalState>(HEADER, &blob) {
+        Ok(match decode_column::<JournalState>(HEADER, &blob) {
             Some(journal) => Self { source: Some((&store.catalog, target.to_owned())), journal },
             None => Self::default(),
         })
@@ -329,7 +329,7 @@ impl<'s> StatCache<'s> {
         }
         let mut all = DirFiles { scan_started_ns: i64::MIN, entries: Vec::new() };
         for (_, blob) in stored {
-            let Some(part) = unseal::<DirFiles>(FILES, &blob) else { return Ok(None) };
+            let Some(part) = decode_column::<DirFiles>(FILES, &blob) else { return Ok(None) };
             all.scan_started_ns = all.scan_started_ns.max(part.scan_started_ns);
             all.entries.extend(part.into_trusted());
         }
@@ -339,7 +339,7 @@ impl<'s> StatCache<'s> {
     /// One part of directory `dir`'s files (none when it is missing or damaged).
     pub(crate) fn part(&self, dir: &[u8], key: &[u8]) -> Result<Option<DirFiles>> {
         let Some((catalog, target)) = &self.source else { return Ok(None) };
-        Ok(catalog.stat_cache_part(target, dir, key)?.and_then(|b| unseal(FILES, &b)))
+        Ok(catalog.stat_cache_part(target, dir, key)?.and_then(|b| decode_column(FILES, &b)))
     }
 
     /// What the row of directory `dir` says of it, and its files as stored (a large
@@ -347,13 +347,16 @@ impl<'s> StatCache<'s> {
     pub(crate) fn row_stored(&self, dir: &[u8]) -> Result<(Option<RowMeta>, Option<StoredFiles>)> {
         let Some((catalog, target)) = &self.source else { return Ok((None, None)) };
         let Some((meta, files)) = catalog.stat_cache_row(target, dir)? else { return Ok((None, None)) };
-        Ok((unseal::<Option<RowMeta>>(META, &meta).flatten(), decode_files(&files)))
+        Ok((decode_column::<Option<RowMeta>>(META, &meta).flatten(), decode_files(&files)))
     }
 
     /// What the row of directory `dir` says of it (none when unknown or damaged).
     pub(crate) fn meta(&self, dir: &[u8]) -> Result<Option<RowMeta>> {
         let Some((catalog, target)) = &self.source else { return Ok(None) };
-        Ok(catalog.stat_cache_meta(target, dir)?.and_then(|b| unseal::<Option<RowMeta>>(META, &b)).flatten())
+        Ok(catalog
+            .stat_cache_meta(target, dir)?
+            .and_then(|b| decode_column::<Option<RowMeta>>(META, &b))
+            .flatten())
     }
 
     /// True when a file of `links` ((device, inode) → link count and paths seen) was cached
@@ -387,7 +390,7 @@ impl<'s> StatCache<'s> {
 
     /// Every content id a stored files row refers to (gc keeps them).
     pub(crate) fn decode_content_ids(blob: &[u8]) -> Vec<ObjectId> {
-        unseal::<DirFiles>(FILES, blob)
+        decode_column::<DirFiles>(FILES, blob)
             .map(|f| f.entries.into_iter().flat_map(|(_, c)| c.content).collect())
             .unwrap_or_default()
     }
@@ -397,11 +400,11 @@ impl<'s> StatCache<'s> {
 fn decode_files(blob: &[u8]) -> Option<StoredFiles> {
     if blob.starts_with(PARTS) {
         // An index must start with the part every name falls in: one that does not is damage.
-        unseal::<PartIndex>(PARTS, blob)
+        decode_column::<PartIndex>(PARTS, blob)
             .filter(|index| index.parts.first().is_some_and(|p| p.key.is_empty()))
             .map(StoredFiles::Parts)
     } else {
-        unseal(FILES, blob).map(StoredFiles::Whole)
+        decode_column(FILES, blob).map(StoredFiles::Whole)
     }
 }
 
@@ -492,12 +495,12 @@ mod tests {
 
     #[test]
     fn a_damaged_part_is_read_as_none() {
-        let mut blob = seal(FILES, &files_with(stamp(1, 1))).unwrap();
-        assert!(unseal::<DirFiles>(FILES, &blob).is_some());
-        assert!(unseal::<DirFiles>(META, &blob).is_none(), "another part's tag");
+        let mut blob = encode_column(FILES, &files_with(stamp(1, 1))).unwrap();
+        assert!(decode_column::<DirFiles>(FILES, &blob).is_some());
+        assert!(decode_column::<DirFiles>(META, &blob).is_none(), "another part's tag");
         let last = blob.len() - 1;
         blob[last] ^= 1;
-        assert!(unseal::<DirFiles>(FILES, &blob).is_none());
+        assert!(decode_column::<DirFiles>(FILES, &blob).is_none());
     }
 
     #[test]

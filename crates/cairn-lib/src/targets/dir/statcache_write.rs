@@ -2,17 +2,17 @@
 //! learned (only the rows of the directories it listed, and only those that changed), a whole
 //! cache made by a restore into a new directory, and the amendment after an in-place restore
 //! (the rows of the directories it wrote in). A large directory's files are written in parts
-//! (`statcache_seal.rs`), and a capture by names or a restore rewrites only the parts holding
+//! (`statcache_encode.rs`), and a capture by names or a restore rewrites only the parts holding
 //! what they touched.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use super::journal::{JournalState, at_or_below};
 use super::statcache::{
-    CacheEntry, DirFiles, HEADER, META, PartIndex, RelPath, RowMeta, Settling, StatCache, StoredFiles, join,
-    seal, split,
+    CacheEntry, DirFiles, HEADER, META, PartIndex, RelPath, RowMeta, Settling, StatCache, StoredFiles,
+    encode_column, join, split,
 };
-use super::statcache_seal::{Entries, FilesWrite, reseal_parts, seal_files};
+use super::statcache_encode::{Entries, FilesWrite, encode_files, reencode_parts};
 use crate::error::Result;
 use crate::id::ObjectId;
 use crate::store::Store;
@@ -21,7 +21,7 @@ use crate::store::catalog::{RowWrite, StatCacheWrite};
 /// One directory a capture listed, for its row.
 pub(crate) struct WalkedDir {
     pub rel: RelPath,
-    /// Its files' entries, sealed as soon as the directory is done (a capture of a million
+    /// Its files' entries, encoded as soon as the directory is done (a capture of a million
     /// files holds a few dozen bytes per file, not the entries); none when the stored row's
     /// are the same.
     pub files: Option<FilesWrite>,
@@ -31,9 +31,9 @@ pub(crate) struct WalkedDir {
     pub meta: Option<RowMeta>,
 }
 
-/// A row an amendment has read and will seal once the clock has settled.
+/// A row an amendment has read and will encode once the clock has settled.
 enum Pending {
-    /// A large directory's parts: those not `untouched` are resealed from `entries`.
+    /// A large directory's parts: those not `untouched` are re-encoded from `entries`.
     Parts {
         index: PartIndex,
         untouched: Vec<bool>,
@@ -81,7 +81,7 @@ impl FreshCache {
             return Ok(None);
         }
         let mut write = StatCacheWrite {
-            header: Some(seal(HEADER, &self.journal)?),
+            header: Some(encode_column(HEADER, &self.journal)?),
             replace_all: self.replace_all,
             drop_at_or_below: self.gone,
             drop_below_except: self.unknown_children,
@@ -89,7 +89,7 @@ impl FreshCache {
             alike: Vec::new(),
         };
         for d in self.dirs {
-            let meta = seal(META, &d.meta)?;
+            let meta = encode_column(META, &d.meta)?;
             if let Some(files) = d.files {
                 write.rows.push((d.rel, files.into_row(meta)));
             } else if d.meta != d.old_meta {
@@ -172,7 +172,7 @@ const AMEND_ABOVE_BYTES: u64 = 4 << 20;
 impl StatCache<'_> {
     /// Replaces the cache of `target` with the files a restore into a new directory wrote,
     /// settled at `scan_started_ns`, with no journal place (the next save walks). Each
-    /// directory's row is sealed from its items alone, so no second copy of them is made.
+    /// directory's row is encoded from its items alone, so no second copy of them is made.
     pub(crate) fn store_written(
         store: &Store,
         target: &str,
@@ -183,7 +183,7 @@ impl StatCache<'_> {
         // Stable: of two items of one path, the later one stays later, and wins below.
         items.sort_by(|a, b| item_path(a).cmp(&item_path(b)));
         let mut write = StatCacheWrite {
-            header: Some(seal(HEADER, &JournalState::default())?),
+            header: Some(encode_column(HEADER, &JournalState::default())?),
             replace_all: true,
             ..StatCacheWrite::default()
         };
@@ -201,8 +201,8 @@ impl StatCache<'_> {
                     _ => entries.push((name, entry)),
                 }
             }
-            let files = seal_files(scan_started_ns, entries)?;
-            write.rows.push((dir, files.into_row(seal(META, &None::<RowMeta>)?)));
+            let files = encode_files(scan_started_ns, entries)?;
+            write.rows.push((dir, files.into_row(encode_column(META, &None::<RowMeta>)?)));
         }
         store.catalog.write_stat_cache(target, &write)
     }
@@ -216,13 +216,13 @@ impl StatCache<'_> {
         entries: Vec<(Vec<u8>, CacheEntry)>,
     ) -> Result<()> {
         let mut write = StatCacheWrite {
-            header: Some(seal(HEADER, &JournalState::default())?),
+            header: Some(encode_column(HEADER, &JournalState::default())?),
             replace_all: true,
             ..StatCacheWrite::default()
         };
         for (dir, files) in by_dir(entries) {
-            let files = seal_files(scan_started_ns, files.into_iter().collect())?;
-            write.rows.push((dir, files.into_row(seal(META, &None::<RowMeta>)?)));
+            let files = encode_files(scan_started_ns, files.into_iter().collect())?;
+            write.rows.push((dir, files.into_row(encode_column(META, &None::<RowMeta>)?)));
         }
         store.catalog.write_stat_cache(target, &write)
     }
@@ -230,7 +230,7 @@ impl StatCache<'_> {
     /// Amends the cache of `target` after a restore changed `changed` (paths, each with
     /// everything below it) and wrote `written`, trusted once `settling` has passed: the rows
     /// of the directories it touched are rewritten, the rest kept. The rows are read and
-    /// sealed while the clock ticks past the writes ([`Settling::scan_time`]), and written
+    /// encoded while the clock ticks past the writes ([`Settling::scan_time`]), and written
     /// after. Totals of every directory above a change are dropped, so no subtree holding one
     /// is taken unseen. The journal's place stays: the restore's own writes made events, which
     /// the next save asks for. The pairs of trees the plan found `alike` are recorded with the
@@ -280,7 +280,7 @@ impl StatCache<'_> {
         let mut touched: BTreeSet<RelPath> = written.keys().cloned().collect();
         touched.extend(changed.iter().filter(|c| !c.is_empty()).map(|c| split(c).0.to_vec()));
         let mut write = StatCacheWrite {
-            header: Some(seal(HEADER, &cache.journal)?),
+            header: Some(encode_column(HEADER, &cache.journal)?),
             drop_at_or_below: dropped.clone(),
             alike: alike.to_vec(),
             ..StatCacheWrite::default()
@@ -290,7 +290,7 @@ impl StatCache<'_> {
         for dir in &touched {
             let fresh = under_dropped(dir);
             let (old_meta, old_files) = if fresh { (None, None) } else { cache.row_stored(dir)? };
-            let meta = seal(META, &old_meta.map(|m| moved(m, dir)))?;
+            let meta = encode_column(META, &old_meta.map(|m| moved(m, dir)))?;
             let new = written.remove(dir).unwrap_or_default();
             let unchanged = |name: &[u8]| !changed_set.contains(join(dir, name).as_slice());
             let files = match old_files {
@@ -343,7 +343,7 @@ impl StatCache<'_> {
                 && (meta.totals.is_some() || moves(&meta))
             {
                 let meta = Some(moved(meta, &dir));
-                metas.push((dir, RowWrite::Meta(seal(META, &meta)?)));
+                metas.push((dir, RowWrite::Meta(encode_column(META, &meta)?)));
             }
         }
         let settled_ns = settling.scan_time();
@@ -351,9 +351,9 @@ impl StatCache<'_> {
             let files = match files {
                 Pending::Parts { index, untouched, entries } => {
                     let read = |key: &[u8]| cache.part(dir, key);
-                    reseal_parts(settled_ns, index, &untouched, entries, read)?
+                    reencode_parts(settled_ns, index, &untouched, entries, read)?
                 }
-                Pending::Whole(entries) => seal_files(settled_ns, entries)?,
+                Pending::Whole(entries) => encode_files(settled_ns, entries)?,
             };
             write.rows.push((dir.clone(), files.into_row(meta)));
         }

@@ -2,7 +2,7 @@
 //! current-session pointer is shared with the user's own `cairn` commands.
 
 use cairn_lib::Session;
-use cairn_lib::ops::agent::Capability;
+use cairn_lib::ops::permissions::Capability;
 use cairn_lib::ops::session::{
     SessionCreateOptions, SessionDeleteOptions, SessionDeleted, SessionList, SessionListOptions,
     SessionSetOptions,

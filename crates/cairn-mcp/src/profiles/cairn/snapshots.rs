@@ -1,9 +1,9 @@
 //! The snapshot tools of cairn's own profile: save, list, show, diff, restore, remove.
 
 use cairn_lib::Snapshot;
-use cairn_lib::ops::agent::Capability;
 use cairn_lib::ops::diff::{DiffOptions, DiffResult};
 use cairn_lib::ops::list::{ListOptions, ShowOptions, SnapshotList};
+use cairn_lib::ops::permissions::Capability;
 use cairn_lib::ops::remove::{RemoveOptions, RemoveResult};
 use cairn_lib::ops::restore::RestoreOptions;
 use cairn_lib::ops::save::SaveOptions;

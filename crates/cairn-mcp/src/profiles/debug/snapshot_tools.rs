@@ -2,8 +2,8 @@
 
 use std::time::Duration;
 
-use cairn_lib::ops::agent::Capability;
 use cairn_lib::ops::debug::{DebugDeleteOptions, DebugDiffOptions, DebugSaveOptions, INVALID_ARGUMENT};
+use cairn_lib::ops::permissions::Capability;
 use tokio::time::Instant;
 
 use super::{CreateArgs, CreateResult, DeleteArgs, DeleteResult, DiffArgs, DiffResult, coded, dap, live};

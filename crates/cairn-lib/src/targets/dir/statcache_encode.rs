@@ -1,9 +1,9 @@
-//! Sealing a directory's cached files for its stat cache row (`statcache.rs`): whole, or, for a
+//! Encoding a directory's cached files for its stat cache row (`statcache.rs`): whole, or, for a
 //! large directory, in parts. A capture cuts the parts where its tree's parts are, each naming
 //! the tree part it vouches for, so the next capture by names can keep that tree part unread;
 //! files written without a tree (by a restore) are cut every 64 names and name none.
 
-use super::statcache::{CacheEntry, DirFiles, FILES, PARTS, PartIndex, PartRef, TreePart, seal};
+use super::statcache::{CacheEntry, DirFiles, FILES, PARTS, PartIndex, PartRef, TreePart, encode_column};
 use crate::error::Result;
 use crate::store::catalog::RowWrite;
 use crate::tree::parts::PartRef as TreeRef;
@@ -20,7 +20,7 @@ const WHOLE_UP_TO: usize = crate::tree::parts::PARTED_ABOVE;
 /// is split again.
 const PART_ENTRIES: usize = 64;
 
-/// A directory's files, sealed for its row.
+/// A directory's files, encoded for its row.
 pub(crate) enum FilesWrite {
     /// All of them, in the row.
     Whole(Vec<u8>),
@@ -39,40 +39,40 @@ impl FilesWrite {
     }
 }
 
-/// Seals every file of a directory written without its tree (by a restore), by a scan that
+/// Encodes every file of a directory written without its tree (by a restore), by a scan that
 /// started at `scan_started_ns`: in the row, or in parts of [`PART_ENTRIES`] for a large
 /// directory. No part names a part of the tree, so a capture by names reads them all once.
-pub(crate) fn seal_files(scan_started_ns: i64, entries: Vec<(Vec<u8>, CacheEntry)>) -> Result<FilesWrite> {
+pub(crate) fn encode_files(scan_started_ns: i64, entries: Vec<(Vec<u8>, CacheEntry)>) -> Result<FilesWrite> {
     if entries.len() <= WHOLE_UP_TO {
-        return Ok(FilesWrite::Whole(seal(FILES, &DirFiles { scan_started_ns, entries })?));
+        return Ok(FilesWrite::Whole(encode_column(FILES, &DirFiles { scan_started_ns, entries })?));
     }
     let mut parts = Vec::new();
     split_into_parts(Vec::new(), entries, &mut parts);
     let mut index = PartIndex { parts: Vec::with_capacity(parts.len()) };
     let mut put = Vec::with_capacity(parts.len());
     for (key, entries) in parts {
-        let (part, sealed) = seal_part(scan_started_ns, key.clone(), entries, None)?;
+        let (part, encoded) = encode_part(scan_started_ns, key.clone(), entries, None)?;
         index.parts.push(part);
-        put.push((key, sealed));
+        put.push((key, encoded));
     }
-    Ok(FilesWrite::Parts { index: seal(PARTS, &index)?, put, drop: Vec::new(), replace: true })
+    Ok(FilesWrite::Parts { index: encode_column(PARTS, &index)?, put, drop: Vec::new(), replace: true })
 }
 
 /// The parts of a directory's stored row that a capture by names did not read (`unread`), and
-/// how to read one (by its key) when its entries must be sealed anew after all.
+/// how to read one (by its key) when its entries must be encoded anew after all.
 pub(crate) struct Unread<'a> {
     pub index: &'a PartIndex,
     pub unread: &'a [bool],
     pub read: &'a dyn Fn(&[u8]) -> Result<Option<DirFiles>>,
 }
 
-/// Seals the files of a directory a capture stored as `stored`, by a scan that started at
+/// Encodes the files of a directory a capture stored as `stored`, by a scan that started at
 /// `scan_started_ns`: `entries` (sorted) are those it looked at or kept. A directory whose
 /// tree is in parts has its files cut where the tree's parts are, one part of files for each,
 /// so that the next capture by names can take a tree part unread on its files' part's word.
 /// With `old`, the parts the capture left unread stay as stored where the tree kept their
-/// part; the entries of any other are read and sealed with the rest.
-pub(crate) fn seal_with_tree(
+/// part; the entries of any other are read and encoded with the rest.
+pub(crate) fn encode_with_tree(
     scan_started_ns: i64,
     entries: Vec<(Vec<u8>, CacheEntry)>,
     stored: &Stored,
@@ -117,7 +117,7 @@ pub(crate) fn seal_with_tree(
         entries = newer_over(entries, extra);
     }
     if pieces.is_empty() {
-        return Ok(FilesWrite::Whole(seal(FILES, &DirFiles { scan_started_ns, entries })?));
+        return Ok(FilesWrite::Whole(encode_column(FILES, &DirFiles { scan_started_ns, entries })?));
     }
 
     let mut index = PartIndex { parts: Vec::with_capacity(pieces.len()) };
@@ -135,13 +135,13 @@ pub(crate) fn seal_with_tree(
             Piece::Written(part, nodes) => Some((part, nodes.as_slice())),
             Piece::Kept(_) => None,
         };
-        let (part, sealed) = seal_part(scan_started_ns, keys[j].to_vec(), group, tree)?;
+        let (part, encoded) = encode_part(scan_started_ns, keys[j].to_vec(), group, tree)?;
         index.parts.push(part);
-        put.push((keys[j].to_vec(), sealed));
+        put.push((keys[j].to_vec(), encoded));
     }
     let drop =
         old_keys.into_iter().filter(|k| index.parts.binary_search_by(|p| p.key.cmp(k)).is_err()).collect();
-    Ok(FilesWrite::Parts { index: seal(PARTS, &index)?, put, drop, replace: old.is_none() })
+    Ok(FilesWrite::Parts { index: encode_column(PARTS, &index)?, put, drop, replace: old.is_none() })
 }
 
 /// `entries` and `older` (each sorted by name) as one sorted list; of a name in both, the entry
@@ -175,10 +175,10 @@ fn split_into_parts(key: Vec<u8>, entries: Vec<(Vec<u8>, CacheEntry)>, out: &mut
     }
 }
 
-/// Seals one part of files keyed `key`; with `tree`, the part of the directory's tree of the
+/// Encodes one part of files keyed `key`; with `tree`, the part of the directory's tree of the
 /// same range and its nodes, which the part names when each of its files has an entry of its
 /// size and mtime.
-fn seal_part(
+fn encode_part(
     scan_started_ns: i64,
     key: Vec<u8>,
     entries: Vec<(Vec<u8>, CacheEntry)>,
@@ -206,14 +206,14 @@ fn seal_part(
         Some(counts)
     });
     let part = PartRef { key, entries: entries.len() as u32, trusted, tree };
-    Ok((part, seal(FILES, &DirFiles { scan_started_ns, entries })?))
+    Ok((part, encode_column(FILES, &DirFiles { scan_started_ns, entries })?))
 }
 
-/// Reseals the parts of a large directory's files that are not `untouched`, from `entries`
+/// Re-encodes the parts of a large directory's files that are not `untouched`, from `entries`
 /// (sorted; the entries of those parts' ranges, by a scan that started at `scan_started_ns`),
 /// as a restore does; the untouched parts stay as stored. `read` reads a stored part, for an
 /// entry that falls in an untouched one after all (its part is then rewritten with it).
-pub(crate) fn reseal_parts(
+pub(crate) fn reencode_parts(
     scan_started_ns: i64,
     old: PartIndex,
     untouched: &[bool],
@@ -259,19 +259,19 @@ pub(crate) fn reseal_parts(
             split.push((part.key, group));
         }
         for (key, group) in split {
-            let (part, sealed) = seal_part(scan_started_ns, key.clone(), group, None)?;
+            let (part, encoded) = encode_part(scan_started_ns, key.clone(), group, None)?;
             index.parts.push(part);
-            put.push((key, sealed));
+            put.push((key, encoded));
         }
     }
-    Ok(FilesWrite::Parts { index: seal(PARTS, &index)?, put, drop, replace: false })
+    Ok(FilesWrite::Parts { index: encode_column(PARTS, &index)?, put, drop, replace: false })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::id::ObjectId;
-    use crate::targets::dir::statcache::{Stamp, unseal};
+    use crate::targets::dir::statcache::{Stamp, decode_column};
     use crate::tree::Extra;
 
     const SCAN: i64 = 1_000_000;
@@ -307,8 +307,8 @@ mod tests {
 
     fn parts_of(write: FilesWrite) -> Decoded {
         let FilesWrite::Parts { index, put, drop, replace } = write else { panic!("written whole") };
-        let put = put.into_iter().map(|(k, b)| (k, unseal::<DirFiles>(FILES, &b).unwrap())).collect();
-        Decoded(unseal(PARTS, &index).unwrap(), put, drop, replace)
+        let put = put.into_iter().map(|(k, b)| (k, decode_column::<DirFiles>(FILES, &b).unwrap())).collect();
+        Decoded(decode_column(PARTS, &index).unwrap(), put, drop, replace)
     }
 
     fn names(files: &DirFiles) -> Vec<Vec<u8>> {
@@ -334,25 +334,30 @@ mod tests {
         pieces.iter().map(|p| p.part().id).collect()
     }
 
-    /// `entries` sealed in parts of [`PART_ENTRIES`], however few they are.
-    fn seal_files_in_parts(entries: Entries) -> FilesWrite {
+    /// `entries` encoded in parts of [`PART_ENTRIES`], however few they are.
+    fn encode_files_in_parts(entries: Entries) -> FilesWrite {
         let mut parts = Vec::new();
         split_into_parts(Vec::new(), entries, &mut parts);
         let (mut index, mut put) = (PartIndex { parts: Vec::new() }, Vec::new());
         for (key, entries) in parts {
-            let (part, sealed) = seal_part(SCAN, key.clone(), entries, None).unwrap();
+            let (part, encoded) = encode_part(SCAN, key.clone(), entries, None).unwrap();
             index.parts.push(part);
-            put.push((key, sealed));
+            put.push((key, encoded));
         }
-        FilesWrite::Parts { index: seal(PARTS, &index).unwrap(), put, drop: Vec::new(), replace: true }
+        FilesWrite::Parts {
+            index: encode_column(PARTS, &index).unwrap(),
+            put,
+            drop: Vec::new(),
+            replace: true,
+        }
     }
 
     #[test]
-    fn files_written_without_a_tree_are_sealed_whole_or_in_parts_that_name_no_tree_part() {
+    fn files_written_without_a_tree_are_encoded_whole_or_in_parts_that_name_no_tree_part() {
         let (entries, _) = directory(WHOLE_UP_TO);
-        assert!(matches!(seal_files(SCAN, entries).unwrap(), FilesWrite::Whole(_)));
+        assert!(matches!(encode_files(SCAN, entries).unwrap(), FilesWrite::Whole(_)));
         let (entries, _) = directory(2000);
-        let Decoded(index, put, drop, replace) = parts_of(seal_files(SCAN, entries).unwrap());
+        let Decoded(index, put, drop, replace) = parts_of(encode_files(SCAN, entries).unwrap());
         assert!(replace && drop.is_empty());
         assert_eq!(index.parts.iter().map(|p| p.entries).sum::<u32>(), 2000);
         assert_eq!(index.parts[1].key, name(PART_ENTRIES));
@@ -367,7 +372,7 @@ mod tests {
         nodes[1600] = node(name(1600), 7); // not the size its entry says: its part names no tree part
         let stored = written(&nodes);
         let ids = tree_ids(&stored);
-        let write = seal_with_tree(SCAN, entries.clone(), &stored, None).unwrap();
+        let write = encode_with_tree(SCAN, entries.clone(), &stored, None).unwrap();
         let Decoded(index, put, drop, replace) = parts_of(write);
         assert!(replace && drop.is_empty());
         let Stored::Parted(_, pieces) = &stored else { unreachable!() };
@@ -392,7 +397,7 @@ mod tests {
         // From here on, a directory whose every part names its tree part.
         let (entries, nodes) = directory(3000);
         let stored = written(&nodes);
-        let Decoded(old, ..) = parts_of(seal_with_tree(SCAN, entries.clone(), &stored, None).unwrap());
+        let Decoded(old, ..) = parts_of(encode_with_tree(SCAN, entries.clone(), &stored, None).unwrap());
 
         // A capture that kept every part unread but one: the others carry over, unread.
         let changed = holding(2500);
@@ -415,7 +420,7 @@ mod tests {
         let old_unread = Unread { index: &old, unread: &unread, read: &unused };
         let stored = Stored::Parted(id, pieces);
         let Decoded(new, put, drop, replace) =
-            parts_of(seal_with_tree(SCAN, looked, &stored, Some(old_unread)).unwrap());
+            parts_of(encode_with_tree(SCAN, looked, &stored, Some(old_unread)).unwrap());
         assert!(!replace && drop.is_empty());
         assert_eq!(put.len(), 1);
         assert_eq!(put[0].0, old.parts[changed].key);
@@ -424,7 +429,7 @@ mod tests {
             assert_eq!(new.parts[k], old.parts[k], "part {k} is kept as it was");
         }
 
-        // A kept tree part whose part of files names another one: that part is read and sealed
+        // A kept tree part whose part of files names another one: that part is read and encoded
         // anew, naming none.
         let mut other = old.clone();
         other.parts[0].tree.as_mut().unwrap().id = ObjectId::of(b"another part");
@@ -435,7 +440,7 @@ mod tests {
         let looked = entries[range(changed)].to_vec();
         let old_unread = Unread { index: &other, unread: &unread, read: &read };
         let Decoded(new, put, ..) =
-            parts_of(seal_with_tree(SCAN, looked, &stored, Some(old_unread)).unwrap());
+            parts_of(encode_with_tree(SCAN, looked, &stored, Some(old_unread)).unwrap());
         assert_eq!(
             put.iter().map(|(k, _)| k.clone()).collect::<Vec<_>>(),
             [Vec::new(), old.parts[changed].key.clone()]
@@ -445,10 +450,10 @@ mod tests {
     }
 
     #[test]
-    fn a_capture_that_stores_a_tree_whole_seals_its_files_whole_with_the_unread_parts_read() {
+    fn a_capture_that_stores_a_tree_whole_encodes_its_files_whole_with_the_unread_parts_read() {
         let (entries, nodes) = directory(3000);
         let stored = written(&nodes);
-        let Decoded(old, ..) = parts_of(seal_with_tree(SCAN, entries.clone(), &stored, None).unwrap());
+        let Decoded(old, ..) = parts_of(encode_with_tree(SCAN, entries.clone(), &stored, None).unwrap());
         // The directory shrank to 900 files; all but the first part were read.
         let unread: Vec<bool> = (0..old.parts.len()).map(|k| k == 0).collect();
         let first = old.parts[1].key.clone();
@@ -460,20 +465,20 @@ mod tests {
         let looked: Vec<_> = entries.iter().filter(|(n, _)| *n >= first && *n < name(900)).cloned().collect();
         let small = Stored::Whole(ObjectId::of(b"tree"), crate::tree::Tree { nodes: nodes[..900].to_vec() });
         let old_unread = Unread { index: &old, unread: &unread, read: &read };
-        let FilesWrite::Whole(sealed) = seal_with_tree(SCAN, looked, &small, Some(old_unread)).unwrap()
+        let FilesWrite::Whole(encoded) = encode_with_tree(SCAN, looked, &small, Some(old_unread)).unwrap()
         else {
-            panic!("sealed in parts")
+            panic!("encoded in parts")
         };
-        let files: DirFiles = unseal(FILES, &sealed).unwrap();
+        let files: DirFiles = decode_column(FILES, &encoded).unwrap();
         assert_eq!(names(&files), (0..900).map(name).collect::<Vec<_>>());
     }
 
     #[test]
-    fn resealing_writes_only_the_touched_parts_and_splits_drops_or_reads_as_it_must() {
+    fn reencoding_writes_only_the_touched_parts_and_splits_drops_or_reads_as_it_must() {
         // Four parts, the last a little short.
         let p = PART_ENTRIES;
         let (entries, _) = directory(4 * p - 24);
-        let Decoded(index, ..) = parts_of(seal_files_in_parts(entries.clone()));
+        let Decoded(index, ..) = parts_of(encode_files_in_parts(entries.clone()));
         assert_eq!(index.parts.len(), 4);
         let unread = |_: &[u8]| -> Result<Option<DirFiles>> { panic!("no part is read") };
 
@@ -482,7 +487,7 @@ mod tests {
         touched[3].1 = entry(3_000, 6);
         touched.push(([name(p + 10), b"a".to_vec()].concat(), entry(1, 6)));
         touched.sort_by(|a, b| a.0.cmp(&b.0));
-        let write = reseal_parts(SCAN, index.clone(), &[true, false, true, true], touched, unread);
+        let write = reencode_parts(SCAN, index.clone(), &[true, false, true, true], touched, unread);
         let Decoded(new, put, drop, replace) = parts_of(write.unwrap());
         assert!(!replace && drop.is_empty());
         assert_eq!(put.len(), 1);
@@ -493,7 +498,7 @@ mod tests {
         }
 
         // Part 2 emptied is dropped (part 1's range takes its names); part 0 emptied stays.
-        let write = reseal_parts(SCAN, index.clone(), &[false, true, false, true], Vec::new(), unread);
+        let write = reencode_parts(SCAN, index.clone(), &[false, true, false, true], Vec::new(), unread);
         let Decoded(new, put, drop, _) = parts_of(write.unwrap());
         assert_eq!(drop, [name(2 * p)]);
         assert_eq!(
@@ -507,7 +512,7 @@ mod tests {
 
         // Part 3 grown past twice a part's size is split.
         let grown: Vec<_> = (3 * p..5 * p + p / 2).map(|i| (name(i), entry(i as u64, 5))).collect();
-        let write = reseal_parts(SCAN, index.clone(), &[true, true, true, false], grown, unread);
+        let write = reencode_parts(SCAN, index.clone(), &[true, true, true, false], grown, unread);
         let Decoded(new, put, ..) = parts_of(write.unwrap());
         assert_eq!(
             put.iter().map(|(k, _)| k.clone()).collect::<Vec<_>>(),
@@ -522,7 +527,7 @@ mod tests {
             Ok(Some(DirFiles { scan_started_ns: stored.scan_started_ns, entries: stored.entries.clone() }))
         };
         let stray = vec![(name(10), entry(99, 6))];
-        let write = reseal_parts(SCAN, index.clone(), &[true, true, true, true], stray, read);
+        let write = reencode_parts(SCAN, index.clone(), &[true, true, true, true], stray, read);
         let Decoded(new, put, ..) = parts_of(write.unwrap());
         assert_eq!(put.len(), 1);
         assert_eq!(names(&put[0].1), names(&stored));

@@ -1,4 +1,4 @@
-//! `cairn agent …`: what MCP agents may do to the user's world.
+//! Permissions: what MCP agents may do to the user's world (`cairn agent …`).
 //!
 //! Agents may read and save by default; restoring (which overwrites live files) and removing
 //! (which destroys snapshots and sessions) wait for the user's say-so, as do the pi profile's

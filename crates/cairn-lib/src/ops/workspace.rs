@@ -1,4 +1,4 @@
-//! Saving a sandboxed code-execution workspace (the codecalc profile of `cairn mcp`).
+//! Saving a sandboxed workspace: a directory save that leaves out the top-level entries its runner owns and refuses links (the codecalc profile of `cairn mcp` serves it).
 //!
 //! Such a workspace has stricter rules than a plain directory save: some top-level entries
 //! belong to the sandbox runner and are never part of a snapshot, and symbolic or hard links
