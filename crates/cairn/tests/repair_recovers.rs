@@ -397,3 +397,33 @@ fn a_snapshot_row_damaged_in_place_is_put_right_from_its_record() {
     // A catalog that agrees with its records is left as it is.
     assert!(env.json(&["repair"]).get("snapshots_corrected").is_none());
 }
+
+#[test]
+fn a_record_damaged_where_it_still_parses_does_not_overwrite_a_sound_row() {
+    let env = TestEnv::new();
+    let snapshots = two_snapshots(&env);
+    let one = env.json(&["show", "one"])["id"].as_str().unwrap().to_owned();
+    let record = env.store().join(format!("objects/records/{one}.json"));
+    let text = std::fs::read_to_string(&record).unwrap();
+    // Another hash of the same form: the record still parses, and names a root that is not there.
+    let value: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let root = value["root"].as_str().unwrap();
+    let other: String = root.chars().map(|c| if c == 'a' { 'b' } else { c }).collect();
+    assert_ne!(root, other);
+    std::fs::write(&record, text.replace(root, &other)).unwrap();
+    let repair = env.json(&["repair"]);
+    assert!(repair.get("snapshots_corrected").is_none(), "{repair}");
+    every_snapshot_restores(&env, &snapshots, "after the repair");
+}
+
+#[test]
+fn an_encrypted_stores_cache_catalog_cut_short_is_built_again_by_repair() {
+    let env = encrypted();
+    let snapshots = two_snapshots(&env);
+    let cache = std::fs::read_dir(cached_catalogs(&env)).unwrap().next().unwrap().unwrap().path();
+    let catalog = cache.join("catalog.db");
+    let len = std::fs::metadata(&catalog).unwrap().len();
+    std::fs::OpenOptions::new().write(true).open(&catalog).unwrap().set_len(len / 2).unwrap();
+    env.json(&["repair"]);
+    every_snapshot_restores(&env, &snapshots, "after the repair");
+}

@@ -66,18 +66,21 @@ impl Store {
         mode: OpenMode,
         unlock: &Unlock,
     ) -> Result<Self> {
-        let store = Self::open_shared_unsynced(backend, cache_home, mode, unlock)?;
+        let store = Self::open_shared_unsynced(backend, cache_home, mode, unlock, false)?;
         store.sync()?;
         Ok(store)
     }
 
     /// [`Store::open_shared_with`] without the catch-up that brings the catalog cache up to
-    /// date: for a repair, which does the catch-up's work itself, object by object.
+    /// date: for a repair, which does the catch-up's work itself, object by object. With
+    /// `check_cache`, a cache whose catalog SQLite finds damaged is put aside too, to be built
+    /// again from the objects.
     pub(super) fn open_shared_unsynced(
         backend: Arc<dyn Backend>,
         cache_home: &Path,
         mode: OpenMode,
         unlock: &Unlock,
+        check_cache: bool,
     ) -> Result<Self> {
         let (info, made) = match read_info(backend.as_ref())? {
             Some(info) => (info, None),
@@ -130,13 +133,18 @@ impl Store {
             }
         };
         let root = cache_home.join(info.id.simple().to_string());
-        // The catalog cache is built from the objects: one whose format file was damaged or
-        // lost is put aside (renamed, not deleted), and a new one is built, rather than leave
+        // The catalog cache is built from the objects: one whose format file (or, for a
+        // repair, catalog) was damaged or lost is put aside (renamed, not deleted), and a new one is built, rather than leave
         // every command, repair included, refusing the store.
         let cache = super::layout::Layout { root: root.clone() };
         let lost_format = !cache.format_file().exists()
             && std::fs::read_dir(&root).is_ok_and(|mut entries| entries.next().is_some());
-        if lost_format || !cache.format_file_reads() {
+        let damaged_catalog = check_cache
+            && cache.catalog().exists()
+            && !super::catalog::Catalog::open(&cache.catalog())
+                .and_then(|c| c.thorough_integrity_problems())
+                .is_ok_and(|problems| problems.is_empty());
+        if lost_format || damaged_catalog || !cache.format_file_reads() {
             let aside = root.with_extension(format!("damaged-{}", uuid::Uuid::now_v7().simple()));
             std::fs::rename(&root, &aside).map_err(|e| Error::io("set aside", &root, e))?;
         }

@@ -32,7 +32,7 @@ impl Store {
             }
             StoreAddress::S3 { settings, cache_home } => (Arc::new(S3Backend::new(settings)?), cache_home),
         };
-        Self::open_shared_unsynced(backend, cache_home, OpenMode::Existing, unlock)
+        Self::open_shared_unsynced(backend, cache_home, OpenMode::Existing, unlock, true)
     }
 }
 

@@ -67,8 +67,15 @@ impl Store {
         let mut snapshot: Snapshot = serde_json::from_value(value.clone())
             .map_err(|e| Problem::damage(format!("it is not a snapshot record: {e}")))?;
         snapshot.root = value["root"].as_str().and_then(|h| ObjectId::from_hex(h).ok());
-        if self.catalog.has_snapshot(&snapshot.id.to_string()).map_err(Problem::apply)? {
-            if self.catalog.correct_snapshot(&snapshot, !self.is_shared()).map_err(Problem::apply)? {
+        let id = snapshot.id.to_string();
+        if self.catalog.has_snapshot(&id).map_err(Problem::apply)? {
+            // Neither side proves itself (a record has no checksum of its own): the row is
+            // rewritten from the record only when the row does not decode or its root does not
+            // read and the record's root does.
+            let reads = |root: Option<ObjectId>| root.is_some_and(|r| self.read_blob(&r).is_ok());
+            let row_root = self.catalog.sound_row_root(&id).map_err(Problem::apply)?;
+            let rewrite = !reads(row_root) && reads(snapshot.root);
+            if self.catalog.correct_snapshot(&snapshot, rewrite, !self.is_shared()).map_err(Problem::apply)? {
                 return Ok(Added::Corrected);
             }
             return Ok(Added::Nothing);

@@ -138,13 +138,41 @@ impl Catalog {
         Ok(())
     }
 
-    /// Makes the catalog's row of snapshot `s` (which it holds) say what its record says, and,
-    /// with `membership`, gives the snapshot a membership of its record's session when it has
+    /// The root of snapshot `id`'s row when the row decodes whole (its stats and root of the
+    /// forms a save writes); `None` when it does not, or the catalog has no such row.
+    pub(crate) fn sound_row_root(&self, id: &str) -> Result<Option<ObjectId>> {
+        let conn = self.conn();
+        let row = conn
+            .query_row(
+                "SELECT kind, stats, not_covered, details, root FROM snapshots WHERE id = ?1",
+                [id],
+                |r| {
+                    Ok((
+                        r.get::<_, String>(0)?,
+                        r.get::<_, String>(1)?,
+                        r.get::<_, String>(2)?,
+                        r.get::<_, Option<String>>(3)?,
+                        r.get::<_, Option<Vec<u8>>>(4)?,
+                    ))
+                },
+            )
+            .optional()?;
+        let Some((kind, stats, not_covered, details, root)) = row else { return Ok(None) };
+        // A kind damaged in place is left to the kinds' own checks: the catalog knows none.
+        let decodes = !kind.is_empty()
+            && serde_json::from_str::<crate::snapshot::SnapshotStats>(&stats).is_ok()
+            && serde_json::from_str::<crate::snapshot::NotCovered>(&not_covered).is_ok()
+            && details.is_none_or(|d| serde_json::from_str::<serde_json::Value>(&d).is_ok());
+        Ok(root.and_then(|b| <[u8; 32]>::try_from(b.as_slice()).ok()).map(ObjectId).filter(|_| decodes))
+    }
+
+    /// With `row`, makes the catalog's row of snapshot `s` (which it holds) say what its record
+    /// says, and, with `membership`, gives the snapshot a membership of its record's session when it has
     /// none (under no name when its name is taken; a shared store's memberships come from its
     /// events instead). Rows are written once, when a snapshot is saved, so a row that differs
     /// from its record was damaged in place, in a way SQLite's checks do not see. Returns
     /// whether anything was put right.
-    pub(crate) fn correct_snapshot(&self, s: &Snapshot, membership: bool) -> Result<bool> {
+    pub(crate) fn correct_snapshot(&self, s: &Snapshot, row: bool, membership: bool) -> Result<bool> {
         let mut conn = self.conn();
         let tx = conn.transaction()?;
         let id = s.id.to_string();
@@ -152,24 +180,25 @@ impl Catalog {
         let stats = to_json(&s.stats)?;
         let not_covered = to_json(&s.not_covered)?;
         let details = if s.details.is_null() { None } else { Some(to_json(&s.details)?) };
-        let mut corrected = tx.execute(
-            "UPDATE snapshots SET target = ?2, kind = ?3, created_at = ?4, description = ?5, root = ?6,
+        let mut corrected = row
+            && tx.execute(
+                "UPDATE snapshots SET target = ?2, kind = ?3, created_at = ?4, description = ?5, root = ?6,
                  safety = ?7, stats = ?8, not_covered = ?9, details = ?10
              WHERE id = ?1 AND NOT (target IS ?2 AND kind IS ?3 AND created_at IS ?4 AND description IS ?5
                  AND root IS ?6 AND safety IS ?7 AND stats IS ?8 AND not_covered IS ?9 AND details IS ?10)",
-            params![
-                id,
-                s.target,
-                s.kind,
-                s.created_at,
-                s.description,
-                root,
-                s.safety,
-                stats,
-                not_covered,
-                details
-            ],
-        )? > 0;
+                params![
+                    id,
+                    s.target,
+                    s.kind,
+                    s.created_at,
+                    s.description,
+                    root,
+                    s.safety,
+                    stats,
+                    not_covered,
+                    details
+                ],
+            )? > 0;
         let member: bool =
             tx.query_row("SELECT EXISTS(SELECT 1 FROM memberships WHERE snapshot_id = ?1)", [&id], |r| {
                 r.get(0)
