@@ -52,24 +52,28 @@ fn used_by_packs(store: &Path) -> u64 {
         .sum()
 }
 
+/// Runs cairn on the store at `store` (on the small file system, which `TestEnv` does not
+/// place stores on) with the environment's HOME and work tree.
+fn cairn_on(env: &TestEnv, store: &str, args: &[&str]) -> std::process::Output {
+    Command::new(assert_cmd::cargo::cargo_bin("cairn"))
+        .env_clear()
+        .env("HOME", env.home())
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .current_dir(env.work())
+        .arg("--store")
+        .arg(store)
+        .args(args)
+        .output()
+        .unwrap()
+}
+
 #[test]
 fn a_full_file_system_fails_clearly_leaves_nothing_behind_and_a_save_after_freeing_space_works() {
     let env = TestEnv::new();
     let Some(fs) = SmallFs::new(env.root()) else { return };
     let store = fs.mount.join("store");
     let store_arg = store.to_str().unwrap().to_owned();
-    let run = |args: &[&str]| {
-        Command::new(assert_cmd::cargo::cargo_bin("cairn"))
-            .env_clear()
-            .env("HOME", env.home())
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-            .current_dir(env.work())
-            .arg("--store")
-            .arg(&store_arg)
-            .args(args)
-            .output()
-            .unwrap()
-    };
+    let run = |args: &[&str]| cairn_on(&env, &store_arg, args);
     write(&env.work(), "small.txt", "fits\n");
     assert!(run(&["save", "--name", "small"]).status.success());
     // 40 MB of incompressible data does not fit in 16 MiB.
@@ -125,18 +129,7 @@ fn a_store_on_a_nearly_full_disk_restores_to_another_disk_or_refuses_in_one_line
     let Some(fs) = SmallFs::new(env.root()) else { return };
     let store = fs.mount.join("store");
     let store_arg = store.to_str().unwrap().to_owned();
-    let run = |args: &[&str]| {
-        Command::new(assert_cmd::cargo::cargo_bin("cairn"))
-            .env_clear()
-            .env("HOME", env.home())
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-            .current_dir(env.work())
-            .arg("--store")
-            .arg(&store_arg)
-            .args(args)
-            .output()
-            .unwrap()
-    };
+    let run = |args: &[&str]| cairn_on(&env, &store_arg, args);
     for i in 0..300 {
         write(&env.work(), &format!("d{}/f{i:03}.bin", i % 7), noise(2_000, i));
     }

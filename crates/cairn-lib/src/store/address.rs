@@ -203,15 +203,25 @@ impl Store {
     /// Opens (or, with `unlock` encrypting new stores, makes) the encrypted store whose
     /// objects are the files below `dir`.
     pub(crate) fn open_object_dir(dir: &Path, mode: OpenMode, unlock: &Unlock) -> Result<Self> {
-        let Some(cache_home) = unlock.cache_dir() else {
-            return Err(Error::invalid(format!(
-                "the encrypted store at {} needs a folder on this machine to cache its catalog in, and none was given",
-                dir.display()
-            )));
-        };
-        let dir = std::path::absolute(dir).map_err(|e| Error::io("resolve", dir, e))?;
-        let tmp = dir.join("tmp");
-        super::backend::create_dir_durably(&tmp)?;
-        Self::open_shared_with(Arc::new(LocalBackend::new(dir, tmp)), cache_home, mode, unlock)
+        let (backend, cache_home) = object_dir_backend(dir, unlock)?;
+        Self::open_shared_with(backend, cache_home, mode, unlock)
     }
+}
+
+/// The backend of the encrypted store whose objects are the files below `dir`, and the folder
+/// its catalog is cached in.
+pub(crate) fn object_dir_backend<'u>(
+    dir: &Path,
+    unlock: &'u Unlock,
+) -> Result<(Arc<dyn super::backend::Backend>, &'u Path)> {
+    let Some(cache_home) = unlock.cache_dir() else {
+        return Err(Error::invalid(format!(
+            "the encrypted store at {} needs a folder on this machine to cache its catalog in, and none was given",
+            dir.display()
+        )));
+    };
+    let dir = std::path::absolute(dir).map_err(|e| Error::io("resolve", dir, e))?;
+    let tmp = dir.join("tmp");
+    super::backend::create_dir_durably(&tmp)?;
+    Ok((Arc::new(LocalBackend::new(dir, tmp)), cache_home))
 }

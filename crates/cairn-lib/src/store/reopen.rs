@@ -18,18 +18,7 @@ impl Store {
     /// Opens the shared store at `address` for a repair (see the module documentation).
     pub(crate) fn open_shared_to_rebuild(address: &StoreAddress, unlock: &Unlock) -> Result<Self> {
         let (backend, cache_home): (Arc<dyn Backend>, &Path) = match address {
-            StoreAddress::Dir(dir) => {
-                let Some(cache_home) = unlock.cache_dir() else {
-                    return Err(Error::invalid(format!(
-                        "the encrypted store at {} needs a folder on this machine to cache its catalog in, and none was given",
-                        dir.display()
-                    )));
-                };
-                let dir = std::path::absolute(dir).map_err(|e| Error::io("resolve", dir, e))?;
-                let tmp = dir.join("tmp");
-                super::backend::create_dir_durably(&tmp)?;
-                (Arc::new(LocalBackend::new(dir, tmp)), cache_home)
-            }
+            StoreAddress::Dir(dir) => super::address::object_dir_backend(dir, unlock)?,
             StoreAddress::S3 { settings, cache_home } => (Arc::new(S3Backend::new(settings)?), cache_home),
         };
         Self::open_shared_unsynced(backend, cache_home, OpenMode::Existing, unlock, true)
