@@ -2,16 +2,16 @@
 //! the engine from outside — archives to import, pack files, snapshot records, trees and stat
 //! caches read back from a store someone else may have written. Not part of the supported API.
 
+use crate::Repository;
 use crate::id::ObjectId;
-use crate::store::Store;
 use crate::store::writer::BlobWriter;
 
 thread_local! {
     /// One scratch store per thread: the import target writes through a dry writer, so it
     /// stays empty.
-    static SCRATCH: Option<(tempfile::TempDir, Store)> = tempfile::tempdir()
+    static SCRATCH: Option<(tempfile::TempDir, Repository)> = tempfile::tempdir()
         .ok()
-        .and_then(|dir| Store::open(&dir.path().join("store")).ok().map(|s| (dir, s)));
+        .and_then(|dir| Repository::open(&dir.path().join("store")).ok().map(|s| (dir, s)));
 }
 
 /// Reads `bytes` as an archive to import (plain, gzip or zstd), with every check and limit.
@@ -91,7 +91,7 @@ pub fn catalog_rebuild(bytes: &[u8]) {
     if backend.put_if_absent(key, object).is_err() {
         return;
     }
-    if let Ok(store) = Store::open_shared(backend, cache.path(), OpenMode::Existing) {
+    if let Ok(store) = Repository::open_shared(backend, cache.path(), OpenMode::Existing) {
         // What a command does next: read what the rebuilt catalog holds.
         let options = crate::ops::list::ListOptions { include_safety_snapshots: true, ..Default::default() };
         let _ = store.list(&options, &crate::ops::resolve::CallContext::default());

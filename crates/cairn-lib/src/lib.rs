@@ -4,53 +4,35 @@
 //!
 //! The library never touches the terminal, reads no environment variable and no user config:
 //! the CLI and the MCP server resolve those and pass options in. Every operation is a method
-//! on [`Store`] taking an options struct and returning a serialisable result.
+//! on [`Repository`] taking an options struct and returning a serialisable result.
 
 #![warn(missing_docs)]
 
-/// Gives an enum that serialises as one word the JSON schema of a plain string, as the field
-/// had before it was an enum, so the schemas the MCP tools publish do not change.
-macro_rules! word_schema {
-    ($ty:ty) => {
-        impl schemars::JsonSchema for $ty {
-            fn schema_name() -> std::borrow::Cow<'static, str> {
-                stringify!($ty).into()
-            }
+#[macro_use]
+extern crate cairn_store;
 
-            fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-                <String as schemars::JsonSchema>::json_schema(generator)
-            }
-
-            fn inline_schema() -> bool {
-                true
-            }
-        }
-    };
-}
+// The store's modules under the names the engine always used for them: `crate::store::pack`,
+// `crate::tree`, `crate::error`. They are the lower crate's, and nothing here can reach into
+// their private parts.
+use cairn_store as store;
+use cairn_store::model::{session, snapshot};
+use cairn_store::{config, duration, error, id, name, time, tree};
 
 pub mod agents;
-mod config;
-mod duration;
-mod error;
 #[cfg(feature = "fuzz")]
 #[doc(hidden)]
 pub mod fuzz;
-mod id;
-mod name;
 pub mod ops;
+mod repository;
 mod secrets;
-mod session;
-mod snapshot;
-mod store;
 mod targets;
-mod time;
-mod tree;
 
 pub use config::{Config, Setting};
 pub use duration::{BARE_NUMBER, parse_duration};
 pub use error::{ECHO_LIMIT, Error, ErrorKind, Hint, NeutralWords, Operation, Result, Words, echo};
 pub use id::{MomentId, ObjectId, SessionId, SnapshotId};
 pub use name::{NAME_RULE, validate_name};
+pub use repository::Repository;
 pub use session::{Session, SessionOrigin};
 pub use snapshot::{JournalReport, NotCovered, SecretEntry, SkippedEntry, Snapshot, SnapshotStats};
 pub use store::address::{

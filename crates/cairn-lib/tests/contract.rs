@@ -7,18 +7,18 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use cairn_lib::{Backend, LocalBackend, MemoryBackend, OpenMode, Secret, Store, Unlock};
+use cairn_lib::{Backend, LocalBackend, MemoryBackend, OpenMode, Repository, Secret, Unlock};
 use cairn_test_support::Moto;
 use cairn_test_support::contract;
 
 /// A store directory with its own local objects.
-fn local_store(dir: &Path) -> Store {
-    Store::open(&dir.join("store")).unwrap()
+fn local_store(dir: &Path) -> Repository {
+    Repository::open(&dir.join("store")).unwrap()
 }
 
 /// A store directory whose objects live in `backend`.
-fn store_on(backend: Arc<dyn Backend>, dir: &Path) -> Store {
-    Store::open_with(backend, &dir.join("store"), OpenMode::CreateIfMissing).unwrap()
+fn store_on(backend: Arc<dyn Backend>, dir: &Path) -> Repository {
+    Repository::open_with(backend, &dir.join("store"), OpenMode::CreateIfMissing).unwrap()
 }
 
 fn local_backend(dir: &Path) -> LocalBackend {
@@ -150,7 +150,7 @@ mod s3 {
         let moto = Moto::start();
         let dir = tempfile::tempdir().unwrap();
         let backend = Arc::new(moto.backend("missing", "none"));
-        let err = Store::open_shared(backend.clone(), dir.path(), OpenMode::Existing).unwrap_err();
+        let err = Repository::open_shared(backend.clone(), dir.path(), OpenMode::Existing).unwrap_err();
         assert_eq!(err.message(), "there is no store at s3://missing/none");
         assert!(backend.list("").unwrap().is_empty());
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
@@ -167,8 +167,9 @@ mod encrypted {
     }
 
     /// An encrypted store on `backend`, its catalog cached below `work`.
-    fn store(backend: Arc<dyn Backend>, work: &Path) -> Store {
-        Store::open_shared_with(backend, &work.join("cache"), OpenMode::CreateIfMissing, &unlock()).unwrap()
+    fn store(backend: Arc<dyn Backend>, work: &Path) -> Repository {
+        Repository::open_shared_with(backend, &work.join("cache"), OpenMode::CreateIfMissing, &unlock())
+            .unwrap()
     }
 
     #[test]
@@ -247,7 +248,7 @@ mod encrypted {
 fn a_missing_local_store_is_refused_by_a_reader_and_not_created() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().join("none");
-    let err = Store::open_in(&root, OpenMode::Existing).unwrap_err();
+    let err = Repository::open_in(&root, OpenMode::Existing).unwrap_err();
     assert_eq!(err.message(), format!("there is no store at {}", root.display()));
     assert!(!root.exists());
 }

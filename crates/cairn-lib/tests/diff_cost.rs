@@ -1,11 +1,11 @@
 //! A diff's cost follows the changed subtrees, not the size of the tree.
 
-use cairn_lib::Store;
+use cairn_lib::Repository;
 use cairn_lib::ops::diff::DiffOptions;
 use cairn_lib::ops::diff::DiffResult;
 use cairn_lib::ops::save::{SaveOptions, SaveResult};
 
-fn diff_of(store: &Store, a: &SaveResult, b: &SaveResult) -> DiffResult {
+fn diff_of(store: &Repository, a: &SaveResult, b: &SaveResult) -> DiffResult {
     let options = DiffOptions {
         from: a.snapshot.id.to_string(),
         to: Some(b.snapshot.id.to_string()),
@@ -26,7 +26,7 @@ fn a_diff_of_50000_files_with_3_changes_reads_only_the_changed_subtrees() {
             std::fs::write(path.join(format!("f{f}.txt")), format!("{d}/{f}\n")).unwrap();
         }
     }
-    let store = Store::open(&dir.path().join("store")).unwrap();
+    let store = Repository::open(&dir.path().join("store")).unwrap();
     let target = work.display().to_string();
     let a = store
         .save(&SaveOptions { target: target.clone(), ..SaveOptions::default() }, &Default::default())
@@ -53,7 +53,7 @@ fn a_diff_of_a_directory_of_20000_files_with_2_changes_reads_only_their_parts() 
     for f in 0..20_000 {
         std::fs::write(large.join(format!("f{f:05}.txt")), format!("{f}\n")).unwrap();
     }
-    let store = Store::open(&dir.path().join("store")).unwrap();
+    let store = Repository::open(&dir.path().join("store")).unwrap();
     let target = work.display().to_string();
     let save = || {
         store

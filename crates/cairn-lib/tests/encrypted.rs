@@ -11,7 +11,7 @@ use cairn_lib::ops::resolve::CallContext;
 use cairn_lib::ops::save::SaveOptions;
 use cairn_lib::ops::session::SessionCreateOptions;
 use cairn_lib::{
-    Backend, ErrorKind, LocalBackend, MemoryBackend, OpenMode, Secret, Store, StoreAddress, Unlock,
+    Backend, ErrorKind, LocalBackend, MemoryBackend, OpenMode, Repository, Secret, StoreAddress, Unlock,
 };
 use cairn_test_support::Moto;
 
@@ -30,7 +30,7 @@ fn password(text: &str) -> Unlock {
 
 /// Saves a tree whose file names, content, snapshot name and session name are [`SECRETS`],
 /// twice (the second a small change), into `store`.
-fn fill(store: &Store, work: &Path) {
+fn fill(store: &Repository, work: &Path) {
     let tree = work.join("tree");
     std::fs::create_dir_all(tree.join("wombat-subfolder")).unwrap();
     std::fs::write(tree.join("quokka-ledger.txt"), "the plain content of a file\n").unwrap();
@@ -72,7 +72,8 @@ fn a_plain_shared_store_shows_names_which_is_what_the_next_test_looks_for() {
     let dir = tempfile::tempdir().unwrap();
     let backend = Arc::new(MemoryBackend::default());
     let store =
-        Store::open_shared(backend.clone(), &dir.path().join("cache"), OpenMode::CreateIfMissing).unwrap();
+        Repository::open_shared(backend.clone(), &dir.path().join("cache"), OpenMode::CreateIfMissing)
+            .unwrap();
     fill(&store, dir.path());
     let found = revealed(backend.as_ref(), &dir.path().join("tree"));
     assert!(found.iter().any(|f| f.starts_with("quokka-ledger.txt")), "{found:?}");
@@ -84,7 +85,7 @@ fn an_encrypted_bucket_read_raw_holds_no_file_name_or_content() {
     let moto = Moto::start();
     let dir = tempfile::tempdir().unwrap();
     let backend = Arc::new(moto.backend("sealed", "team/store"));
-    let store = Store::open_shared_with(
+    let store = Repository::open_shared_with(
         backend.clone(),
         &dir.path().join("cache"),
         OpenMode::CreateIfMissing,
@@ -97,7 +98,7 @@ fn an_encrypted_bucket_read_raw_holds_no_file_name_or_content() {
     drop(store);
     std::fs::remove_dir_all(dir.path().join("cache")).unwrap();
     let again =
-        Store::open_shared_with(backend, &dir.path().join("cache"), OpenMode::Existing, &password("pw"))
+        Repository::open_shared_with(backend, &dir.path().join("cache"), OpenMode::Existing, &password("pw"))
             .unwrap();
     assert_eq!(again.find_session("ocelot-session").unwrap().snapshot_count, 2);
 }
@@ -108,7 +109,7 @@ fn an_encrypted_local_store_read_raw_holds_no_file_name_or_content() {
     let root = dir.path().join("store");
     let address = StoreAddress::Dir(root.clone());
     let unlock = password("pw").cache_home(dir.path().join("cache"));
-    let made = Store::init(
+    let made = Repository::init(
         &address,
         &InitOptions { encrypt: true, ..Default::default() },
         &unlock,
@@ -116,13 +117,13 @@ fn an_encrypted_local_store_read_raw_holds_no_file_name_or_content() {
     )
     .unwrap();
     assert!(made.encrypted && made.key.is_some());
-    let store = Store::open_address_with(&address, OpenMode::Existing, &unlock).unwrap();
+    let store = Repository::open_address_with(&address, OpenMode::Existing, &unlock).unwrap();
     fill(&store, dir.path());
     let raw = LocalBackend::new(root.clone(), root.join("tmp"));
     assert_eq!(revealed(&raw, &dir.path().join("tree")), Vec::<String>::new());
     // Opened without a secret, it is refused in one line, and so is opening it as a plain one.
     let no_secret = Unlock::default().cache_home(dir.path().join("cache"));
-    let err = Store::open_address_with(&address, OpenMode::Existing, &no_secret).unwrap_err();
+    let err = Repository::open_address_with(&address, OpenMode::Existing, &no_secret).unwrap_err();
     assert_eq!(
         err.message(),
         format!(
@@ -130,7 +131,7 @@ fn an_encrypted_local_store_read_raw_holds_no_file_name_or_content() {
             root.display()
         )
     );
-    assert!(Store::open_in(&root, OpenMode::Existing).is_err());
+    assert!(Repository::open_in(&root, OpenMode::Existing).is_err());
 }
 
 #[test]
@@ -138,8 +139,10 @@ fn a_wrong_password_is_one_sentence() {
     let dir = tempfile::tempdir().unwrap();
     let backend = Arc::new(MemoryBackend::default());
     let cache = dir.path().join("cache");
-    Store::open_shared_with(backend.clone(), &cache, OpenMode::CreateIfMissing, &password("right")).unwrap();
-    let err = Store::open_shared_with(backend, &cache, OpenMode::Existing, &password("wrong")).unwrap_err();
+    Repository::open_shared_with(backend.clone(), &cache, OpenMode::CreateIfMissing, &password("right"))
+        .unwrap();
+    let err =
+        Repository::open_shared_with(backend, &cache, OpenMode::Existing, &password("wrong")).unwrap_err();
     assert_eq!(
         err.message(),
         "the password does not unlock the store at an in-memory store (its one key does not match)"
@@ -152,10 +155,12 @@ fn keys_added_and_removed_unlock_and_stop_unlocking() {
     let dir = tempfile::tempdir().unwrap();
     let backend = Arc::new(MemoryBackend::default());
     let cache = dir.path().join("cache");
-    let open = |pw: &str| Store::open_shared_with(backend.clone(), &cache, OpenMode::Existing, &password(pw));
+    let open =
+        |pw: &str| Repository::open_shared_with(backend.clone(), &cache, OpenMode::Existing, &password(pw));
     let context = CallContext::default();
-    let first = Store::open_shared_with(backend.clone(), &cache, OpenMode::CreateIfMissing, &password("old"))
-        .unwrap();
+    let first =
+        Repository::open_shared_with(backend.clone(), &cache, OpenMode::CreateIfMissing, &password("old"))
+            .unwrap();
     fill(&first, dir.path());
     let old_id = first.key_id().unwrap().to_owned();
     let add = KeyAddOptions { label: Some("laptop".into()), secret: Some(Secret::password("new")) };
@@ -178,7 +183,7 @@ fn keys_added_and_removed_unlock_and_stop_unlocking() {
     drop(second);
 
     assert_eq!(open("old").unwrap_err().kind(), ErrorKind::PermissionDenied);
-    let by_file = Store::open_shared_with(
+    let by_file = Repository::open_shared_with(
         backend.clone(),
         &cache,
         OpenMode::Existing,
@@ -204,20 +209,24 @@ fn init_twice_is_refused_in_one_line_and_changes_nothing() {
     let context = CallContext::default();
     let remote =
         StoreAddress::S3 { settings: moto.settings("init", "twice"), cache_home: dir.path().join("cache") };
-    let made = Store::init(&remote, &InitOptions::default(), &password("pw"), &context).unwrap();
+    let made = Repository::init(&remote, &InitOptions::default(), &password("pw"), &context).unwrap();
     assert!(made.encrypted, "a remote store is encrypted by default");
-    let again = Store::init(&remote, &InitOptions::default(), &password("pw"), &context).unwrap_err();
+    let again = Repository::init(&remote, &InitOptions::default(), &password("pw"), &context).unwrap_err();
     assert_eq!(
         again.message(),
         "there is already an encrypted store at s3://init/twice; nothing was changed"
     );
 
     let local = StoreAddress::Dir(dir.path().join("plain"));
-    let made = Store::init(&local, &InitOptions::default(), &Unlock::default(), &context).unwrap();
+    let made = Repository::init(&local, &InitOptions::default(), &Unlock::default(), &context).unwrap();
     assert!(!made.encrypted && made.key.is_none());
-    let again =
-        Store::init(&local, &InitOptions { encrypt: true, ..Default::default() }, &password("pw"), &context)
-            .unwrap_err();
+    let again = Repository::init(
+        &local,
+        &InitOptions { encrypt: true, ..Default::default() },
+        &password("pw"),
+        &context,
+    )
+    .unwrap_err();
     assert_eq!(
         again.message(),
         format!(
@@ -233,8 +242,12 @@ fn an_old_plain_store_marker_opens_as_it_always_did() {
     let backend = Arc::new(MemoryBackend::default());
     let marker = format!(r#"{{"format":1,"id":"{}"}}"#, uuid::Uuid::now_v7());
     backend.put_if_absent("cairn-store.json", marker.as_bytes()).unwrap();
-    let store =
-        Store::open_shared_with(backend, &dir.path().join("cache"), OpenMode::Existing, &password("unused"))
-            .unwrap();
+    let store = Repository::open_shared_with(
+        backend,
+        &dir.path().join("cache"),
+        OpenMode::Existing,
+        &password("unused"),
+    )
+    .unwrap();
     assert!(!store.is_encrypted());
 }

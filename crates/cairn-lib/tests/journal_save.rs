@@ -12,27 +12,27 @@
 #[path = "../../cairn-watch/tests/churn/mod.rs"]
 mod churn;
 
-use cairn_lib::Store;
+use cairn_lib::Repository;
 use cairn_lib::ops::resolve::CallContext;
 use cairn_lib::ops::restore::RestoreOptions;
 use cairn_lib::ops::save::SaveOptions;
 use cairn_lib::ops::watch::{WatchOptions, WatchStart};
 use churn::{Rng, new_batch, operate};
 
-fn save(store: &Store, tree: &std::path::Path) -> cairn_lib::Snapshot {
+fn save(store: &Repository, tree: &std::path::Path) -> cairn_lib::Snapshot {
     let options = SaveOptions { target: tree.display().to_string(), ..SaveOptions::default() };
     store.save(&options, &CallContext::default()).unwrap().snapshot
 }
 
 /// The paths whose kind, mode or bytes differ between two snapshots, restored side by side.
 fn differences(
-    a: &Store,
+    a: &Repository,
     sa: &cairn_lib::Snapshot,
-    b: &Store,
+    b: &Repository,
     sb: &cairn_lib::Snapshot,
     root: &std::path::Path,
 ) -> String {
-    let put = |store: &Store, snap: &cairn_lib::Snapshot, to: std::path::PathBuf| {
+    let put = |store: &Repository, snap: &cairn_lib::Snapshot, to: std::path::PathBuf| {
         let options = RestoreOptions {
             reference: Some(snap.id.to_string()),
             to: Some(to.clone()),
@@ -87,8 +87,8 @@ fn after_every_batch_a_journal_save_equals_a_full_walk() {
     }
     std::fs::write(tree.join(".gitignore"), "ignored-here/\n*.log\n").unwrap();
     std::fs::write(tree.join("a/.env"), "TOKEN=secret\n").unwrap();
-    let watched = Store::open(&root.join("watched-store")).unwrap();
-    let walked = Store::open(&root.join("walked-store")).unwrap();
+    let watched = Repository::open(&root.join("watched-store")).unwrap();
+    let walked = Repository::open(&root.join("walked-store")).unwrap();
     watch(&watched, &tree);
 
     let (mut ops, mut used, mut restores, mut by_names) = (0u64, 0, 0, 0u64);
@@ -133,8 +133,8 @@ fn after_every_batch_a_journal_save_equals_a_full_walk() {
 /// Saves `tree` into both stores and checks that the two snapshots hold the same; returns the
 /// journal save's snapshot.
 fn save_both(
-    watched: &Store,
-    walked: &Store,
+    watched: &Repository,
+    walked: &Repository,
     tree: &std::path::Path,
     root: &std::path::Path,
     what: &str,
@@ -160,7 +160,7 @@ fn save_both(
 }
 
 /// Starts a watcher of `tree` for `store`, on a thread of its own.
-fn watch(store: &Store, tree: &std::path::Path) {
+fn watch(store: &Repository, tree: &std::path::Path) {
     let WatchStart::Started { watcher, .. } =
         store.watch_start(&WatchOptions { dirs: vec![tree.to_owned()] }).unwrap()
     else {
@@ -184,8 +184,8 @@ fn in_a_directory_kept_in_parts_a_journal_save_equals_a_full_walk() {
     std::fs::write(big.join("f0700.key"), format!("-----BEGIN RSA {}-----\n", "PRIVATE KEY")).unwrap();
     std::fs::write(big.join(".env"), "TOKEN=secret\n").unwrap();
     std::os::unix::fs::symlink("f0001", big.join("f0002.link")).unwrap();
-    let watched = Store::open(&root.join("watched-store")).unwrap();
-    let walked = Store::open(&root.join("walked-store")).unwrap();
+    let watched = Repository::open(&root.join("watched-store")).unwrap();
+    let walked = Repository::open(&root.join("walked-store")).unwrap();
     watch(&watched, &tree);
 
     let first = save_both(&watched, &walked, &tree, &root, "first save");
@@ -262,8 +262,8 @@ fn after_a_restore_that_leaves_an_mtime_alone_a_journal_save_equals_a_full_walk(
     for i in 0..1200 {
         std::fs::write(tree.join(format!("wide/f{i:04}")), format!("wide {i}")).unwrap();
     }
-    let watched = Store::open(&root.join("watched-store")).unwrap();
-    let walked = Store::open(&root.join("walked-store")).unwrap();
+    let watched = Repository::open(&root.join("watched-store")).unwrap();
+    let walked = Repository::open(&root.join("walked-store")).unwrap();
     watch(&watched, &tree);
     let first = save_both(&watched, &walked, &tree, &root, "first save");
 
@@ -307,8 +307,8 @@ fn in_a_large_directory_a_save_by_names_reads_only_the_parts_a_change_touched() 
         std::fs::write(wide.join(format!("f{i:05}")), format!("wide {i}")).unwrap();
     }
     std::os::unix::fs::symlink("f00001", wide.join("f04000.link")).unwrap();
-    let watched = Store::open(&root.join("watched-store")).unwrap();
-    let walked = Store::open(&root.join("walked-store")).unwrap();
+    let watched = Repository::open(&root.join("watched-store")).unwrap();
+    let walked = Repository::open(&root.join("walked-store")).unwrap();
     watch(&watched, &tree);
     let first = save_both(&watched, &walked, &tree, &root, "first save");
     let kept = |s: &cairn_lib::Snapshot| s.stats.change_journal.as_ref().map_or(0, |r| r.parts_kept);

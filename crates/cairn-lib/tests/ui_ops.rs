@@ -1,7 +1,7 @@
 //! The operations `cairn ui` reads and acts through, on a real store: the timeline's pages and
 //! filters, one file side by side, store figures, and naming a snapshot after the fact.
 
-use cairn_lib::Store;
+use cairn_lib::Repository;
 use cairn_lib::ops::file_diff::FileDiffOptions;
 use cairn_lib::ops::name::NameOptions;
 use cairn_lib::ops::save::SaveOptions;
@@ -11,14 +11,14 @@ use cairn_lib::ops::timeline::TimelineOptions;
 struct Fixture {
     _dir: tempfile::TempDir,
     work: std::path::PathBuf,
-    store: Store,
+    store: Repository,
 }
 
 fn fixture() -> Fixture {
     let dir = tempfile::tempdir().unwrap();
     let work = dir.path().join("work");
     std::fs::create_dir_all(&work).unwrap();
-    let store = Store::open(&dir.path().join("store")).unwrap();
+    let store = Repository::open(&dir.path().join("store")).unwrap();
     Fixture { _dir: dir, work, store }
 }
 

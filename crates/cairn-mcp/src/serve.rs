@@ -78,7 +78,7 @@ impl CairnServer {
         }
         let opener =
             cairn_lib::StoreOpener { address: options.store.clone(), unlock: options.unlock.clone() };
-        let store = opener.open(cairn_lib::OpenMode::CreateIfMissing)?;
+        let store = cairn_lib::Repository::open_located(&opener, cairn_lib::OpenMode::CreateIfMissing)?;
         // An invalid agent.* value refuses every gated call; say so now, not only on the first
         // refusal, so the user reading the server's log learns the fix.
         for warning in store.agent_warnings()? {

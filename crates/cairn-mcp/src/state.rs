@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 
 use cairn_lib::ops::permissions::{Capability, INVALID_CONFIG_CODE, check_agent_permission};
 use cairn_lib::ops::watch::{AutoWatch, snapshot_wants_watcher};
-use cairn_lib::{Snapshot, Store};
+use cairn_lib::{Repository, Snapshot};
 
 use crate::error::ToolError;
 
@@ -16,7 +16,7 @@ use crate::error::ToolError;
 #[derive(Debug)]
 pub struct ServerState {
     /// The open store.
-    pub store: Arc<Store>,
+    pub store: Arc<Repository>,
     /// The session the server is pinned to (`--session` / `CAIRN_SESSION`).
     pub pinned_session: Option<String>,
     /// Capabilities allowed for this server's lifetime (`--allow`).
@@ -39,7 +39,7 @@ pub struct ServerState {
 pub struct WatchStarter(pub Arc<StartWatch>);
 
 /// What a [`WatchStarter`] calls: the store, and the directory to watch.
-pub type StartWatch = dyn Fn(&Store, &Path) -> Result<(), String> + Send + Sync;
+pub type StartWatch = dyn Fn(&Repository, &Path) -> Result<(), String> + Send + Sync;
 
 impl std::fmt::Debug for WatchStarter {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

@@ -23,7 +23,7 @@ async fn restore_is_refused_until_the_user_allows_it_on_the_running_server() {
     assert_eq!(plan["dry_run"], true);
 
     // What `cairn agent allow restore` does, while the server keeps running.
-    let mut other = cairn_lib::Store::open(&store).unwrap();
+    let mut other = cairn_lib::Repository::open(&store).unwrap();
     other.agent_allow(&[Capability::Restore]).unwrap();
     let restored = h.ok("snapshot_restore", json!({"ref": "before"})).await;
     assert!(restored["safety_snapshot"]["id"].is_string());

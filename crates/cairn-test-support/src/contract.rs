@@ -16,7 +16,7 @@ use cairn_lib::ops::resolve::CallContext;
 use cairn_lib::ops::restore::RestoreOptions;
 use cairn_lib::ops::save::{SaveOptions, SaveResult};
 use cairn_lib::ops::session::SessionCreateOptions;
-use cairn_lib::{Backend, ErrorKind, OpenMode, SnapshotId, Store, Unlock};
+use cairn_lib::{Backend, ErrorKind, OpenMode, Repository, SnapshotId, Unlock};
 
 use crate::fixtures::{read_tree, write_tree};
 
@@ -57,7 +57,7 @@ pub fn objects(backend: &dyn Backend) {
 }
 
 /// A tree saved through the library restores byte for byte into a new directory.
-pub fn save_and_restore(store: &Store, work: &Path) {
+pub fn save_and_restore(store: &Repository, work: &Path) {
     let tree = work.join("tree");
     write_tree(&tree);
     let saved = save(store, &tree, None).unwrap();
@@ -70,17 +70,21 @@ pub fn save_and_restore(store: &Store, work: &Path) {
 /// Two stores on one backend (two machines, each with its own catalog cache): each sees what
 /// the other committed, sessions and removals included.
 pub fn shared_by_two(backend: Arc<dyn Backend>, work: &Path, unlock: &Unlock) {
-    let a =
-        Store::open_shared_with(backend.clone(), &work.join("cache-a"), OpenMode::CreateIfMissing, unlock)
-            .unwrap();
+    let a = Repository::open_shared_with(
+        backend.clone(),
+        &work.join("cache-a"),
+        OpenMode::CreateIfMissing,
+        unlock,
+    )
+    .unwrap();
     let tree = work.join("tree");
     write_tree(&tree);
     let saved = save(&a, &tree, None).unwrap();
     let fork = SessionCreateOptions { name: Some("fork".into()), from: Some("baseline".into()) };
     a.session_create(&fork, &CallContext::default()).unwrap();
 
-    let b =
-        Store::open_shared_with(backend.clone(), &work.join("cache-b"), OpenMode::Existing, unlock).unwrap();
+    let b = Repository::open_shared_with(backend.clone(), &work.join("cache-b"), OpenMode::Existing, unlock)
+        .unwrap();
     assert_eq!(ids(&b), vec![saved.snapshot.id]);
     let fork = b.find_session("fork").unwrap();
     assert_eq!(fork.snapshot_count, 1);
@@ -91,7 +95,7 @@ pub fn shared_by_two(backend: Arc<dyn Backend>, work: &Path, unlock: &Unlock) {
     // B removes the snapshot from baseline; A sees it gone after reopening, the fork keeps it.
     remove(&b, saved.snapshot.id);
     drop(a);
-    let a = Store::open_shared_with(backend, &work.join("cache-a"), OpenMode::Existing, unlock).unwrap();
+    let a = Repository::open_shared_with(backend, &work.join("cache-a"), OpenMode::Existing, unlock).unwrap();
     assert!(ids(&a).is_empty());
     assert_eq!(a.find_session("fork").unwrap().snapshot_count, 1);
 }
@@ -101,9 +105,13 @@ pub fn shared_by_two(backend: Arc<dyn Backend>, work: &Path, unlock: &Unlock) {
 /// the condemned pack, and the other machine's snapshot still restores.
 pub fn shared_gc(backend: Arc<dyn Backend>, work: &Path, unlock: &Unlock) {
     let open = |name: &str| {
-        let mut store =
-            Store::open_shared_with(backend.clone(), &work.join(name), OpenMode::CreateIfMissing, unlock)
-                .unwrap();
+        let mut store = Repository::open_shared_with(
+            backend.clone(),
+            &work.join(name),
+            OpenMode::CreateIfMissing,
+            unlock,
+        )
+        .unwrap();
         let mut config = store.config().clone();
         config.set("gc.grace", "0s").unwrap();
         store.save_config(config).unwrap();
@@ -139,7 +147,8 @@ pub fn shared_gc(backend: Arc<dyn Backend>, work: &Path, unlock: &Unlock) {
 /// and one clear refusal.
 pub fn racing(backend: Arc<dyn Backend>, work: &Path, unlock: &Unlock) {
     let open = |name: &str| {
-        Store::open_shared_with(backend.clone(), &work.join(name), OpenMode::CreateIfMissing, unlock).unwrap()
+        Repository::open_shared_with(backend.clone(), &work.join(name), OpenMode::CreateIfMissing, unlock)
+            .unwrap()
     };
     let (a, b) = (open("cache-a"), open("cache-b"));
     let trees: Vec<PathBuf> = ["one", "two"].iter().map(|t| work.join(t)).collect();
@@ -179,7 +188,7 @@ pub fn racing(backend: Arc<dyn Backend>, work: &Path, unlock: &Unlock) {
 }
 
 /// Saves `tree` into the store's current session, named `name` if given.
-fn save(store: &Store, tree: &Path, name: Option<&str>) -> cairn_lib::Result<SaveResult> {
+fn save(store: &Repository, tree: &Path, name: Option<&str>) -> cairn_lib::Result<SaveResult> {
     store.save(
         &SaveOptions {
             target: tree.display().to_string(),
@@ -191,7 +200,7 @@ fn save(store: &Store, tree: &Path, name: Option<&str>) -> cairn_lib::Result<Sav
 }
 
 /// Restores snapshot `id` into `to`.
-fn restore(store: &Store, id: SnapshotId, to: &Path) {
+fn restore(store: &Repository, id: SnapshotId, to: &Path) {
     let options =
         RestoreOptions { reference: Some(id.to_string()), to: Some(to.to_path_buf()), ..Default::default() };
     store.restore(&options, &CallContext::default()).unwrap();
@@ -199,13 +208,13 @@ fn restore(store: &Store, id: SnapshotId, to: &Path) {
 
 /// Takes snapshot `id` out of baseline, as `cairn remove` does; the last snapshot of a target
 /// also drops its stat cache, so that its data is no longer referenced.
-fn remove(store: &Store, id: SnapshotId) {
+fn remove(store: &Repository, id: SnapshotId) {
     let options = RemoveOptions { refs: vec![id.to_string()], ..Default::default() };
     store.remove(&options, &CallContext::default()).unwrap();
 }
 
 /// The ids of the snapshots baseline lists.
-fn ids(store: &Store) -> Vec<SnapshotId> {
+fn ids(store: &Repository) -> Vec<SnapshotId> {
     store
         .list(&ListOptions::default(), &CallContext::default())
         .unwrap()

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use axum::Json;
 use axum::extract::{Query, State};
-use cairn_lib::Store;
+use cairn_lib::Repository;
 use cairn_lib::ops::file_diff::FileDiffOptions;
 use cairn_lib::ops::list::ShowOptions;
 use cairn_lib::ops::moment::MomentShowOptions;
@@ -25,7 +25,7 @@ pub(crate) type Reply = Result<Json<Value>, ApiError>;
 /// Runs `f` with the store on a blocking thread and sends its result as JSON.
 pub(crate) async fn blocking<T: Serialize + Send + 'static>(
     state: Arc<AppState>,
-    f: impl FnOnce(&AppState, &Store, &CallContext) -> Result<T, ApiError> + Send + 'static,
+    f: impl FnOnce(&AppState, &Repository, &CallContext) -> Result<T, ApiError> + Send + 'static,
 ) -> Reply {
     let out = tokio::task::spawn_blocking(move || f(&state, &state.store, &state.context))
         .await

@@ -13,7 +13,7 @@ use cairn_lib::ops::diff::{DiffEntry, DiffOptions, DiffSummary};
 use cairn_lib::ops::list::ShowOptions;
 use cairn_lib::ops::moment::{ComposeDiff, MomentShowOptions};
 use cairn_lib::ops::resolve::CallContext;
-use cairn_lib::{Snapshot, Store, TargetKind};
+use cairn_lib::{Repository, Snapshot, TargetKind};
 use serde::Serialize;
 
 /// How many computed diffs are kept.
@@ -72,7 +72,7 @@ impl DiffCache {
     /// The diff of `from` and `to` in `session`, computed now or taken from the cache.
     pub fn get(
         &self,
-        store: &Store,
+        store: &Repository,
         context: &CallContext,
         session: Option<&str>,
         from: &str,
@@ -96,7 +96,7 @@ impl DiffCache {
 }
 
 /// A point's parts: a moment's snapshots, or the one snapshot.
-fn point(store: &Store, session: &str, reference: &str) -> cairn_lib::Result<(Point, Vec<Snapshot>)> {
+fn point(store: &Repository, session: &str, reference: &str) -> cairn_lib::Result<(Point, Vec<Snapshot>)> {
     let context = CallContext::default();
     let shown = store.moment_show(
         &MomentShowOptions { reference: reference.to_owned(), session: Some(session.to_owned()) },
@@ -117,7 +117,7 @@ fn point(store: &Store, session: &str, reference: &str) -> cairn_lib::Result<(Po
     Ok((p, vec![s]))
 }
 
-fn cross_diff(store: &Store, session: &str, from: &str, to: &str) -> cairn_lib::Result<CrossDiff> {
+fn cross_diff(store: &Repository, session: &str, from: &str, to: &str) -> cairn_lib::Result<CrossDiff> {
     let (from_point, a) = point(store, session, from)?;
     let (to_point, b) = point(store, session, to)?;
     let mut parts = Vec::new();
@@ -132,7 +132,7 @@ fn cross_diff(store: &Store, session: &str, from: &str, to: &str) -> cairn_lib::
 }
 
 fn pair(
-    store: &Store,
+    store: &Repository,
     session: &str,
     x: Option<&Snapshot>,
     y: Option<&Snapshot>,

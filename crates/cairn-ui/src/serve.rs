@@ -8,7 +8,7 @@ use axum::Router;
 use axum::routing::{get, post};
 use cairn_lib::ops::resolve::CallContext;
 use cairn_lib::ops::transcript::AgentPlaces;
-use cairn_lib::{OpenMode, Store, StoreAddress, StoreOpener, Unlock};
+use cairn_lib::{OpenMode, Repository, StoreAddress, StoreOpener, Unlock};
 
 use crate::diffs::DiffCache;
 use crate::error::UiError;
@@ -35,7 +35,7 @@ pub struct UiOptions {
 
 /// What every request handler shares.
 pub(crate) struct AppState {
-    pub store: Store,
+    pub store: Repository,
     pub context: CallContext,
     pub places: AgentPlaces,
     pub diffs: DiffCache,
@@ -46,7 +46,7 @@ pub(crate) struct AppState {
 pub async fn serve(options: UiOptions, ready: impl FnOnce(&str)) -> Result<(), UiError> {
     let UiOptions { store, unlock, addr, token, allowed_hosts, pinned_session, places } = options;
     let hosts = cairn_http::listen_policy(addr, token.as_deref(), &allowed_hosts).map_err(UiError::Usage)?;
-    let store = StoreOpener { address: store, unlock }.open(OpenMode::Existing)?;
+    let store = Repository::open_located(&StoreOpener { address: store, unlock }, OpenMode::Existing)?;
     if let Some(pinned) = &pinned_session {
         store.find_session(pinned)?;
     }

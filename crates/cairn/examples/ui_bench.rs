@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 use cairn_lib::ops::resolve::CallContext;
 use cairn_lib::ops::save::SaveOptions;
 use cairn_lib::ops::transcript::AgentPlaces;
-use cairn_lib::{Store, StoreAddress};
+use cairn_lib::{Repository, StoreAddress};
 use serde_json::{Value, json};
 
 fn main() {
@@ -30,7 +30,7 @@ fn main() {
     );
     let root = tempfile::tempdir().unwrap();
     let store_dir = root.path().join("store");
-    let store = Store::open(&store_dir).unwrap();
+    let store = Repository::open(&store_dir).unwrap();
     let context = CallContext::default();
     let save = |target: &Path| {
         store

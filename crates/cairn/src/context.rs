@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use cairn_lib::{EnvLookup, Store, StoreAddress, StoreOpener, Unlock};
+use cairn_lib::{EnvLookup, Repository, StoreAddress, StoreOpener, Unlock};
 
 use crate::commands::GlobalArgs;
 use crate::error::CommandResult;
@@ -74,8 +74,8 @@ fn prompt() -> cairn_lib::Prompt {
 
 /// Opens the store; a command that only reads refuses a store that does not exist (see
 /// [`GlobalArgs::open_mode`]) rather than leave an empty one behind.
-pub fn open_store(global: &GlobalArgs) -> CommandResult<Store> {
-    let mut store = opener(global)?.open(global.open_mode)?;
+pub fn open_store(global: &GlobalArgs) -> CommandResult<Repository> {
+    let mut store = Repository::open_located(&opener(global)?, global.open_mode)?;
     store.set_notifier(crate::printer::Printer::notice);
     Ok(store)
 }

@@ -11,16 +11,16 @@
 //! - A workspace an interrupted restore left mixed gets no checkpoint: the refusal a save
 //!   gives, which the hook shows the agent's user.
 //!
-//! After each checkpoint the auto keep policy runs (see [`Store::apply_hooks_keep_policy`]).
+//! After each checkpoint the auto keep policy runs (see [`Repository::apply_hooks_keep_policy`]).
 
 use serde::Serialize;
 
 use super::{HookEvent, HookInvocation};
+use crate::Repository;
 use crate::error::{Error, Result};
 use crate::ops::moment::{AgentTurn, Moment, PartPlan, TakeOptions};
 use crate::ops::resolve::CallContext;
 use crate::session::Session;
-use crate::store::Store;
 use crate::targets::Target;
 
 /// What a hook run did.
@@ -37,7 +37,7 @@ pub struct CheckpointOutcome {
     pub workspace_entries: u64,
 }
 
-impl Store {
+impl Repository {
     /// Saves what `invocation` calls for (see the module documentation).
     pub fn hook_checkpoint(
         &self,

@@ -5,12 +5,12 @@
 
 use std::collections::HashSet;
 
+use crate::Repository;
 use crate::error::Result;
 use crate::id::MomentId;
 use crate::session::Session;
-use crate::store::Store;
 
-impl Store {
+impl Repository {
     /// Applies the checkpoint keep policy to `workspace`; `made` is always kept. Returns how
     /// many checkpoints it removed.
     pub(crate) fn apply_hooks_keep_policy(

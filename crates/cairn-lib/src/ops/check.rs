@@ -11,9 +11,9 @@ use std::collections::{HashMap, HashSet};
 use serde::{Deserialize, Serialize};
 
 use super::live::{read_record, record_id};
+use crate::Repository;
 use crate::error::Result;
 use crate::id::ObjectId;
-use crate::store::Store;
 
 /// How thoroughly to check the store.
 #[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
@@ -47,7 +47,7 @@ fn culprit(interrupted_gc: Option<u32>, pid: Option<u32>) -> String {
     }
 }
 
-impl Store {
+impl Repository {
     /// The pid of a gc that was killed before it finished, if one was.
     fn interrupted_gc(&self) -> Option<u32> {
         let text = std::fs::read_to_string(self.layout().locks().join(super::gc::GC_MARK)).ok()?;
@@ -64,14 +64,14 @@ impl Store {
             Ok(entries) => entries,
             Err(problem) => {
                 // Known damaged from now on: no save dedups against what it holds.
-                for (id, _) in self.catalog.pack_blobs(key)? {
-                    self.catalog.mark_damaged(&id)?;
+                for (id, _) in self.catalog().pack_blobs(key)? {
+                    self.catalog().mark_damaged(&id)?;
                 }
                 problems.push(format!("{problem}; repair the store"));
                 return Ok(());
             }
         };
-        if let Some(size) = self.catalog.pack_size(key)?
+        if let Some(size) = self.catalog().pack_size(key)?
             && size != bytes.len() as u64
         {
             problems.push(format!(
@@ -80,7 +80,7 @@ impl Store {
             ));
         }
         let in_header: HashMap<ObjectId, _> = entries.iter().map(|e| (e.id, e)).collect();
-        for (id, loc) in self.catalog.pack_blobs(key)? {
+        for (id, loc) in self.catalog().pack_blobs(key)? {
             let problem = match in_header.get(&id) {
                 Some(e)
                     if (e.offset as u64, e.length as u64, e.within)
@@ -95,7 +95,7 @@ impl Store {
                     "the index places blob {id} in pack {key}, whose header does not list it; repair the store"
                 ),
             };
-            self.catalog.mark_damaged(&id)?;
+            self.catalog().mark_damaged(&id)?;
             problems.push(problem);
         }
         Ok(())
@@ -106,7 +106,7 @@ impl Store {
     fn verify_records(&self, problems: &mut Vec<String>) -> Result<()> {
         for key in self.backend().list("records/")? {
             match read_record(self, &key) {
-                Ok((_, Some(root))) if self.catalog.blob_location(&root)?.is_none() => {
+                Ok((_, Some(root))) if self.catalog().blob_location(&root)?.is_none() => {
                     problems.push(format!(
                         "record {key} names root {root}, which the index does not hold; repair the store"
                     ))
@@ -122,20 +122,20 @@ impl Store {
     /// hash-checks each one, and reads every record object.
     pub fn check(&self, options: &CheckOptions) -> Result<CheckResult> {
         let read_data = options.read_data;
-        let known_records: HashSet<String> = self.catalog.all_snapshot_ids()?.into_iter().collect();
+        let known_records: HashSet<String> = self.catalog().all_snapshot_ids()?.into_iter().collect();
         let mut result = CheckResult { snapshots: known_records.len() as u64, ..CheckResult::default() };
         let mut live = HashSet::new();
-        for (kind, root) in self.catalog.all_roots_with_kind()? {
+        for (kind, root) in self.catalog().all_roots_with_kind()? {
             if let Err(e) = crate::targets::referenced_objects(self, &kind, &root, &mut live) {
                 result.problems.push(format!("snapshot root {root}: {e}"));
             }
         }
         result.objects = live.len() as u64;
-        for problem in self.catalog.integrity_problems()? {
+        for problem in self.catalog().integrity_problems()? {
             result.problems.push(format!("the catalog is damaged ({problem}); repair the store"));
         }
         let files: HashSet<String> = self.backend().list("packs/")?.into_iter().collect();
-        let known: HashSet<String> = self.catalog.all_pack_keys()?.into_iter().collect();
+        let known: HashSet<String> = self.catalog().all_pack_keys()?.into_iter().collect();
         for key in known.difference(&files) {
             result.problems.push(format!("pack {key} is in the catalog but its file is missing"));
         }
@@ -146,19 +146,19 @@ impl Store {
                 culprit(gc, None)
             ));
         }
-        for key in self.catalog.damaged_packs()? {
+        for key in self.catalog().damaged_packs()? {
             result.problems.push(format!(
                 "pack {key} has a header that does not read, so nothing is read from it; repair the store to recover what it holds"
             ));
         }
         for key in self.backend().list("records/")? {
-            if !known_records.contains(record_id(&key)) && !self.catalog.seen(&key)? {
+            if !known_records.contains(record_id(&key)) && !self.catalog().seen(&key)? {
                 result.problems.push(format!(
                     "snapshot record {key} is not in the catalog; repair the store to add it back"
                 ));
             }
         }
-        for (key, pid) in self.catalog.pending_packs()? {
+        for (key, pid) in self.catalog().pending_packs()? {
             if !crate::store::layout::pid_alive(pid) {
                 let writer = match culprit(gc, Some(pid)) {
                     save if save.ends_with("save") => format!("its writer (pid {pid})"),
@@ -175,17 +175,17 @@ impl Store {
             }
             self.verify_records(&mut result.problems)?;
         }
-        for id in self.catalog.unindexed(&live)? {
+        for id in self.catalog().unindexed(&live)? {
             // Recorded, so the next save stores this content again rather than trusting a
             // stat cache entry or a subtree that names it.
-            self.catalog.mark_damaged(&id)?;
+            self.catalog().mark_damaged(&id)?;
             result.problems.push(format!("object {id} is missing"));
         }
         if read_data {
             // One pack at a time, in pack order, so the members of a shared frame follow each
             // other and each frame is decoded once.
-            for (key, _, _) in self.catalog.ready_packs()? {
-                let mut blobs = self.catalog.pack_blobs(&key)?;
+            for (key, _, _) in self.catalog().ready_packs()? {
+                let mut blobs = self.catalog().pack_blobs(&key)?;
                 blobs.retain(|(id, _)| live.contains(id));
                 blobs.sort_by_key(|(_, loc)| loc.offset);
                 for (id, _) in blobs {
@@ -193,7 +193,7 @@ impl Store {
                         Ok(_) => result.objects_read += 1,
                         Err(e) => {
                             // Known damaged from now on: no save dedups against it.
-                            self.catalog.mark_damaged(&id)?;
+                            self.catalog().mark_damaged(&id)?;
                             result.problems.push(e.to_string());
                         }
                     }

@@ -13,10 +13,10 @@ use cairn_docker::Project;
 use serde::{Deserialize, Serialize};
 
 use super::resolve::CallContext;
+use crate::Repository;
 use crate::error::{Error, ErrorKind, Hint, Operation, Result};
 use crate::name::validate_name;
 use crate::snapshot::Snapshot;
-use crate::store::Store;
 use crate::store::catalog::SnapshotFilter;
 use crate::targets::compose::docker::{Docker, project_wait_bound};
 use crate::targets::compose::recreate::{Leftover, recreate};
@@ -168,7 +168,7 @@ fn only(project: &Project, names: &[String]) -> Project {
     p
 }
 
-impl Store {
+impl Repository {
     /// Captures a compose project as a new savepoint.
     pub fn compose_save(&self, o: &ComposeSaveOptions, context: &CallContext) -> Result<ComposeSaveResult> {
         let key = project_key(&o.project)?;
@@ -248,7 +248,7 @@ impl Store {
         let order = super::list::SortOrder::parse(o.sort.as_deref())?;
         let session = self.call_session(o.session.as_deref(), context)?;
         let filter = SnapshotFilter { target: Some(key), include_safety: o.include_safety_snapshots };
-        let mut all = self.catalog.list_snapshots(session.id, &filter)?;
+        let mut all = self.catalog().list_snapshots(session.id, &filter)?;
         order.apply(&mut all);
         Ok(ComposeSavepointList { savepoints: all.iter().map(ComposeSavepoint::from_snapshot).collect() })
     }

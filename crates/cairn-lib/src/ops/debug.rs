@@ -1,5 +1,5 @@
 //! Debugger captures as snapshots of `debug:<id>` targets: store a paused frame's variables,
-//! list, load, diff and delete them; and [`Store::debug_run`], the breakpoint-to-breakpoint
+//! list, load, diff and delete them; and [`Repository::debug_run`], the breakpoint-to-breakpoint
 //! loop of `cairn debug run`.
 //!
 //! An interactive debug session (the MCP server's) belongs to the front end that holds it;
@@ -17,10 +17,10 @@ use serde::{Deserialize, Serialize};
 
 use super::document::DocumentSave;
 use super::resolve::CallContext;
+use crate::Repository;
 use crate::error::{Error, ErrorKind, Hint, Operation, Result, echo};
 use crate::session::Session;
 use crate::snapshot::{NotCovered, SkippedEntry, Snapshot, SnapshotStats};
-use crate::store::Store;
 
 /// The target kind of debugger captures.
 pub const KIND: crate::targets::TargetKind = crate::targets::TargetKind::Debug;
@@ -53,7 +53,7 @@ impl std::str::FromStr for CaptureId {
     type Err = Error;
 
     /// Reads a whole id, with or without its prefix (prefixes of ids are looked up by
-    /// [`Store::debug_load`], not parsed).
+    /// [`Repository::debug_load`], not parsed).
     fn from_str(text: &str) -> Result<Self> {
         let bare = text.strip_prefix(ID_PREFIX).unwrap_or(text);
         bare.parse()
@@ -216,7 +216,7 @@ pub struct DebugDeleteResult {
     pub remaining: usize,
 }
 
-impl Store {
+impl Repository {
     /// Stores `capture` as a new snapshot of `debug:<options.debug_session>`.
     pub fn debug_save(
         &self,
@@ -317,7 +317,7 @@ impl Store {
         };
         for snapshot in &chosen {
             let _lock = self.lock_target(&snapshot.target, "a debug delete")?;
-            self.catalog.remove_membership(resolved.id, snapshot.id)?;
+            self.catalog().remove_membership(resolved.id, snapshot.id)?;
             self.forget_target_if_empty(&snapshot.target)?;
         }
         let remaining = in_scope(self.list_kind(KIND, &resolved)?).len();

@@ -7,10 +7,10 @@ use std::sync::atomic::Ordering;
 use serde::{Deserialize, Serialize};
 
 use super::resolve::CallContext;
+use crate::Repository;
 use crate::error::{Error, Hint, Operation, Result};
 use crate::id::ObjectId;
 use crate::snapshot::Snapshot;
-use crate::store::Store;
 use crate::store::writer::BlobWriter;
 use crate::targets::TargetKind;
 use crate::targets::dir::capture;
@@ -163,7 +163,7 @@ enum Side<'a> {
     Live(&'a Path),
 }
 
-impl Store {
+impl Repository {
     /// Compares two snapshots, or a snapshot and the live tree.
     pub fn diff(&self, options: &DiffOptions, context: &CallContext) -> Result<DiffResult> {
         let session = self.call_session(options.session.as_deref(), context)?;

@@ -1,11 +1,11 @@
 //! Snapshots whose content is one document (a transcript path, a debugger capture): the kinds
 //! other than directories store their capture as a single blob through these two calls.
 
+use crate::Repository;
 use crate::error::{Error, Result};
 use crate::id::SnapshotId;
 use crate::name::validate_name;
 use crate::snapshot::{NotCovered, Snapshot, SnapshotStats};
-use crate::store::Store;
 use crate::store::pack::BlobKind;
 use crate::store::writer::BlobWriter;
 
@@ -32,7 +32,7 @@ pub struct DocumentSave {
     pub session: crate::id::SessionId,
 }
 
-impl Store {
+impl Repository {
     /// Stores `document` as a new snapshot of `save.target`, under the target's lock.
     pub fn save_document(&self, save: &DocumentSave, document: &[u8]) -> Result<Snapshot> {
         if let Some(name) = &save.name {
@@ -88,6 +88,11 @@ impl Store {
         session: &crate::session::Session,
     ) -> Result<Vec<Snapshot>> {
         let filter = crate::store::catalog::SnapshotFilter::default();
-        Ok(self.catalog.list_snapshots(session.id, &filter)?.into_iter().filter(|s| s.kind == kind).collect())
+        Ok(self
+            .catalog()
+            .list_snapshots(session.id, &filter)?
+            .into_iter()
+            .filter(|s| s.kind == kind)
+            .collect())
     }
 }

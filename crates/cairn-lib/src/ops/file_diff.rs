@@ -6,10 +6,10 @@ use serde::{Deserialize, Serialize};
 
 use super::diff::{MAX_PATCH_BYTES, looks_binary};
 use super::resolve::CallContext;
+use crate::Repository;
 use crate::error::{Error, Result, echo};
 use crate::id::SnapshotId;
 use crate::snapshot::Snapshot;
-use crate::store::Store;
 use crate::targets::TargetKind;
 use crate::tree::{self, Node, NodeKind};
 
@@ -72,7 +72,7 @@ pub struct DiffRow {
     pub new: Option<String>,
 }
 
-impl Store {
+impl Repository {
     /// Compares one file between two directory snapshots, side by side.
     pub fn file_diff(&self, options: &FileDiffOptions, context: &CallContext) -> Result<FileDiff> {
         let session = self.call_session(options.session.as_deref(), context)?;

@@ -16,13 +16,14 @@
 use std::collections::HashSet;
 use std::time::Instant;
 
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 
 pub use super::check::{CheckOptions, CheckResult};
+use crate::Repository;
 use crate::error::Result;
 use crate::id::ObjectId;
-use crate::store::Store;
 use crate::store::catalog::{BlobLocation, Flush};
+pub use crate::store::model::gc::GcResult;
 use crate::store::pack::{EncodedBlob, PackBuilder};
 
 /// How to collect garbage. The store-wide operations (gc, check) work in no session, so they
@@ -41,33 +42,6 @@ pub struct GcOptions {
     pub prune_orphans: bool,
 }
 
-/// What gc did.
-#[derive(Debug, Clone, Default, Serialize, schemars::JsonSchema)]
-pub struct GcResult {
-    /// Packs deleted because nothing in them was referenced.
-    pub packs_removed: u64,
-    /// Packs rewritten to drop their unreferenced blobs.
-    pub packs_rewritten: u64,
-    /// Blobs dropped.
-    pub blobs_removed: u64,
-    /// Bytes of pack files freed.
-    pub bytes_freed: u64,
-    /// Bytes of pack files the store holds afterwards.
-    pub bytes_kept: u64,
-    /// Record objects deleted: of removed snapshots, or orphans pruned.
-    #[serde(skip_serializing_if = "is_zero")]
-    pub records_removed: u64,
-    /// What gc kept because it could not prove it unreferenced, one sentence each.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub kept: Vec<String>,
-    /// Wall time, in milliseconds.
-    pub duration_ms: u64,
-}
-
-fn is_zero(n: &u64) -> bool {
-    *n == 0
-}
-
 /// A pack is rewritten when at least this share of its bytes is dead.
 const REWRITE_DEAD_SHARE: f64 = 0.2;
 
@@ -76,7 +50,7 @@ const REWRITE_DEAD_SHARE: f64 = 0.2;
 /// not indexed yet) is then blamed on it, not on a save.
 pub(crate) const GC_MARK: &str = "gc.running";
 
-impl Store {
+impl Repository {
     /// Reclaims unreferenced data.
     pub fn gc(&self, options: &GcOptions) -> Result<GcResult> {
         let started = Instant::now();
@@ -101,7 +75,7 @@ impl Store {
             // Nothing is deleted, records included: a walk that stopped short explains nothing.
             return Ok(GcResult {
                 kept: vec![format!("gc deleted nothing: {why}")],
-                bytes_kept: self.catalog.stored_bytes()?,
+                bytes_kept: self.catalog().stored_bytes()?,
                 ..GcResult::default()
             });
         }
@@ -130,22 +104,16 @@ impl Store {
         }
         self.collect_packs(&live.objects, prune, &mut result)?;
         self.collect_unknown_packs(&live.objects, prune, &mut result)?;
-        result.bytes_kept = self.catalog.stored_bytes()?;
+        result.bytes_kept = self.catalog().stored_bytes()?;
         Ok(result)
-    }
-
-    /// Whether pack `key` (`size` bytes by the index) is what its name says: its header reads
-    /// and hashes to the name. A pack that is not is kept and reported, unless pruned.
-    pub(crate) fn pack_header_sound(&self, key: &str, size: u64) -> bool {
-        crate::store::pack::read_header_ranged(self.backend(), key, size, self.sealing()).is_ok()
     }
 
     /// Deletes or rewrites the catalog's packs whose blobs are dead.
     fn collect_packs(&self, live: &HashSet<ObjectId>, prune: bool, result: &mut GcResult) -> Result<()> {
         let grace = self.config().gc_grace().as_secs() as i64;
         let now = jiff::Timestamp::now().as_second();
-        for (key, size, created) in self.catalog.ready_packs()? {
-            let blobs = self.catalog.pack_blobs(&key)?;
+        for (key, size, created) in self.catalog().ready_packs()? {
+            let blobs = self.catalog().pack_blobs(&key)?;
             // A pack the index no longer places any blob in (each was stored again elsewhere,
             // after the pack was found damaged) serves nothing: no grace period protects it.
             let emptied = blobs.is_empty();
@@ -196,9 +164,9 @@ impl Store {
                     }
                 }
                 let (new_key, bytes, entries) = builder.finish(self.sealing())?;
-                self.catalog.begin_pack(&new_key, Flush::Now)?;
+                self.catalog().begin_pack(&new_key, Flush::Now)?;
                 self.backend().put_if_absent(&new_key, &bytes)?;
-                self.catalog.reassign_blobs(&new_key, bytes.len() as u64, &entries)?;
+                self.catalog().reassign_blobs(&new_key, bytes.len() as u64, &entries)?;
                 result.packs_rewritten += 1;
                 result.bytes_freed += size.saturating_sub(bytes.len() as u64);
             } else {
@@ -206,7 +174,7 @@ impl Store {
                 result.bytes_freed += size;
             }
             result.blobs_removed += dead.len() as u64;
-            self.catalog.forget_pack(&key)?;
+            self.catalog().forget_pack(&key)?;
             self.backend().delete(&key)?;
         }
         Ok(())
@@ -221,7 +189,7 @@ impl Store {
         prune: bool,
         result: &mut GcResult,
     ) -> Result<()> {
-        let known: HashSet<String> = self.catalog.all_pack_keys()?.into_iter().collect();
+        let known: HashSet<String> = self.catalog().all_pack_keys()?.into_iter().collect();
         let (mut damaged, mut needed) = (Vec::new(), Vec::new());
         for (key, size) in self.backend().list_sizes("packs/")? {
             if known.contains(&key) {
@@ -296,15 +264,15 @@ mod tests {
     }
 
     /// A store in `dir` whose gc frees what is dead at once.
-    fn store_without_grace(dir: &std::path::Path) -> Store {
-        let mut store = Store::open(&dir.join("store")).unwrap();
+    fn store_without_grace(dir: &std::path::Path) -> Repository {
+        let mut store = Repository::open(&dir.join("store")).unwrap();
         let mut config = Config::default();
         config.set("gc.grace", "0s").unwrap();
         store.save_config(config).unwrap();
         store
     }
 
-    fn save_of(store: &Store, work: &std::path::Path) -> Result<crate::ops::save::SaveResult> {
+    fn save_of(store: &Repository, work: &std::path::Path) -> Result<crate::ops::save::SaveResult> {
         store.save(
             &SaveOptions { target: work.display().to_string(), ..SaveOptions::default() },
             &Default::default(),
@@ -312,7 +280,7 @@ mod tests {
     }
 
     /// Removes snapshot `gone`, then runs gc.
-    fn gc_after_removing(store: &Store, gone: &crate::ops::save::SaveResult) -> GcResult {
+    fn gc_after_removing(store: &Repository, gone: &crate::ops::save::SaveResult) -> GcResult {
         let refs = vec![gone.snapshot.id.to_string()];
         store.remove(&RemoveOptions { refs, ..RemoveOptions::default() }, &Default::default()).unwrap();
         store.gc(&GcOptions::default()).unwrap()
@@ -320,8 +288,8 @@ mod tests {
 
     /// Checks `checked` with `--read-data`, then restores snapshot `of` from `from` into `dest`.
     fn checked_copy(
-        checked: &Store,
-        from: &Store,
+        checked: &Repository,
+        from: &Repository,
         of: &crate::ops::save::SaveResult,
         dest: &std::path::Path,
     ) -> std::path::PathBuf {
@@ -350,13 +318,13 @@ mod tests {
             std::fs::write(work.join(format!("f{i:02}.rs")), source(i)).unwrap();
         }
         let store = store_without_grace(dir.path());
-        let save = |store: &Store| save_of(store, &work);
+        let save = |store: &Repository| save_of(store, &work);
         let first = save(&store).unwrap();
-        let framed = |store: &Store| -> Vec<(ObjectId, BlobLocation)> {
+        let framed = |store: &Repository| -> Vec<(ObjectId, BlobLocation)> {
             let mut all = Vec::new();
-            for (key, _, _) in store.catalog.ready_packs().unwrap() {
+            for (key, _, _) in store.catalog().ready_packs().unwrap() {
                 all.extend(
-                    store.catalog.pack_blobs(&key).unwrap().into_iter().filter(|(_, l)| l.within.is_some()),
+                    store.catalog().pack_blobs(&key).unwrap().into_iter().filter(|(_, l)| l.within.is_some()),
                 );
             }
             all
@@ -400,7 +368,7 @@ mod tests {
         // Enough dead bytes for gc to rewrite the first snapshot's pack.
         std::fs::write(work.join("dead.bin"), noise(400_000, 1)).unwrap();
         let store = store_without_grace(dir.path());
-        let save = |store: &Store| save_of(store, &work);
+        let save = |store: &Repository| save_of(store, &work);
         let first = save(&store).unwrap();
         std::fs::write(work.join("f1234.txt"), content(1234, 2)).unwrap();
         std::fs::remove_file(work.join("dead.bin")).unwrap();
@@ -423,8 +391,8 @@ mod tests {
         std::fs::create_dir_all(&work).unwrap();
         std::fs::write(work.join("dead.bin"), noise(400_000, 1)).unwrap();
         std::fs::write(work.join("alive.bin"), noise(400_000, 2)).unwrap();
-        let saver = Store::open(&dir.path().join("store")).unwrap();
-        let mut collector = Store::open(&dir.path().join("store")).unwrap();
+        let saver = Repository::open(&dir.path().join("store")).unwrap();
+        let mut collector = Repository::open(&dir.path().join("store")).unwrap();
         let mut config = Config::default();
         config.set("gc.grace", "0s").unwrap();
         collector.save_config(config).unwrap();
@@ -472,7 +440,7 @@ mod tests {
     }
 
     /// Publishes a pack holding `data` without indexing it; returns its key.
-    fn pack_the_catalog_does_not_know(store: &Store, data: &[u8]) -> String {
+    fn pack_the_catalog_does_not_know(store: &Repository, data: &[u8]) -> String {
         let mut builder = PackBuilder::default();
         builder.push(
             crate::store::pack::encode(ObjectId::of(data), crate::store::pack::BlobKind::Data, data).unwrap(),
@@ -491,13 +459,13 @@ mod tests {
         for (i, data) in files.iter().enumerate() {
             std::fs::write(work.join(format!("f{i:04}")), data).unwrap();
         }
-        let store = Store::open(&dir.path().join("store")).unwrap();
+        let store = Repository::open(&dir.path().join("store")).unwrap();
         let options = SaveOptions { target: work.display().to_string(), ..SaveOptions::default() };
         store.save(&options, &Default::default()).unwrap();
         let mut named = HashSet::new();
         let mut rows = 0;
         store
-            .catalog
+            .catalog()
             .for_each_stat_cache_files(|blob| {
                 rows += 1;
                 named.extend(StatCache::decode_content_ids(blob));
@@ -515,7 +483,7 @@ mod tests {
     #[test]
     fn gc_removes_a_lost_pack_file_only_when_its_header_reads_and_nothing_in_it_is_live() {
         let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(&dir.path().join("store")).unwrap();
+        let store = Repository::open(&dir.path().join("store")).unwrap();
         let key = pack_the_catalog_does_not_know(&store, b"published, then the catalog commit was lost");
         let problems = store.check(&CheckOptions::default()).unwrap().problems;
         assert!(
@@ -554,7 +522,7 @@ mod tests {
     #[test]
     fn after_a_killed_gc_check_blames_the_gc_not_an_interrupted_save() {
         let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(&dir.path().join("store")).unwrap();
+        let store = Repository::open(&dir.path().join("store")).unwrap();
         let key =
             pack_the_catalog_does_not_know(&store, b"forgotten by a killed gc before it deleted the file");
         // What a gc killed between forgetting a pack and deleting its file leaves.

@@ -8,6 +8,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::resolve::CallContext;
+use crate::Repository;
 use crate::error::{Error, Result};
 use crate::store::address::StoreAddress;
 use crate::store::remote::{STORE_OBJECT, read_info};
@@ -41,7 +42,7 @@ pub struct InitResult {
     pub key: Option<String>,
 }
 
-impl Store {
+impl Repository {
     /// Makes a store at `address` (see the module documentation), asking `unlock` for the
     /// first key's secret when it is encrypted. `unlock` rather than the options carries the
     /// secret, since options are what a tool call shows.
@@ -64,7 +65,7 @@ impl Store {
                     .hint(crate::error::Hint::DropOption("no_encrypt")));
                 }
                 if !options.encrypt {
-                    Store::open_in(dir, OpenMode::CreateIfMissing)?
+                    Repository::open_in(dir, OpenMode::CreateIfMissing)?
                 } else {
                     if std::fs::read_dir(dir).is_ok_and(|mut entries| entries.next().is_some()) {
                         return Err(Error::conflict(format!(
@@ -72,7 +73,8 @@ impl Store {
                             dir.display()
                         )));
                     }
-                    Store::open_object_dir(dir, OpenMode::CreateIfMissing, &unlock.clone().encrypt_new(true))?
+                    Store::open_object_dir(dir, OpenMode::CreateIfMissing, &unlock.clone().encrypt_new(true))
+                        .map(Repository::from)?
                 }
             }
             StoreAddress::S3 { settings, cache_home } => {
@@ -81,7 +83,7 @@ impl Store {
                     return Err(exists(&settings.address(), info.encryption.is_some()));
                 }
                 let unlock = unlock.clone().encrypt_new(!options.no_encrypt);
-                Store::open_shared_with(backend, cache_home, OpenMode::CreateIfMissing, &unlock)?
+                Repository::open_shared_with(backend, cache_home, OpenMode::CreateIfMissing, &unlock)?
             }
         };
         Ok(InitResult {

@@ -21,9 +21,9 @@ use serde::Serialize;
 
 pub(crate) use super::pipeline::journal::Journal;
 use super::save::{DirCapture, Progress, SaveOptions};
+use crate::Repository;
 use crate::error::{Error, Hint, Operation, Result};
 use crate::id::{ObjectId, SessionId};
-use crate::store::Store;
 use crate::targets::dir::materialize::split;
 use crate::targets::dir::restore::{Plan, PlanEntry};
 use crate::tree::diff::{Change, TreeSource};
@@ -73,7 +73,7 @@ pub(crate) enum Resolve {
     Finish,
 }
 
-impl Store {
+impl Repository {
     /// The interrupted restore of target `key`, if a journal of a process that is gone is there.
     pub fn interrupted_restore(&self, key: &str) -> Result<Option<InterruptedRestore>> {
         Ok(self.read_journal(&self.journal_path(key))?.map(|(_, j)| found(&j)))
@@ -129,7 +129,7 @@ impl Store {
     /// (its root unknown to the index) was left by a restore stopped before its first change.
     fn never_applied(&self, journal: &Journal) -> Result<bool> {
         let Ok(root) = ObjectId::from_hex(&journal.safety_root) else { return Ok(false) };
-        Ok(!self.catalog.has_snapshot(&journal.safety)? && self.catalog.blob_location(&root)?.is_none())
+        Ok(!self.catalog().has_snapshot(&journal.safety)? && self.catalog().blob_location(&root)?.is_none())
     }
 
     /// Resolves an interrupted restore of `key`, if there is one: says so, captures the tree as
@@ -194,8 +194,15 @@ impl Store {
         let mut plan = Plan::between(self, &live, &goal, with_mtimes, &uncovered)?;
         let kept = keep_written_since(self, &mut plan, &goal, other.as_ref())?;
         crate::store::fault::kill_at(crate::store::fault::FaultPoint::RecoverySaved);
-        let (mut entries, files, bytes) =
-            self.apply_planned(&plan, &target, key, &goal, with_mtimes, &Progress::default())?;
+        let (mut entries, files, bytes) = crate::targets::dir::apply::apply_planned(
+            self,
+            &plan,
+            &target,
+            key,
+            &goal,
+            with_mtimes,
+            &Progress::default(),
+        )?;
         std::fs::remove_file(&path).map_err(|e| Error::io("remove", &path, e))?;
         entries.extend(kept);
         let recovered = Recovered {

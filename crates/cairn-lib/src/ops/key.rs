@@ -5,9 +5,10 @@
 use serde::{Deserialize, Serialize};
 
 use super::resolve::CallContext;
+use crate::Repository;
 use crate::error::{Error, Hint, Result};
+use crate::store::Secret;
 use crate::store::keys::{self, KeyObject};
-use crate::store::{Secret, Store};
 
 /// The key to add.
 #[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
@@ -72,7 +73,7 @@ pub struct KeyResult {
     pub keys: usize,
 }
 
-impl Store {
+impl Repository {
     /// Adds a key: the repository key wrapped under the options' secret.
     pub fn key_add(&self, options: &KeyAddOptions, _context: &CallContext) -> Result<KeyResult> {
         let unlocked = self.require_encrypted()?;

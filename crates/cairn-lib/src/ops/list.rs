@@ -3,9 +3,9 @@
 use serde::{Deserialize, Serialize};
 
 use super::resolve::CallContext;
+use crate::Repository;
 use crate::error::{Error, Result};
 use crate::snapshot::Snapshot;
-use crate::store::Store;
 use crate::store::catalog::SnapshotFilter;
 
 /// What to list. The CLI's help is the doc comment of each field; the MCP description, written
@@ -97,14 +97,14 @@ impl SortOrder {
     }
 }
 
-impl Store {
+impl Repository {
     /// Lists the snapshots of a session.
     pub fn list(&self, options: &ListOptions, context: &CallContext) -> Result<SnapshotList> {
         let order = SortOrder::parse(options.sort.as_deref())?;
         let session = self.call_session(options.session.as_deref(), context)?;
         let target = options.target.as_deref().map(list_target_key).transpose()?;
         let filter = SnapshotFilter { target, include_safety: options.include_safety_snapshots };
-        let mut snapshots = self.catalog.list_snapshots(session.id, &filter)?;
+        let mut snapshots = self.catalog().list_snapshots(session.id, &filter)?;
         order.apply(&mut snapshots);
         Ok(SnapshotList { snapshots })
     }

@@ -16,9 +16,9 @@
 
 use std::collections::HashSet;
 
+use crate::Repository;
 use crate::error::Result;
 use crate::id::ObjectId;
-use crate::store::Store;
 use crate::targets::dir::statcache::StatCache;
 
 /// What a mark found.
@@ -42,7 +42,7 @@ pub(crate) fn record_id(key: &str) -> &str {
 /// The kind and root a record object holds, as `(kind, root)`; an error says why it does not
 /// read (in an encrypted store the backend opens it first).
 pub(crate) fn read_record(
-    store: &Store,
+    store: &Repository,
     key: &str,
 ) -> std::result::Result<(String, Option<ObjectId>), String> {
     let bytes = store.backend().get(key).map_err(|e| format!("record {key} does not read ({e})"))?;
@@ -60,23 +60,23 @@ pub(crate) fn read_record(
     Ok((kind, root))
 }
 
-impl Store {
+impl Repository {
     /// Marks what gc must keep. With `prune_orphans`, records the catalog lacks are not walked:
     /// the caller deletes them.
     pub(crate) fn live(&self, prune_orphans: bool) -> Result<Live> {
         let mut live = Live::default();
-        for (kind, root) in self.catalog.all_roots_with_kind()? {
+        for (kind, root) in self.catalog().all_roots_with_kind()? {
             crate::targets::referenced_objects(self, &kind, &root, &mut live.objects)?;
         }
-        self.catalog
+        self.catalog()
             .for_each_stat_cache_files(|blob| live.objects.extend(StatCache::decode_content_ids(blob)))?;
-        let known: HashSet<String> = self.catalog.all_snapshot_ids()?.into_iter().collect();
+        let known: HashSet<String> = self.catalog().all_snapshot_ids()?.into_iter().collect();
         let mut unread = Vec::new();
         for key in self.backend().list("records/")? {
             if known.contains(record_id(&key)) {
                 continue;
             }
-            if self.catalog.seen(&key)? {
+            if self.catalog().seen(&key)? {
                 live.removed_records.push(key);
                 continue;
             }
@@ -102,7 +102,7 @@ impl Store {
             ));
             return Ok(live);
         }
-        let missing = self.catalog.unindexed(&live.objects)?;
+        let missing = self.catalog().unindexed(&live.objects)?;
         if !missing.is_empty() {
             live.incomplete = self.packs_hold_any(&missing, prune_orphans)?;
         }
@@ -114,7 +114,7 @@ impl Store {
     /// pack file the catalog does not know has a header that does not read. `None` when no
     /// pack file can hold any whole: they are known lost (a repair dropped them as damaged).
     fn packs_hold_any(&self, missing: &HashSet<ObjectId>, prune_orphans: bool) -> Result<Option<String>> {
-        let known: HashSet<String> = self.catalog.all_pack_keys()?.into_iter().collect();
+        let known: HashSet<String> = self.catalog().all_pack_keys()?.into_iter().collect();
         let mut listed = 0usize;
         let mut unreadable = Vec::new();
         for (key, size) in self.backend().list_sizes("packs/")? {

@@ -5,10 +5,10 @@
 use serde::Deserialize;
 
 use super::resolve::CallContext;
+use crate::Repository;
 use crate::error::{Error, Hint, Result};
 use crate::name::validate_name;
 use crate::snapshot::Snapshot;
-use crate::store::Store;
 
 /// Which snapshot to name, and the name.
 #[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
@@ -32,7 +32,7 @@ pub struct NameOptions {
     pub session: Option<String>,
 }
 
-impl Store {
+impl Repository {
     /// Names a snapshot (or takes its name away); returns its record as it is now.
     pub fn name(&self, options: &NameOptions, context: &CallContext) -> Result<Snapshot> {
         let session = self.call_session(options.session.as_deref(), context)?;
@@ -42,12 +42,12 @@ impl Store {
         if let Some(name) = name {
             validate_name("snapshot name", name)?;
         }
-        if self.catalog.is_shared() {
+        if self.catalog().is_shared() {
             return Err(Error::invalid(
                 "a snapshot of a shared store keeps the name it was saved with; save it again with a name instead",
             ));
         }
-        if let Some(holder) = self.catalog.rename_membership(session.id, &snapshot, name, options.force)? {
+        if let Some(holder) = self.catalog().rename_membership(session.id, &snapshot, name, options.force)? {
             return Err(Error::conflict(format!(
                 "a snapshot named {:?} already exists for {} ({holder}); pick another name",
                 name.unwrap_or_default(),
@@ -56,7 +56,7 @@ impl Store {
             .or_hint(Hint::SetOption("force"))
             .purpose("to move the name to this snapshot"));
         }
-        self.catalog
+        self.catalog()
             .get_snapshot(session.id, snapshot.id)?
             .ok_or_else(|| Error::not_found(format!("snapshot {} was removed meanwhile", snapshot.id)))
     }

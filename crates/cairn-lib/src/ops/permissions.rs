@@ -11,100 +11,20 @@
 //! store still opens, every capability reads as refused, and each front end shows a warning
 //! naming the key, the value and the command that rewrites it.
 
-use std::fmt;
 use std::path::Path;
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
+use crate::Repository;
 use crate::config::{Config, InvalidSetting};
 use crate::error::{Error, ErrorKind, Hint, NeutralWords, Operation, Result};
-use crate::store::Store;
+pub use crate::store::model::capability::Capability;
 
 pub use super::pi_settings::{PI_SETTINGS_NAMESPACE, PiToolDefaults, pi_tool_defaults};
 
 /// The code attached to a refusal caused by an unreadable or invalid config file, so a front
 /// end can also warn the user (the refusal itself is what fails closed).
 pub const INVALID_CONFIG_CODE: &str = "AGENT_CONFIG_INVALID";
-
-/// Something an agent may be allowed to do.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum Capability {
-    /// Save snapshots (allowed unless the user denied it).
-    Save,
-    /// Restore snapshots, overwriting live state (denied unless the user allowed it).
-    Restore,
-    /// Remove snapshots and delete sessions (denied unless the user allowed it).
-    Remove,
-    /// Save transcript snapshots through the pi profile (denied unless the user allowed it).
-    #[serde(rename = "transcript-save")]
-    TranscriptSave,
-    /// Load transcript snapshots as new sessions through the pi profile (denied unless the
-    /// user allowed it).
-    #[serde(rename = "transcript-restore")]
-    TranscriptRestore,
-}
-
-impl Capability {
-    /// Every capability, in the order status lists them.
-    pub const ALL: [Capability; 5] = [
-        Capability::Save,
-        Capability::Restore,
-        Capability::Remove,
-        Capability::TranscriptSave,
-        Capability::TranscriptRestore,
-    ];
-
-    /// The word used on the command line: `save`, `restore` or `remove`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Capability::Save => "save",
-            Capability::Restore => "restore",
-            Capability::Remove => "remove",
-            Capability::TranscriptSave => "transcript-save",
-            Capability::TranscriptRestore => "transcript-restore",
-        }
-    }
-
-    /// The config key holding the user's answer.
-    pub fn key(self) -> &'static str {
-        match self {
-            Capability::Save => "agent.save",
-            Capability::Restore => "agent.restore",
-            Capability::Remove => "agent.remove",
-            Capability::TranscriptSave => "agent.transcript-save",
-            Capability::TranscriptRestore => "agent.transcript-restore",
-        }
-    }
-
-    /// The user's answer in `config`, read through the setting's typed accessor (its default
-    /// when unset).
-    fn allowed_in(self, config: &Config) -> bool {
-        match self {
-            Capability::Save => config.agent_save(),
-            Capability::Restore => config.agent_restore(),
-            Capability::Remove => config.agent_remove(),
-            Capability::TranscriptSave => config.agent_transcript_save(),
-            Capability::TranscriptRestore => config.agent_transcript_restore(),
-        }
-    }
-
-    fn doing(self) -> &'static str {
-        match self {
-            Capability::Save => "saving snapshots",
-            Capability::Restore => "restoring snapshots",
-            Capability::Remove => "removing snapshots and deleting sessions",
-            Capability::TranscriptSave => "saving transcript snapshots",
-            Capability::TranscriptRestore => "restoring transcript snapshots",
-        }
-    }
-}
-
-impl fmt::Display for Capability {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
 
 /// Parses capability words (`save`, `restore`, `remove`, or `all`), each possibly a
 /// comma-separated list as `--allow restore,remove` takes them. Duplicates are dropped.
@@ -212,7 +132,7 @@ fn invalid_setting(root: &Path, bad: &InvalidSetting) -> Error {
     .hint(Hint::Run(Operation::ResetAgentSetting { word: word.to_owned(), store: root.to_path_buf() }))
 }
 
-impl Store {
+impl Repository {
     /// What agents may do, read fresh from the config file.
     pub fn agent_status(&self) -> Result<AgentStatus> {
         status_of(&self.reload_config()?, self.root())
@@ -260,7 +180,7 @@ impl Store {
 /// config, or an invalid `agent.*` value in it, refuses everything the server was not started
 /// with (fails closed) with [`INVALID_CONFIG_CODE`] attached.
 pub fn check_agent_permission(
-    store: &Store,
+    store: &Repository,
     capability: Capability,
     server_allow: &[Capability],
 ) -> Result<()> {
@@ -271,7 +191,7 @@ pub fn check_agent_permission(
 /// capability the store's config leaves unset: the pi profile takes it from Pi's own settings
 /// ([`pi_tool_defaults`]). An answer set in the store's config still wins.
 pub fn check_agent_permission_with_default(
-    store: &Store,
+    store: &Repository,
     capability: Capability,
     server_allow: &[Capability],
     default: Option<bool>,
@@ -342,7 +262,7 @@ mod tests {
     #[test]
     fn defaults_refuse_restore_and_name_the_command_then_allow_after_allow() {
         let dir = tempfile::tempdir().unwrap();
-        let mut store = Store::open(&dir.path().join("my store")).unwrap();
+        let mut store = Repository::open(&dir.path().join("my store")).unwrap();
         check_agent_permission(&store, Capability::Save, &[]).unwrap();
         let err = check_agent_permission(&store, Capability::Restore, &[]).unwrap_err();
         assert_eq!(err.kind(), ErrorKind::PermissionDenied);
@@ -360,7 +280,7 @@ mod tests {
     #[test]
     fn an_invalid_config_refuses_even_saving() {
         let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(dir.path()).unwrap();
+        let store = Repository::open(dir.path()).unwrap();
         std::fs::write(store.root().join("config.toml"), "[agent]\nsave = \"maybe\"\n").unwrap();
         let err = check_agent_permission(&store, Capability::Save, &[]).unwrap_err();
         assert_eq!(err.code(), Some(INVALID_CONFIG_CODE));
@@ -371,9 +291,9 @@ mod tests {
     #[test]
     fn an_invalid_agent_value_keeps_the_store_open_refuses_all_and_is_repaired_by_reset() {
         let dir = tempfile::tempdir().unwrap();
-        let first = Store::open(&dir.path().join("store")).unwrap();
+        let first = Repository::open(&dir.path().join("store")).unwrap();
         std::fs::write(first.root().join("config.toml"), "[agent]\nrestore = \"yes\"\n").unwrap();
-        let mut store = Store::open(first.root()).unwrap();
+        let mut store = Repository::open(first.root()).unwrap();
         let status = store.agent_status().unwrap();
         assert!(status.capabilities.iter().all(|c| !c.allowed), "{status:?}");
         assert_eq!(status.warnings.len(), 1);

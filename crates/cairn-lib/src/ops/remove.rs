@@ -11,9 +11,9 @@ use serde::{Deserialize, Serialize};
 
 use super::resolve::CallContext;
 use super::retention::Rules;
+use crate::Repository;
 use crate::error::{Error, Hint, Result};
 use crate::snapshot::Snapshot;
-use crate::store::Store;
 use crate::store::catalog::SnapshotFilter;
 
 /// What to remove: references, or retention rules — not both, and not neither. The CLI's help
@@ -72,7 +72,7 @@ pub struct RemoveResult {
     pub removed: Vec<Snapshot>,
 }
 
-impl Store {
+impl Repository {
     /// Removes snapshots from a session.
     pub fn remove(&self, options: &RemoveOptions, context: &CallContext) -> Result<RemoveResult> {
         let has_rules =
@@ -110,7 +110,7 @@ impl Store {
         if has_rules {
             let filter = SnapshotFilter { target: target_key.clone(), include_safety: false };
             let mut targets: Vec<String> =
-                self.catalog.list_snapshots(session.id, &filter)?.into_iter().map(|s| s.target).collect();
+                self.catalog().list_snapshots(session.id, &filter)?.into_iter().map(|s| s.target).collect();
             targets.sort();
             targets.dedup();
             // Every lock first, so a target held elsewhere refuses the whole call before
@@ -146,7 +146,7 @@ impl Store {
         session: crate::id::SessionId,
         id: crate::id::SnapshotId,
     ) -> Result<()> {
-        if self.catalog.remove_membership(session, id)? && !self.is_shared() {
+        if self.catalog().remove_membership(session, id)? && !self.is_shared() {
             self.backend().delete(&format!("records/{id}.json"))?;
         }
         Ok(())
@@ -155,8 +155,8 @@ impl Store {
     /// Drops a target's stat cache once no session holds a snapshot of it, so gc can reclaim
     /// the data the cache pointed at.
     pub(crate) fn forget_target_if_empty(&self, target: &str) -> Result<()> {
-        if !self.catalog.target_has_snapshots(target)? {
-            self.catalog.drop_stat_cache(target)?;
+        if !self.catalog().target_has_snapshots(target)? {
+            self.catalog().drop_stat_cache(target)?;
         }
         Ok(())
     }
@@ -171,7 +171,7 @@ mod tests {
     #[test]
     fn a_multi_target_retain_recent_that_meets_a_lock_removes_nothing() {
         let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(&dir.path().join("store")).unwrap();
+        let store = Repository::open(&dir.path().join("store")).unwrap();
         let mut keys = Vec::new();
         for name in ["a", "b"] {
             let path = dir.path().join(name);

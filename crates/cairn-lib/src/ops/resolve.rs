@@ -1,10 +1,10 @@
 //! Resolving what a command acts on: the session, and a snapshot reference within it.
 
+use crate::Repository;
 use crate::error::{Error, Hint, Operation, Result, echo};
 use crate::id::{SessionId, SnapshotId};
 use crate::session::Session;
 use crate::snapshot::Snapshot;
-use crate::store::Store;
 use crate::store::catalog::SnapshotFilter;
 
 /// Which session a command works in, in order of precedence: the command's own `--session`,
@@ -41,10 +41,10 @@ impl SessionChoice {
     }
 }
 
-impl Store {
+impl Repository {
     /// Finds a session by name or id.
     pub fn find_session(&self, name_or_id: &str) -> Result<Session> {
-        self.catalog.find_session(name_or_id)?.ok_or_else(|| {
+        self.catalog().find_session(name_or_id)?.ok_or_else(|| {
             Error::not_found(format!("no session {:?}", echo(name_or_id)))
                 .hint(Hint::Run(Operation::ListSessions))
         })
@@ -62,7 +62,7 @@ impl Store {
             return self.find_session(s);
         }
         match self.current_session_pointer()? {
-            Some(id) => self.catalog.find_session(&id)?.ok_or_else(|| {
+            Some(id) => self.catalog().find_session(&id)?.ok_or_else(|| {
                 Error::not_found(format!("the current session {id} no longer exists"))
                     .hint(Hint::Run(Operation::UnsetSession))
                     .hint(Hint::Run(Operation::SetSession))
@@ -84,10 +84,10 @@ impl Store {
             return Err(Error::invalid("the snapshot reference is empty; pass an id, a name or `latest`"));
         }
         if let Ok(id) = reference.parse::<SnapshotId>() {
-            return self.catalog.get_snapshot(session.id, id)?.ok_or_else(|| not_found(reference, session));
+            return self.catalog().get_snapshot(session.id, id)?.ok_or_else(|| not_found(reference, session));
         }
         let filter = SnapshotFilter { target: target.map(str::to_owned), include_safety: false };
-        let all = self.catalog.list_snapshots(session.id, &filter)?;
+        let all = self.catalog().list_snapshots(session.id, &filter)?;
         if reference == "latest" {
             return all.into_iter().last().ok_or_else(|| {
                 Error::not_found(format!(
@@ -115,7 +115,7 @@ impl Store {
         let prefix = reference.to_ascii_lowercase();
         let include_safety = SnapshotFilter { target: target.map(str::to_owned), include_safety: true };
         let mut matches: Vec<Snapshot> = self
-            .catalog
+            .catalog()
             .list_snapshots(session.id, &include_safety)?
             .into_iter()
             .filter(|s| prefix.len() >= 4 && s.id.to_string().starts_with(&prefix))

@@ -7,7 +7,7 @@
 //! applying fails, the safety snapshot is put back by the same machinery and both errors are
 //! reported. The journal, plan application and replay live in `pipeline/`.
 //!
-//! [`Store::restore_ref`] is the one entry point every front calls: a reference that names a
+//! [`Repository::restore_ref`] is the one entry point every front calls: a reference that names a
 //! moment puts the moment's parts back (`ops/moment/restore.rs`), any other a snapshot.
 
 use std::path::PathBuf;
@@ -16,15 +16,15 @@ use serde::{Deserialize, Serialize};
 
 use super::interrupted::{Recovered, Resolve};
 use super::moment::{MomentRestoreOptions, MomentRestoreResult};
-use super::pipeline::apply::read_dry_root;
 use super::resolve::CallContext;
 use super::save::{Progress, SaveOptions};
 use super::transcript::AgentPlaces;
+use crate::Repository;
 use crate::error::{Error, Hint, Operation, Result, echo};
 use crate::snapshot::Snapshot;
-use crate::store::Store;
 use crate::store::writer::BlobWriter;
 use crate::targets::TargetKind;
+use crate::targets::dir::apply::{apply_planned, read_dry_root, replay};
 use crate::targets::dir::capture;
 use crate::targets::dir::restore::{Plan, PlanEntry};
 use crate::targets::dir::statcache::StatCache;
@@ -149,7 +149,7 @@ pub enum Restored {
     Moment(Box<MomentRestoreResult>),
 }
 
-impl Store {
+impl Repository {
     /// Restores what `options.reference` names: a moment's parts (in place, not as a dry run;
     /// `only` picks kinds, and `places` says where the agents keep their sessions, or why the
     /// front could not tell, which matters only for a moment), else a snapshot. `only` with a
@@ -190,7 +190,7 @@ impl Store {
         self.restore_with_progress(options, context, &Progress::default())
     }
 
-    /// [`Store::restore`], counting the files it scans (for the safety snapshot) and writes
+    /// [`Repository::restore`], counting the files it scans (for the safety snapshot) and writes
     /// into `progress` for a front end to show while it runs.
     pub fn restore_with_progress(
         &self,
@@ -276,7 +276,7 @@ impl Store {
             ..SaveOptions::default()
         };
         // The plan diffs the trees the safety snapshot reads and writes: they are kept decoded.
-        let kept_trees = self.trees.keeping();
+        let kept_trees = self.trees().keeping();
         let mut published = self.publish_dir_capture(&path, &key, session.id, &save, true, progress)?;
         let uncovered = std::mem::take(&mut published.uncovered);
         let safety_root = tree::read_root(
@@ -319,13 +319,13 @@ impl Store {
         // whatever the apply does, so the live state is in a snapshot either way.
         let (outcome, expired) = std::thread::scope(|scope| {
             let expiring = scope.spawn(|| self.expire_safety(session, &key, safety.id));
-            let outcome = self.apply_planned(&plan, &path, &key, want, options.preserve_mtime, progress);
+            let outcome = apply_planned(self, &plan, &path, &key, want, options.preserve_mtime, progress);
             (outcome, expiring.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
         });
         let (plan, files, bytes) = match outcome {
             Ok(done) => done,
             Err(first) => {
-                let replay = self.replay(&path, &key, &safety_root, no_ignore);
+                let replay = replay(self, &path, &key, &safety_root, no_ignore);
                 let _ = std::fs::remove_file(&journal);
                 return Err(match replay {
                     Ok(_) => Error::new(

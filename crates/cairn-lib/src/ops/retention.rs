@@ -2,11 +2,11 @@
 
 use std::time::Duration;
 
+use crate::Repository;
 use crate::error::Result;
 use crate::id::SnapshotId;
 use crate::session::Session;
 use crate::snapshot::Snapshot;
-use crate::store::Store;
 use crate::store::catalog::SnapshotFilter;
 
 /// Retention rules; a snapshot is selected for removal when every given rule selects it.
@@ -60,7 +60,7 @@ impl Rules {
     }
 }
 
-impl Store {
+impl Repository {
     /// Applies the store's keep policy (`keep.recent`, `keep.within`, `keep.max_bytes`) to one
     /// target after a save; returns what it removed.
     ///
@@ -84,7 +84,7 @@ impl Store {
             return Ok(Vec::new());
         }
         let filter = SnapshotFilter { target: Some(target.to_owned()), include_safety: false };
-        let all = self.catalog.list_snapshots(session.id, &filter)?;
+        let all = self.catalog().list_snapshots(session.id, &filter)?;
         let selected = select_sparing(&rules, &all, made)?;
         for s in &selected {
             self.drop_membership(session.id, s.id)?;
@@ -100,7 +100,7 @@ impl Store {
         let cfg = self.config();
         let filter = SnapshotFilter { target: Some(target.to_owned()), include_safety: true };
         let safety: Vec<Snapshot> =
-            self.catalog.list_snapshots(session.id, &filter)?.into_iter().filter(|s| s.safety).collect();
+            self.catalog().list_snapshots(session.id, &filter)?.into_iter().filter(|s| s.safety).collect();
         let mut removed = std::collections::HashSet::new();
         for rules in [
             Rules { retain_recent: Some(cfg.safety_keep_recent()), ..Rules::default() },
@@ -127,7 +127,7 @@ impl Store {
             return Ok(Vec::new());
         }
         let filter = SnapshotFilter { target: Some(target.to_owned()), include_safety: false };
-        let all = self.catalog.list_snapshots(session.id, &filter)?;
+        let all = self.catalog().list_snapshots(session.id, &filter)?;
         let selected = rules.select(&all, jiff::Timestamp::now())?;
         if !dry_run {
             for s in &selected {

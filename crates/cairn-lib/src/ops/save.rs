@@ -1,6 +1,6 @@
 //! `cairn save`: capture a target as a new snapshot, or several together as a moment.
 //!
-//! [`Store::save_targets`] is the one entry point every front calls: one target makes a
+//! [`Repository::save_targets`] is the one entry point every front calls: one target makes a
 //! snapshot, several make a moment (`ops/moment/save.rs`), and the options reach either whole.
 //!
 //! Pipeline: resolve the target and session → check the name → take the target's lock →
@@ -15,10 +15,10 @@ use super::moment::{MomentSaveOptions, MomentSaveResult};
 pub(crate) use super::pipeline::capture::DirCapture;
 use super::resolve::CallContext;
 use super::transcript::AgentPlaces;
+use crate::Repository;
 use crate::error::{Error, Hint, Result};
 use crate::name::validate_name;
 use crate::snapshot::Snapshot;
-use crate::store::Store;
 use crate::targets::Target;
 pub use crate::targets::dir::Progress;
 
@@ -93,7 +93,7 @@ pub enum Saved {
     Moment(MomentSaveResult),
 }
 
-impl Store {
+impl Repository {
     /// Saves `options.target` and `options.targets`: one target as a snapshot, several as one
     /// moment. `places` says where the agents keep their sessions, for `transcript:auto`;
     /// `progress` counts a directory's files as one target is scanned.
@@ -128,7 +128,7 @@ impl Store {
         self.save_with_progress(options, context, &Progress::default())
     }
 
-    /// [`Store::save`], counting the files and bytes of a directory it scans into `progress`
+    /// [`Repository::save`], counting the files and bytes of a directory it scans into `progress`
     /// for a front end to show while it runs.
     pub fn save_with_progress(
         &self,
@@ -202,8 +202,8 @@ mod tests {
         std::fs::create_dir_all(&b).unwrap();
         std::fs::write(a.join("f"), "x").unwrap();
         std::fs::write(b.join("f"), "y").unwrap();
-        let store = Store::open(&dir.path().join("store")).unwrap();
-        let other = Store::open(&dir.path().join("store")).unwrap();
+        let store = Repository::open(&dir.path().join("store")).unwrap();
+        let other = Repository::open(&dir.path().join("store")).unwrap();
         let key = crate::targets::Target::parse(a.to_str().unwrap()).unwrap().key();
         let held = store.lock_target(&key, "a restore").unwrap();
         let err = other

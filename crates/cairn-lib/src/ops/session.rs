@@ -4,11 +4,12 @@ use serde::{Deserialize, Serialize};
 
 use super::list::SortOrder;
 use super::resolve::CallContext;
+use crate::Repository;
 use crate::error::{Error, ErrorKind, Hint, Result};
 use crate::id::SessionId;
 use crate::name::validate_name;
 use crate::session::Session;
-use crate::store::{LockGuard, Store};
+use crate::store::LockGuard;
 
 /// How long a session fork waits for a target's lock held by another command.
 const LOCK_PATIENCE: std::time::Duration = std::time::Duration::from_secs(5);
@@ -93,7 +94,7 @@ pub struct SessionDeleted {
     pub freed_bytes: u64,
 }
 
-impl Store {
+impl Repository {
     fn mark_current(&self, mut session: Session, context: &CallContext) -> Result<Session> {
         let current = self.call_session(None, context).ok();
         session.current = current.is_some_and(|c| c.id == session.id);
@@ -104,7 +105,7 @@ impl Store {
     pub fn session_list(&self, options: &SessionListOptions, context: &CallContext) -> Result<SessionList> {
         let order = SortOrder::parse(options.sort.as_deref())?;
         let current = self.call_session(None, context).ok();
-        let mut sessions = self.catalog.list_sessions()?;
+        let mut sessions = self.catalog().list_sessions()?;
         for s in &mut sessions {
             s.current = current.as_ref().is_some_and(|c| c.id == s.id);
         }
@@ -129,7 +130,7 @@ impl Store {
             Some(f) => self.lock_targets_waiting(&f.targets, "a session fork")?,
             None => Vec::new(),
         };
-        let id = self.catalog.create_session(&name, from.map(|f| f.id))?;
+        let id = self.catalog().create_session(&name, from.map(|f| f.id))?;
         self.mark_current(self.find_session(&id.to_string())?, context)
     }
 
@@ -161,7 +162,7 @@ impl Store {
                 .purpose("to delete it and clear the pointer (later calls then work in baseline)"));
         }
         let _locks = self.lock_targets(&target.targets, "a session delete")?;
-        let freed_bytes = self.catalog.delete_session(target.id)?;
+        let freed_bytes = self.catalog().delete_session(target.id)?;
         if is_current {
             self.set_current_session_pointer(None)?;
         }
@@ -186,7 +187,7 @@ impl Store {
         sorted.into_iter().map(|t| self.lock_target(t, command)).collect()
     }
 
-    /// [`Store::lock_targets`], waiting up to [`LOCK_PATIENCE`] for a lock held elsewhere,
+    /// [`Repository::lock_targets`], waiting up to [`LOCK_PATIENCE`] for a lock held elsewhere,
     /// holding none of the others meanwhile. A fork copies records only, and an agent's save
     /// or checkpoint of one of its targets, which ends well within that, should not make it
     /// fail; a lock still held then refuses as before, naming its holder.

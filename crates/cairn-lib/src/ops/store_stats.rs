@@ -10,8 +10,8 @@ use std::collections::HashSet;
 use serde::{Deserialize, Serialize};
 
 use super::resolve::CallContext;
+use crate::Repository;
 use crate::error::{Error, Result};
-use crate::store::Store;
 use crate::store::catalog::SnapshotFilter;
 
 /// What to report.
@@ -54,19 +54,19 @@ pub struct GrowthPoint {
     pub snapshots: u64,
 }
 
-impl Store {
+impl Repository {
     /// The store's size, deduplication ratio and growth over time.
     pub fn store_stats(&self, options: &StoreStatsOptions, _context: &CallContext) -> Result<StoreStats> {
         let points = options.points.unwrap_or(60);
         if !(2..=1000).contains(&points) {
             return Err(Error::invalid_value("points", &points.to_string(), "a curve has 2 to 1000 points"));
         }
-        let sessions = self.catalog.list_sessions()?;
+        let sessions = self.catalog().list_sessions()?;
         let filter = SnapshotFilter { target: None, include_safety: true };
         let mut seen = HashSet::new();
         let mut records = Vec::new();
         for session in &sessions {
-            for s in self.catalog.list_snapshots(session.id, &filter)? {
+            for s in self.catalog().list_snapshots(session.id, &filter)? {
                 if seen.insert(s.id) {
                     records.push((s.id, s.created_at, s.stats.bytes, s.stats.stored_bytes));
                 }
@@ -86,7 +86,7 @@ impl Store {
             });
         }
         let growth = thin(curve, points as usize);
-        let stored_bytes = self.catalog.stored_bytes()?;
+        let stored_bytes = self.catalog().stored_bytes()?;
         Ok(StoreStats {
             stored_bytes,
             logical_bytes: logical,

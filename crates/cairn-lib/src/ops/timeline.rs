@@ -9,10 +9,10 @@ use serde::{Deserialize, Serialize};
 
 use super::moment::AgentTurn;
 use super::resolve::CallContext;
+use crate::Repository;
 use crate::error::{Error, Result};
 use crate::id::SnapshotId;
 use crate::snapshot::Snapshot;
-use crate::store::Store;
 use crate::store::catalog::SnapshotFilter;
 use crate::store::writer::BlobWriter;
 use crate::targets::TargetKind;
@@ -114,7 +114,7 @@ pub struct TimelinePart {
     pub not_covered: u64,
 }
 
-impl Store {
+impl Repository {
     /// One page of a session's timeline, newest first.
     pub fn timeline(&self, options: &TimelineOptions, context: &CallContext) -> Result<TimelinePage> {
         let limit = options.limit.unwrap_or(100);
@@ -125,7 +125,7 @@ impl Store {
         let session = self.call_session(options.session.as_deref(), context)?;
         let target = options.target.as_deref().map(super::list::list_target_key).transpose()?;
         let filter = SnapshotFilter { target: None, include_safety: true };
-        let snapshots = self.catalog.list_snapshots(session.id, &filter)?;
+        let snapshots = self.catalog().list_snapshots(session.id, &filter)?;
         let mut targets: Vec<String> =
             snapshots.iter().map(|s| s.target.clone()).collect::<HashSet<_>>().into_iter().collect();
         targets.sort();
@@ -136,7 +136,7 @@ impl Store {
         // Newest first: entries are keyed by their UUIDv7 id's text, which sorts by time.
         let mut entries: Vec<(String, Draft<'_>)> = Vec::new();
         let mut in_moment = HashSet::new();
-        for moment in self.catalog.list_moments(session.id)? {
+        for moment in self.catalog().list_moments(session.id)? {
             let parts: Vec<&Snapshot> =
                 moment.parts.iter().filter_map(|p| by_id.get(&p.snapshot).copied()).collect();
             in_moment.extend(parts.iter().map(|s| s.id));

@@ -8,8 +8,8 @@ use cairn_watch::protocol::{Request, Response};
 pub use cairn_watch::protocol::{RootStatus, Status};
 use cairn_watch::server::{ServeOptions, Server};
 
+use crate::Repository;
 use crate::error::{Error, ErrorKind, Result};
-use crate::store::Store;
 
 /// Which trees to watch.
 #[derive(Debug, Clone, Default, serde::Deserialize, schemars::JsonSchema)]
@@ -79,7 +79,7 @@ impl Watcher {
     }
 }
 
-impl Store {
+impl Repository {
     /// The socket the store's watcher answers on.
     pub fn watch_socket(&self) -> PathBuf {
         cairn_watch::server::socket_path(self.root())

@@ -11,10 +11,10 @@ use std::path::PathBuf;
 
 use serde::Deserialize;
 
+use crate::Repository;
 use crate::error::{Error, Result};
 use crate::id::{ObjectId, SnapshotId};
 use crate::snapshot::{NotCovered, Snapshot, SnapshotStats};
-use crate::store::Store;
 use crate::store::writer::BlobWriter;
 use crate::targets::dir::{capture, statcache::StatCache};
 use crate::tree::{self, DirRoot, NodeKind, Tree};
@@ -32,7 +32,7 @@ pub struct WorkspaceSaveOptions {
     pub session: Option<String>,
 }
 
-impl Store {
+impl Repository {
     /// Captures a workspace as a new snapshot, leaving out the excluded top-level entries and
     /// refusing symbolic links and hard links anywhere else in it.
     pub fn save_workspace(

@@ -5,12 +5,11 @@
 
 pub(crate) mod compose;
 pub(crate) mod dir;
-mod kind;
 
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, IoContext, Result};
-pub use kind::TargetKind;
+pub use crate::store::model::target_kind::TargetKind;
 
 /// A parsed target.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -31,7 +31,7 @@ use std::time::{Duration, Instant};
 use cairn_lib::agents::{self, Agent, CheckpointOutcome, HookEvent, HookInvocation, HookLogLine};
 use cairn_lib::ops::interrupted;
 use cairn_lib::ops::watch::{AutoWatch, WatchOptions, wants_watcher};
-use cairn_lib::{ErrorKind, Store};
+use cairn_lib::{ErrorKind, Repository};
 use clap::Args;
 
 use crate::commands::GlobalArgs;
@@ -204,7 +204,7 @@ fn paused(err: &cairn_lib::Error) -> String {
 }
 
 /// Saves what the event calls for, waiting for a target another checkpoint holds.
-fn checkpoint(store: &Store, invocation: &HookInvocation) -> CommandResult<CheckpointOutcome> {
+fn checkpoint(store: &Repository, invocation: &HookInvocation) -> CommandResult<CheckpointOutcome> {
     let context = crate::context::call_context();
     let waited = Instant::now();
     loop {

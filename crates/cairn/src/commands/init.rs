@@ -1,6 +1,6 @@
 //! `cairn init`: make a store, encrypted or not, before anything is saved in it.
 
-use cairn_lib::Store;
+use cairn_lib::Repository;
 use cairn_lib::ops::init::{InitOptions, InitResult};
 
 use crate::commands::GlobalArgs;
@@ -13,7 +13,7 @@ pub type InitArgs = InitOptions;
 
 pub fn run(global: &GlobalArgs, args: InitArgs, printer: &Printer) -> CommandResult {
     let address = store_address(global)?;
-    let result = Store::init(&address, &args, &unlock(&address), &call_context())?;
+    let result = Repository::init(&address, &args, &unlock(&address), &call_context())?;
     printer.result(&result, human);
     Ok(())
 }

@@ -58,10 +58,12 @@ fn allow_help() -> String {
 /// directory to the store's running watcher), as the agent hooks do.
 fn watch_starter(global: &GlobalArgs) -> cairn_mcp::WatchStarter {
     let global = GlobalArgs { store: global.store.clone(), json: false, open_mode: global.open_mode };
-    cairn_mcp::WatchStarter(std::sync::Arc::new(move |store: &cairn_lib::Store, dir: &std::path::Path| {
-        let options = cairn_lib::ops::watch::WatchOptions { dirs: vec![dir.to_path_buf()] };
-        super::watch::ensure_detached(&global, store, &options).map_err(|e| crate::error::render(&e))
-    }))
+    cairn_mcp::WatchStarter(std::sync::Arc::new(
+        move |store: &cairn_lib::Repository, dir: &std::path::Path| {
+            let options = cairn_lib::ops::watch::WatchOptions { dirs: vec![dir.to_path_buf()] };
+            super::watch::ensure_detached(&global, store, &options).map_err(|e| crate::error::render(&e))
+        },
+    ))
 }
 
 /// Runs the server until its client leaves (stdio) or the process is interrupted (HTTP).

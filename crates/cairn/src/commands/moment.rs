@@ -2,7 +2,7 @@
 //! together. `cairn save A B …` and `cairn restore MOMENT` print with [`human_save`] and
 //! [`human_restore`]; `cairn diff MOMENT MOMENT` comes here too (see [`diff_if_moments`]).
 
-use cairn_lib::Store;
+use cairn_lib::Repository;
 use cairn_lib::ops::list::ShowOptions;
 use cairn_lib::ops::moment::{
     ComposeDiff, Moment, MomentDiffOptions, MomentDiffResult, MomentList, MomentListOptions,
@@ -62,7 +62,7 @@ pub fn run(global: &GlobalArgs, cmd: MomentCommand, printer: &Printer) -> Comman
     Ok(())
 }
 
-fn save_with(store: &Store, mut options: MomentSaveOptions, printer: &Printer) -> CommandResult {
+fn save_with(store: &Repository, mut options: MomentSaveOptions, printer: &Printer) -> CommandResult {
     if options.targets.iter().any(|t| t == "transcript:auto") {
         options.places = transcript_places()?;
     }
@@ -73,7 +73,7 @@ fn save_with(store: &Store, mut options: MomentSaveOptions, printer: &Printer) -
 
 /// `cairn show REF`: when REF names a moment (and no target narrows it to one of its
 /// parts), shows the moment and returns true.
-pub fn show_if_moment(store: &Store, options: &ShowOptions, printer: &Printer) -> CommandResult<bool> {
+pub fn show_if_moment(store: &Repository, options: &ShowOptions, printer: &Printer) -> CommandResult<bool> {
     if options.target.is_some() {
         return Ok(false);
     }
@@ -89,7 +89,11 @@ pub fn show_if_moment(store: &Store, options: &ShowOptions, printer: &Printer) -
 
 /// `cairn remove REF…`: when every REF names a moment (and no target or retention rule is
 /// given), removes the moments, parts and all, and returns true.
-pub fn remove_if_moments(store: &Store, options: &RemoveOptions, printer: &Printer) -> CommandResult<bool> {
+pub fn remove_if_moments(
+    store: &Repository,
+    options: &RemoveOptions,
+    printer: &Printer,
+) -> CommandResult<bool> {
     let rules =
         options.retain_recent.is_some() || options.retain_for.is_some() || options.before_date.is_some();
     if options.refs.is_empty() || options.target.is_some() || rules {
@@ -114,7 +118,7 @@ pub fn remove_if_moments(store: &Store, options: &RemoveOptions, printer: &Print
 
 /// `cairn diff A B`: when both name moments, compares them layer by layer and returns true.
 pub fn diff_if_moments(
-    store: &Store,
+    store: &Repository,
     from: &str,
     to: Option<&str>,
     session: Option<&str>,

@@ -1,6 +1,6 @@
 //! `cairn repair`.
 
-use cairn_lib::Store;
+use cairn_lib::Repository;
 use cairn_lib::ops::repair::{Recovery, RepairResult};
 use clap::Args;
 
@@ -15,7 +15,7 @@ pub struct RepairArgs {}
 
 pub fn run(global: &GlobalArgs, _args: RepairArgs, printer: &Printer) -> CommandResult {
     let address = store_address(global)?;
-    let (store, start) = Store::open_address_to_repair(&address, &unlock(&address))?;
+    let (store, start) = Repository::open_address_to_repair(&address, &unlock(&address))?;
     let result = printer.with_progress("repairing", || store.repair(&start))?;
     printer.result(&result, human);
     Ok(())

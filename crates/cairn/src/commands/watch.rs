@@ -2,7 +2,7 @@
 
 use std::time::{Duration, Instant};
 
-use cairn_lib::Store;
+use cairn_lib::Repository;
 use cairn_lib::ops::watch::{Status, WatchOptions, WatchStart};
 use clap::Args;
 use serde::Serialize;
@@ -104,7 +104,12 @@ pub fn run(global: &GlobalArgs, args: WatchArgs, printer: &Printer) -> CommandRe
 }
 
 /// Starts `cairn watch` again as a process of its own and waits until it answers.
-fn detach(global: &GlobalArgs, store: &Store, options: &WatchOptions, printer: &Printer) -> CommandResult {
+fn detach(
+    global: &GlobalArgs,
+    store: &Repository,
+    options: &WatchOptions,
+    printer: &Printer,
+) -> CommandResult {
     let watching = start_detached(global, store, options)?;
     printer.result(&watching, human_watching);
     Ok(())
@@ -112,11 +117,15 @@ fn detach(global: &GlobalArgs, store: &Store, options: &WatchOptions, printer: &
 
 /// Makes sure a watcher covers `options.dirs`, starting one in the background if none runs
 /// for the store (the agent hooks call this after a slow checkpoint).
-pub fn ensure_detached(global: &GlobalArgs, store: &Store, options: &WatchOptions) -> CommandResult {
+pub fn ensure_detached(global: &GlobalArgs, store: &Repository, options: &WatchOptions) -> CommandResult {
     start_detached(global, store, options).map(drop)
 }
 
-fn start_detached(global: &GlobalArgs, store: &Store, options: &WatchOptions) -> CommandResult<Watching> {
+fn start_detached(
+    global: &GlobalArgs,
+    store: &Repository,
+    options: &WatchOptions,
+) -> CommandResult<Watching> {
     if let Some(status) = store.watch_status()? {
         // One watcher per store: hand it the trees.
         return match store.watch_start(options)? {

@@ -11,6 +11,7 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
+use crate::Repository;
 use crate::error::{Error, IoContext, Result};
 use crate::id::ObjectId;
 use crate::ops::resolve::CallContext;
@@ -204,7 +205,7 @@ impl FromBytesPath for std::ffi::OsStr {
     }
 }
 
-impl Store {
+impl Repository {
     /// Writes a directory snapshot to `options.to` as a POSIX pax tar archive.
     pub fn export(&self, options: &ExportOptions, context: &CallContext) -> Result<ExportResult> {
         let compression = compression_of(&options.to)?;

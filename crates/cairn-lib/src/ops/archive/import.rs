@@ -16,11 +16,11 @@ use serde::{Deserialize, Serialize};
 
 use super::entries::{Checker, Seen, normalize, shown};
 use super::sparse;
+use crate::Repository;
 use crate::error::{Error, IoContext, Result};
 use crate::id::{ObjectId, SnapshotId};
 use crate::ops::resolve::CallContext;
 use crate::snapshot::{Snapshot, SnapshotStats};
-use crate::store::Store;
 use crate::store::chunker::{WHOLE_FILE_LIMIT, store_chunks};
 use crate::store::pack::BlobKind;
 use crate::store::writer::BlobWriter;
@@ -161,7 +161,7 @@ impl ImportOptions {
     }
 }
 
-impl Store {
+impl Repository {
     /// Imports a tar archive as a new directory snapshot of `options.target` (see
     /// [`ImportOptions::target_or_default`]).
     pub fn import(&self, options: &ImportOptions, context: &CallContext) -> Result<ImportResult> {

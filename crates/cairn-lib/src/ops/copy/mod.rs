@@ -23,16 +23,16 @@ use serde::{Deserialize, Serialize};
 
 use super::moment::Moment;
 use super::resolve::CallContext;
+use crate::Repository;
 use crate::error::{Error, Result};
 use crate::session::Session;
 use crate::snapshot::Snapshot;
-use crate::store::Store;
 use crate::store::catalog::SnapshotFilter;
 
 pub use send::CopyProgress;
 
 /// What to copy. The other store (`--to` or `--from` on the command line) is opened by the
-/// front and passed to [`Store::copy_to`].
+/// front and passed to [`Repository::copy_to`].
 #[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
 #[cfg_attr(feature = "clap", derive(clap::Args))]
 #[serde(deny_unknown_fields)]
@@ -119,22 +119,22 @@ struct Selection {
     moments: Vec<Moment>,
 }
 
-impl Store {
+impl Repository {
     /// Copies what `options` names from this store to `destination` (see the module
     /// documentation).
     pub fn copy_to(
         &self,
-        destination: &Store,
+        destination: &Repository,
         options: &CopyOptions,
         context: &CallContext,
     ) -> Result<CopyResult> {
         self.copy_with_progress(destination, options, context, &CopyProgress::default())
     }
 
-    /// [`Store::copy_to`], counting blobs and bytes sent into `progress` as it goes.
+    /// [`Repository::copy_to`], counting blobs and bytes sent into `progress` as it goes.
     pub fn copy_with_progress(
         &self,
-        destination: &Store,
+        destination: &Repository,
         options: &CopyOptions,
         context: &CallContext,
         progress: &CopyProgress,
@@ -196,7 +196,7 @@ impl Store {
             });
         }
         for moment in selection.moments {
-            if destination.catalog.has_moment(moment.id)? {
+            if destination.catalog().has_moment(moment.id)? {
                 result.moments_present += 1;
                 continue;
             }
@@ -214,7 +214,7 @@ impl Store {
         let mut snapshots: Vec<Snapshot> = Vec::new();
         let mut moments: Vec<Moment> = Vec::new();
         if options.references.is_empty() {
-            snapshots = self.catalog.list_snapshots(session.id, &SnapshotFilter::default())?;
+            snapshots = self.catalog().list_snapshots(session.id, &SnapshotFilter::default())?;
             moments = self.moments_of(session)?;
         }
         for reference in &options.references {
@@ -224,7 +224,7 @@ impl Store {
                 && let Some(moment) = self.find_moment(session, reference)?
             {
                 for part in &moment.parts {
-                    if let Some(s) = self.catalog.get_snapshot(session.id, part.snapshot)? {
+                    if let Some(s) = self.catalog().get_snapshot(session.id, part.snapshot)? {
                         snapshots.push(s);
                     }
                 }
@@ -246,7 +246,7 @@ impl Store {
     /// Returns the ids of the snapshots this store already holds in that session.
     fn check_room(&self, session: &Session, selection: &Selection) -> Result<HashSet<String>> {
         let mut present = HashSet::new();
-        let Some(here) = self.catalog.find_session(&session.name)? else { return Ok(present) };
+        let Some(here) = self.catalog().find_session(&session.name)? else { return Ok(present) };
         if here.id != session.id {
             return Err(Error::conflict(format!(
                 "{} has another session named {:?} (made apart from this one); rename one of them first",
@@ -256,7 +256,7 @@ impl Store {
         }
         let all = SnapshotFilter { target: None, include_safety: true };
         let mut names: HashMap<(String, String), String> = HashMap::new();
-        for s in self.catalog.list_snapshots(session.id, &all)? {
+        for s in self.catalog().list_snapshots(session.id, &all)? {
             if let Some(name) = &s.name {
                 names.insert((s.target.clone(), name.clone()), s.id.to_string());
             }
@@ -298,23 +298,23 @@ impl Store {
     /// Makes `session` here under its own id, name and creation time when this store lacks
     /// it; returns whether it did.
     fn adopt_session(&self, session: &Session) -> Result<bool> {
-        if self.catalog.find_session(&session.id.to_string())?.is_some() {
+        if self.catalog().find_session(&session.id.to_string())?.is_some() {
             return Ok(false);
         }
-        self.catalog.adopt_session(session, Vec::new())?;
+        self.catalog().adopt_session(session, Vec::new())?;
         Ok(true)
     }
 
     /// Commits a copied snapshot's record in `session`: a new record with the source's id, or,
     /// when this store holds the record already (in another session), its membership only.
     fn put_copied_record(&self, session: &Session, snapshot: &Snapshot) -> Result<()> {
-        if self.catalog.has_snapshot(&snapshot.id.to_string())? {
+        if self.catalog().has_snapshot(&snapshot.id.to_string())? {
             let member = crate::store::catalog::Member {
                 snapshot: snapshot.id.to_string(),
                 target: snapshot.target.clone(),
                 name: snapshot.name.clone(),
             };
-            return self.catalog.adopt_session(session, vec![member]);
+            return self.catalog().adopt_session(session, vec![member]);
         }
         self.commit_snapshot(snapshot, false)
     }

@@ -10,6 +10,7 @@
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use crate::Repository;
 use crate::error::Result;
 use crate::id::ObjectId;
 use crate::snapshot::Snapshot;
@@ -42,7 +43,7 @@ impl CopyProgress {
 
 /// Sends blobs from one store to another through one blob writer.
 pub(super) struct Sender<'a> {
-    source: &'a Store,
+    source: &'a Repository,
     writer: BlobWriter<'a>,
     progress: &'a CopyProgress,
     /// Blobs already sent or found present by this copy.
@@ -52,7 +53,7 @@ pub(super) struct Sender<'a> {
 }
 
 impl<'a> Sender<'a> {
-    pub(super) fn new(source: &'a Store, destination: &'a Store, progress: &'a CopyProgress) -> Self {
+    pub(super) fn new(source: &'a Repository, destination: &'a Store, progress: &'a CopyProgress) -> Self {
         Self {
             source,
             writer: BlobWriter::new(destination),
@@ -112,7 +113,7 @@ impl<'a> Sender<'a> {
         let mut batch = Vec::new();
         let mut batch_bytes = 0;
         for id in missing {
-            let Some(loc) = self.source.catalog.blob_location(&id)? else {
+            let Some(loc) = self.source.catalog().blob_location(&id)? else {
                 // Known lost in the source (a repair listed it): nothing to send.
                 continue;
             };

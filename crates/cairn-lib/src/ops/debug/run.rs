@@ -12,9 +12,9 @@ use cairn_dap::{AdapterCommand, CaptureDiff, DebugSession, LaunchOptions, Refusa
 use serde::Serialize;
 
 use super::{DebugDiffOptions, DebugSaveOptions, DebugSnapshot, dap_error, new_debug_session_id};
+use crate::Repository;
 use crate::error::{Error, ErrorKind, Result};
 use crate::ops::resolve::CallContext;
-use crate::store::Store;
 
 /// The adapter that debugs `program`: debugpy for a Python script (`.py`), lldb-dap for
 /// anything else (an executable built with debug information). A program that is not a file is
@@ -35,7 +35,7 @@ pub fn adapter_for(program: &Path) -> Result<AdapterCommand> {
     adapter.map_err(dap_error)
 }
 
-/// What to run and how, for [`Store::debug_run`].
+/// What to run and how, for [`Repository::debug_run`].
 #[derive(Debug, Clone)]
 pub struct DebugRunOptions {
     /// The program: a Python script, or an executable built with debug information.
@@ -61,7 +61,7 @@ pub struct DebugRunOptions {
     pub session: Option<String>,
 }
 
-/// What [`Store::debug_run`] did.
+/// What [`Repository::debug_run`] did.
 #[derive(Debug, Clone, Serialize)]
 pub struct DebugRunResult {
     /// The `debug:<id>` target the captures were stored under.
@@ -91,7 +91,7 @@ pub struct DebugStop {
     pub snapshot: Option<DebugSnapshot>,
 }
 
-impl Store {
+impl Repository {
     /// Runs `options.program` under its adapter to each breakpoint until it ends or
     /// `max_stops` is reached, capturing and diffing if asked; the program and the adapter
     /// are ended before this returns.

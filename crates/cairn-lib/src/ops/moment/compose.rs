@@ -4,10 +4,10 @@
 
 use serde::Serialize;
 
+use crate::Repository;
 use crate::error::Result;
 use crate::ops::diff::ChangeKind;
 use crate::snapshot::Snapshot;
-use crate::store::Store;
 use crate::targets::compose;
 use crate::targets::compose::record::{ComposeRoot, MountContent, MountData};
 use crate::tree::diff::TreeDiff;
@@ -79,7 +79,7 @@ pub struct LayerDiff {
     pub paths_dropped: Vec<String>,
 }
 
-impl Store {
+impl Repository {
     /// Compares two Compose snapshots (of one project) layer by layer: what a moment diff
     /// and the UI's diff of two points report for their Compose parts.
     pub fn compose_snapshot_diff(&self, old: &Snapshot, new: &Snapshot) -> Result<ComposeDiff> {
@@ -94,7 +94,7 @@ impl Store {
 }
 
 /// Compares the root documents of two compose snapshots.
-pub(crate) fn compare(store: &Store, old: &ComposeRoot, new: &ComposeRoot) -> Result<ComposeDiff> {
+pub(crate) fn compare(store: &Repository, old: &ComposeRoot, new: &ComposeRoot) -> Result<ComposeDiff> {
     let mut out = ComposeDiff::default();
     for a in &old.mounts {
         match new.mounts.iter().find(|b| b.object_id == a.object_id) {
@@ -162,7 +162,7 @@ fn layer(container: &str, change: &str, paths_added: Vec<String>, paths_dropped:
 }
 
 /// The files that differ between two captures of one mount; `None` when it did not change.
-fn mount_files(store: &Store, a: &MountData, b: &MountData) -> Result<Option<Vec<VolumeFileChange>>> {
+fn mount_files(store: &Repository, a: &MountData, b: &MountData) -> Result<Option<Vec<VolumeFileChange>>> {
     match (&a.content, &b.content) {
         (MountContent::Dir { root: x }, MountContent::Dir { root: y }) => {
             if x == y {

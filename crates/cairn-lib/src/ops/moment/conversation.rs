@@ -5,15 +5,15 @@
 use cairn_transcript::{ActivePath, LoadOptions, load_session};
 use serde_json::Value;
 
+use crate::Repository;
 use crate::error::Result;
 use crate::ops::transcript::{AgentPlaces, TranscriptWritten, transcript_error};
 use crate::snapshot::Snapshot;
-use crate::store::Store;
 
 /// Writes transcript snapshot `snapshot` as a new session for `places.cwd`; with
 /// `cut_before`, the path ends just before the last user message starting with that line.
 pub(crate) fn load_conversation(
-    store: &Store,
+    store: &Repository,
     snapshot: &Snapshot,
     places: &AgentPlaces,
     cut_before: Option<&str>,

@@ -5,12 +5,12 @@
 use serde::{Deserialize, Serialize};
 
 use super::{Moment, MomentPart};
+use crate::Repository;
 use crate::error::Result;
 use crate::id::SnapshotId;
 use crate::ops::diff::{DiffOptions, DiffResult};
 use crate::ops::resolve::CallContext;
 use crate::session::Session;
-use crate::store::Store;
 
 /// Which moments to compare.
 #[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
@@ -63,7 +63,7 @@ pub struct MomentDiffPart {
     pub compose: Option<super::ComposeDiff>,
 }
 
-impl Store {
+impl Repository {
     /// Compares two moments layer by layer.
     pub fn moment_diff(
         &self,

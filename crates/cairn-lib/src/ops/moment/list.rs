@@ -3,10 +3,10 @@
 use serde::{Deserialize, Serialize};
 
 use super::Moment;
+use crate::Repository;
 use crate::error::Result;
 use crate::ops::resolve::CallContext;
 use crate::snapshot::Snapshot;
-use crate::store::Store;
 
 /// Which moments to list.
 #[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
@@ -52,7 +52,7 @@ pub struct MomentView {
     pub snapshots: Vec<Snapshot>,
 }
 
-impl Store {
+impl Repository {
     /// The moments of a session, oldest first.
     pub fn moment_list(&self, options: &MomentListOptions, context: &CallContext) -> Result<MomentList> {
         let session = self.resolve_session(&context.choice(options.session.clone()))?;

@@ -7,10 +7,10 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use super::Moment;
+use crate::Repository;
 use crate::error::{Error, Result};
 use crate::ops::resolve::CallContext;
 use crate::session::Session;
-use crate::store::Store;
 
 /// Which moments to remove.
 #[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
@@ -47,7 +47,7 @@ pub struct MomentRemoveResult {
     pub removed: Vec<Moment>,
 }
 
-impl Store {
+impl Repository {
     /// Removes moments and their parts' snapshots.
     pub fn moment_remove(
         &self,
@@ -94,10 +94,10 @@ impl Store {
             moments.iter().flat_map(|m| m.parts.iter().map(|p| p.target.clone())).collect();
         let _locks = self.lock_targets(&targets, "a remove")?;
         for moment in moments {
-            self.catalog.delete_moment(moment.id)?;
+            self.catalog().delete_moment(moment.id)?;
             for part in &moment.parts {
-                if self.catalog.moments_holding(part.snapshot)? == 0 {
-                    self.catalog.remove_membership(session.id, part.snapshot)?;
+                if self.catalog().moments_holding(part.snapshot)? == 0 {
+                    self.catalog().remove_membership(session.id, part.snapshot)?;
                     self.forget_target_if_empty(&part.target)?;
                 }
             }

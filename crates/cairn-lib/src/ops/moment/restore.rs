@@ -12,6 +12,7 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 use super::{Moment, MomentPart};
+use crate::Repository;
 use crate::error::{Error, NeutralWords, Result};
 use crate::id::SnapshotId;
 use crate::ops::compose::ComposeRollbackOptions;
@@ -19,7 +20,6 @@ use crate::ops::resolve::CallContext;
 use crate::ops::restore::RestoreOptions;
 use crate::ops::transcript::AgentPlaces;
 use crate::session::Session;
-use crate::store::Store;
 
 /// Which moment to restore, and which of its parts.
 #[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
@@ -90,7 +90,7 @@ pub struct RestoredPart {
 /// The kinds a moment part can be.
 const KINDS: [&str; 3] = ["dir", "transcript", "compose"];
 
-impl Store {
+impl Repository {
     /// Restores a moment (see the module documentation).
     pub fn moment_restore(
         &self,

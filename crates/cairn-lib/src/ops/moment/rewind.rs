@@ -7,13 +7,13 @@
 use serde::{Deserialize, Serialize};
 
 use super::{Moment, MomentRestoreOptions, MomentRestoreResult};
+use crate::Repository;
 use crate::error::{Error, Result, echo};
 use crate::id::MomentId;
 use crate::ops::diff::DiffOptions;
 use crate::ops::resolve::CallContext;
 use crate::ops::transcript::AgentPlaces;
 use crate::session::Session;
-use crate::store::Store;
 use crate::targets::Target;
 
 /// Which turns to list.
@@ -87,7 +87,7 @@ pub struct RewindTurn {
     pub moment: MomentId,
 }
 
-impl Store {
+impl Repository {
     /// The turns of the workspace's agent sessions, oldest first.
     pub fn rewind_list(&self, options: &RewindListOptions, context: &CallContext) -> Result<RewindList> {
         let session = self.resolve_session(&context.choice(options.session.clone()))?;

@@ -8,6 +8,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::{AgentTurn, Moment, MomentPart};
+use crate::Repository;
 use crate::error::{Error, Hint, Result};
 use crate::id::MomentId;
 use crate::name::validate_name;
@@ -16,7 +17,6 @@ use crate::ops::save::SaveOptions;
 use crate::ops::transcript::AgentPlaces;
 use crate::session::Session;
 use crate::snapshot::Snapshot;
-use crate::store::Store;
 use crate::store::catalog::SnapshotFilter;
 use crate::targets::Target;
 
@@ -102,7 +102,7 @@ struct Taken {
     fresh: bool,
 }
 
-impl Store {
+impl Repository {
     /// Saves the targets of `options` together as one moment.
     pub fn moment_save(
         &self,
@@ -263,7 +263,7 @@ impl Store {
             && previous.kind == snapshot.kind
         {
             // Nothing changed: no second record of the same state.
-            self.catalog.remove_membership(session.id, snapshot.id)?;
+            self.catalog().remove_membership(session.id, snapshot.id)?;
             let part = MomentPart {
                 kind: previous.kind.to_string(),
                 target: previous.target.clone(),
@@ -283,7 +283,7 @@ impl Store {
     fn take_back(&self, session: &Session, taken: &[Taken]) -> String {
         let mut undone = Vec::new();
         for t in taken.iter().filter(|t| t.fresh) {
-            if self.catalog.remove_membership(session.id, t.snapshot.id).is_ok() {
+            if self.catalog().remove_membership(session.id, t.snapshot.id).is_ok() {
                 undone.push(t.part.target.clone());
             }
         }
@@ -297,12 +297,12 @@ impl Store {
     /// The newest regular snapshot of `target` in `session`.
     pub(crate) fn last_snapshot_of(&self, session: &Session, target: &str) -> Result<Option<Snapshot>> {
         let filter = SnapshotFilter { target: Some(target.to_owned()), include_safety: false };
-        Ok(self.catalog.list_snapshots(session.id, &filter)?.pop())
+        Ok(self.catalog().list_snapshots(session.id, &filter)?.pop())
     }
 
     /// The snapshot id of a moment part, checked to still be in `session`.
     pub(crate) fn part_snapshot(&self, session: &Session, part: &MomentPart) -> Result<Snapshot> {
-        self.catalog.get_snapshot(session.id, part.snapshot)?.ok_or_else(|| {
+        self.catalog().get_snapshot(session.id, part.snapshot)?.ok_or_else(|| {
             Error::not_found(format!("the {} part of the moment ({}) was removed", part.kind, part.snapshot))
         })
     }

@@ -4,12 +4,12 @@
 
 use std::time::Instant;
 
-use crate::error::{Error, Result};
+use crate::Repository;
+use crate::error::Result;
 use crate::id::SnapshotId;
 use crate::ops::save::SaveOptions;
 use crate::snapshot::Snapshot;
-use crate::store::Store;
-use crate::store::catalog::{NewSnapshot, StatCacheWrite};
+use crate::store::catalog::StatCacheWrite;
 use crate::store::writer::BlobWriter;
 use crate::targets::dir::Progress;
 use crate::targets::dir::capture::{self, Uncovered};
@@ -45,7 +45,7 @@ impl PublishedCapture<'_> {
     }
 }
 
-impl Store {
+impl Repository {
     /// Captures directory `path` and publishes its blobs; [`PublishedCapture::commit`] then
     /// commits the record. The caller holds the target's lock.
     pub(crate) fn publish_dir_capture(
@@ -87,48 +87,5 @@ impl Store {
         };
         let cache = captured.cache.into_write().inspect_err(|_| writer.abandon())?;
         Ok(PublishedCapture { writer, snapshot, uncovered: captured.uncovered, cache, force: options.force })
-    }
-
-    /// Makes a snapshot durable: its record object first (so the catalog can be rebuilt from
-    /// objects), then the catalog row, which is the moment the snapshot exists.
-    pub(crate) fn commit_snapshot(&self, snapshot: &Snapshot, force_name: bool) -> Result<()> {
-        self.commit_snapshot_with(snapshot, force_name, None)
-    }
-
-    /// [`Store::commit_snapshot`], with stat cache rows committed in the same transaction.
-    pub(crate) fn commit_snapshot_with(
-        &self,
-        snapshot: &Snapshot,
-        force_name: bool,
-        stat_cache: Option<&StatCacheWrite>,
-    ) -> Result<()> {
-        let mut record = serde_json::to_value(snapshot)
-            .map_err(|e| Error::corrupt(format!("could not encode the snapshot record: {e}")))?;
-        record["root"] = serde_json::json!(snapshot.root.map(|r| r.to_hex()));
-        let bytes = serde_json::to_vec(&record)
-            .map_err(|e| Error::corrupt(format!("could not encode the snapshot record: {e}")))?;
-        self.claim_name(snapshot, force_name)?;
-        // The record is written while the catalog's rows are; the catalog commits only once the
-        // record is durable, so it can always be rebuilt from the objects.
-        let key = format!("records/{}.json", snapshot.id);
-        // Before the record exists, so a save killed after writing it leaves a record gc can
-        // tell from one the catalog lost track of. A shared store's other machines may apply
-        // such a record, so there it stays theirs to keep.
-        if !self.is_shared() {
-            self.catalog.note_record(&key)?;
-        }
-        std::thread::scope(|scope| {
-            let writing = scope.spawn(|| self.backend().put_if_absent(&key, &bytes));
-            let record_durable = || {
-                let written = writing.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-                // The snapshot will never exist: its claim must not hold the name for a save
-                // that is retried (best effort; an unreleased claim expires on its own).
-                written.map(drop).inspect_err(|_| {
-                    let _ = self.release_name(snapshot);
-                })
-            };
-            self.catalog
-                .insert_snapshot_when(NewSnapshot { snapshot, force_name, stat_cache }, record_durable)
-        })
     }
 }

@@ -5,10 +5,10 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
+use crate::Repository;
 use crate::error::{Error, Result};
 use crate::id::ObjectId;
 use crate::snapshot::Snapshot;
-use crate::store::Store;
 
 /// The journal of an in-place restore, written before the first change to the tree.
 #[derive(Serialize, Deserialize)]
@@ -29,7 +29,7 @@ pub(crate) struct Journal {
     pub preserve_mtime: bool,
 }
 
-impl Store {
+impl Repository {
     /// Where the journal of a restore of target `key` is written.
     pub(crate) fn journal_path(&self, key: &str) -> PathBuf {
         let name = &ObjectId::of(key.as_bytes()).to_hex()[..24];

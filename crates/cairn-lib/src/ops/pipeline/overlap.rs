@@ -1,10 +1,10 @@
 //! The overlap check every operation that reads or writes a directory makes first: a snapshot
 //! never lives inside the tree it captures, and no tree is written inside the store.
 
+use crate::Repository;
 use crate::error::{Error, Hint, Result};
-use crate::store::Store;
 
-impl Store {
+impl Repository {
     /// Refuses a directory that holds the store, or lies inside it.
     pub(crate) fn refuse_overlap(&self, path: &std::path::Path) -> Result<()> {
         let store = std::fs::canonicalize(self.root()).unwrap_or_else(|_| self.root().to_path_buf());

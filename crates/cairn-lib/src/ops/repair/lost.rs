@@ -6,16 +6,16 @@
 use std::collections::{HashMap, HashSet};
 
 use super::DamagedSnapshot;
+use crate::Repository;
 use crate::error::Result;
 use crate::id::ObjectId;
-use crate::store::Store;
 use crate::tree::NodeKind;
 
-impl Store {
+impl Repository {
     /// Every snapshot that refers to data the index no longer holds, with what it lost.
     pub(super) fn damaged_snapshots(&self) -> Result<Vec<DamagedSnapshot>> {
         let mut out = Vec::new();
-        for (id, target, kind, root) in self.catalog.all_snapshot_roots()? {
+        for (id, target, kind, root) in self.catalog().all_snapshot_roots()? {
             let lost = match (kind.parse::<crate::targets::TargetKind>(), root) {
                 (_, None) => vec!["/".to_owned()],
                 (Ok(crate::targets::TargetKind::Dir), Some(root)) => self.lost_paths(&root)?,
@@ -40,12 +40,12 @@ impl Store {
     pub(super) fn wanted_blobs(&self) -> Result<HashMap<ObjectId, Option<u32>>> {
         let mut wanted = HashMap::new();
         let mut want = |id: &ObjectId, len: Option<u32>| -> Result<()> {
-            if self.catalog.blob_location(id)?.is_none() {
+            if self.catalog().blob_location(id)?.is_none() {
                 wanted.insert(*id, len);
             }
             Ok(())
         };
-        for (_, _, kind, root) in self.catalog.all_snapshot_roots()? {
+        for (_, _, kind, root) in self.catalog().all_snapshot_roots()? {
             let Some(root) = root else { continue };
             if kind.parse::<crate::targets::TargetKind>().ok() != Some(crate::targets::TargetKind::Dir) {
                 let mut live = HashSet::new();
@@ -85,7 +85,7 @@ impl Store {
 
     fn all_indexed(&self, ids: &HashSet<ObjectId>) -> Result<bool> {
         for id in ids {
-            if self.catalog.blob_location(id)?.is_none() {
+            if self.catalog().blob_location(id)?.is_none() {
                 return Ok(false);
             }
         }
@@ -114,7 +114,7 @@ impl Store {
                     NodeKind::Dir { tree } => stack.push((child, tree)),
                     NodeKind::File { content, .. } => {
                         for id in &content {
-                            if self.catalog.blob_location(id)?.is_none() {
+                            if self.catalog().blob_location(id)?.is_none() {
                                 lost.push(String::from_utf8_lossy(&child).into_owned());
                                 break;
                             }

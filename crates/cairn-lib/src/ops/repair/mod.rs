@@ -23,8 +23,8 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
+use crate::Repository;
 use crate::error::Result;
-use crate::store::Store;
 use crate::store::pack_recover::{self, Source};
 
 pub use open::RepairStart;
@@ -112,9 +112,9 @@ pub struct DamagedSnapshot {
     pub lost: Vec<String>,
 }
 
-impl Store {
+impl Repository {
     /// Repairs the store (see the module documentation). `start` is what
-    /// [`Store::open_to_repair`] or [`Store::open_address_to_repair`] did to open it.
+    /// [`Repository::open_to_repair`] or [`Repository::open_address_to_repair`] did to open it.
     pub fn repair(&self, start: &RepairStart) -> Result<RepairResult> {
         let _lock = self.lock_store_exclusive("a repair")?;
         let mut result = RepairResult {
@@ -124,14 +124,14 @@ impl Store {
             marker_rewritten: start.marker_rewritten,
             ..Default::default()
         };
-        self.catalog.keep_old_blob_index()?;
+        self.catalog().keep_old_blob_index()?;
         let indexed = self.index_packs(start.catalog_set_aside.as_ref(), &mut result);
-        self.catalog.drop_old_blob_index()?;
+        self.catalog().drop_old_blob_index()?;
         indexed?;
         self.add_records(&mut result)?;
         self.search_headerless_packs(&mut result)?;
-        self.catalog.drop_all_stat_caches()?;
-        self.catalog.clear_all_damaged()?;
+        self.catalog().drop_all_stat_caches()?;
+        self.catalog().clear_all_damaged()?;
         result.damaged_snapshots = self.damaged_snapshots()?;
         result.packs_damaged.sort();
         result.blobs_dropped.sort();
@@ -140,7 +140,7 @@ impl Store {
 
     /// Rebuilds the blob index from every pack, recovering damaged ones blob by blob.
     fn index_packs(&self, set_aside: Option<&PathBuf>, result: &mut RepairResult) -> Result<()> {
-        self.catalog.reset_blob_index()?;
+        self.catalog().reset_blob_index()?;
         for key in self.backend().list("packs/")? {
             if !key.ends_with(".pack") {
                 continue;
@@ -150,7 +150,7 @@ impl Store {
             let bytes = self.backend().get(&key)?;
             // What catalogs said the pack holds: asked only when its header does not verify.
             let known = || {
-                let mut known = self.catalog.old_pack_entries(&key).unwrap_or_default();
+                let mut known = self.catalog().old_pack_entries(&key).unwrap_or_default();
                 if let Some(path) = set_aside {
                     known.extend(crate::store::catalog::Catalog::entries_in_file(path, &key));
                 }
@@ -184,7 +184,7 @@ impl Store {
             }
             result.blobs_indexed += recovered.sound.len() as u64;
             result.packs_indexed += 1;
-            self.catalog.index_found_pack(&key, bytes.len() as u64, &recovered.sound)?;
+            self.catalog().index_found_pack(&key, bytes.len() as u64, &recovered.sound)?;
         }
         Ok(())
     }
@@ -212,7 +212,7 @@ impl Store {
             for key in &keys {
                 let bytes = self.backend().get(key)?;
                 let found: Vec<crate::store::pack::PackEntry> = self
-                    .catalog
+                    .catalog()
                     .pack_blobs(key)?
                     .into_iter()
                     .map(|(id, l)| crate::store::pack::PackEntry {
@@ -230,7 +230,7 @@ impl Store {
                     continue;
                 }
                 found_any = true;
-                self.catalog.index_found_pack(key, bytes.len() as u64, &more)?;
+                self.catalog().index_found_pack(key, bytes.len() as u64, &more)?;
                 result.blobs_indexed += more.len() as u64;
                 match result.packs_recovered.iter_mut().find(|p| p.key == *key) {
                     Some(pack) => pack.blobs += more.len() as u64,
@@ -257,6 +257,6 @@ impl Store {
     /// it, so the catch-up on open (which indexes every pack it does not know from its header)
     /// does not stop at it again; a local store's leaves it unknown, which gc keeps.
     fn keep_damaged_pack(&self, key: &str, size: u64) -> Result<()> {
-        if self.is_shared() { self.catalog.note_damaged_pack(key, size) } else { Ok(()) }
+        if self.is_shared() { self.catalog().note_damaged_pack(key, size) } else { Ok(()) }
     }
 }

@@ -8,6 +8,7 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::Repository;
 use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::store::address::StoreAddress;
@@ -27,7 +28,7 @@ pub struct RepairStart {
     pub marker_rewritten: bool,
 }
 
-impl Store {
+impl Repository {
     /// Opens the store directory at `root` for a repair (see the module documentation).
     pub fn open_to_repair(root: &Path) -> Result<(Self, RepairStart)> {
         let layout = Layout { root: std::path::absolute(root).map_err(|e| Error::io("resolve", root, e))? };
@@ -72,11 +73,11 @@ impl Store {
             }
             start.catalog_set_aside = Some(aside);
         }
-        Ok((Self::open_to_rebuild(&layout.root)?, start))
+        Ok((Store::open_to_rebuild(&layout.root).map(Repository::from)?, start))
     }
 
     /// Opens the store at `address` for a repair: a store directory as
-    /// [`Store::open_to_repair`] does, a shared one unlocked with `unlock` but without the
+    /// [`Repository::open_to_repair`] does, a shared one unlocked with `unlock` but without the
     /// catch-up of its catalog (the repair reads every object itself, listing what it cannot).
     pub fn open_address_to_repair(address: &StoreAddress, unlock: &Unlock) -> Result<(Self, RepairStart)> {
         let mut start = RepairStart::default();
@@ -86,7 +87,7 @@ impl Store {
                 return Self::open_to_repair(dir);
             }
         }
-        Ok((Self::open_shared_to_rebuild(address, unlock)?, start))
+        Ok((Store::open_shared_to_rebuild(address, unlock).map(Repository::from)?, start))
     }
 }
 

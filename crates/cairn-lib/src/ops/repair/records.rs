@@ -4,13 +4,13 @@
 //! or sealed with another key) is listed and left as it is; it never stops the repair.
 
 use super::{DamagedRecord, RepairResult};
+use crate::Repository;
 use crate::error::{ErrorKind, Result};
 use crate::id::{ObjectId, SessionId};
 use crate::snapshot::Snapshot;
-use crate::store::Store;
 use crate::store::catalog::NewSnapshot;
 
-impl Store {
+impl Repository {
     /// Adds every snapshot record (and, in a shared store, event and moment) the catalog lacks.
     pub(super) fn add_records(&self, result: &mut RepairResult) -> Result<()> {
         let prefixes: &[&str] =
@@ -18,7 +18,7 @@ impl Store {
         let mut pending = Vec::new();
         for prefix in prefixes {
             for key in self.backend().list(prefix)? {
-                if self.is_shared() && self.catalog.seen(&key)? {
+                if self.is_shared() && self.catalog().seen(&key)? {
                     continue;
                 }
                 let id = key.trim_start_matches(prefix).trim_end_matches(".json").to_owned();
@@ -36,7 +36,7 @@ impl Store {
                     // A shared store's catch-up would stop at it on every open: it is marked
                     // applied. A failure to read at all (a network error) is tried again then.
                     if !problem.transient && self.is_shared() {
-                        self.catalog.mark_seen(&key)?;
+                        self.catalog().mark_seen(&key)?;
                     }
                 }
             }
@@ -52,14 +52,14 @@ impl Store {
         let bytes = self.backend().get(key).map_err(Problem::read)?;
         if key.starts_with("moments/") {
             self.add_moment_record(&bytes).map_err(Problem::apply)?;
-            self.catalog.mark_seen(key).map_err(Problem::apply)?;
+            self.catalog().mark_seen(key).map_err(Problem::apply)?;
             return Ok(Added::Nothing);
         }
         if key.starts_with("log/") {
             let event = serde_json::from_slice(&bytes)
                 .map_err(|e| Problem::damage(format!("it does not decode: {e}")))?;
-            self.catalog.apply_event(&event).map_err(Problem::apply)?;
-            self.catalog.mark_seen(key).map_err(Problem::apply)?;
+            self.catalog().apply_event(&event).map_err(Problem::apply)?;
+            self.catalog().mark_seen(key).map_err(Problem::apply)?;
             return Ok(Added::Nothing);
         }
         let value: serde_json::Value = serde_json::from_slice(&bytes)
@@ -68,14 +68,18 @@ impl Store {
             .map_err(|e| Problem::damage(format!("it is not a snapshot record: {e}")))?;
         snapshot.root = value["root"].as_str().and_then(|h| ObjectId::from_hex(h).ok());
         let id = snapshot.id.to_string();
-        if self.catalog.has_snapshot(&id).map_err(Problem::apply)? {
+        if self.catalog().has_snapshot(&id).map_err(Problem::apply)? {
             // Neither side proves itself (a record has no checksum of its own): the row is
             // rewritten from the record only when the row does not decode or its root does not
             // read and the record's root does.
             let reads = |root: Option<ObjectId>| root.is_some_and(|r| self.read_blob(&r).is_ok());
-            let row_root = self.catalog.sound_row_root(&id).map_err(Problem::apply)?;
+            let row_root = self.catalog().sound_row_root(&id).map_err(Problem::apply)?;
             let rewrite = !reads(row_root) && reads(snapshot.root);
-            if self.catalog.correct_snapshot(&snapshot, rewrite, !self.is_shared()).map_err(Problem::apply)? {
+            if self
+                .catalog()
+                .correct_snapshot(&snapshot, rewrite, !self.is_shared())
+                .map_err(Problem::apply)?
+            {
                 return Ok(Added::Corrected);
             }
             return Ok(Added::Nothing);
@@ -88,19 +92,19 @@ impl Store {
             } else {
                 format!("recovered-{}", &snapshot.session.to_string()[..8])
             };
-            self.catalog.ensure_session(snapshot.session, &name).map_err(Problem::apply)?;
+            self.catalog().ensure_session(snapshot.session, &name).map_err(Problem::apply)?;
         }
         // The writer held the name when it committed: in a shared store a later record with the
         // same name moved it there, as it did on the writer's machine.
         let force_name = self.is_shared();
         if self
-            .catalog
+            .catalog()
             .insert_snapshot(NewSnapshot { snapshot: &snapshot, force_name, stat_cache: None })
             .is_err()
         {
             // Its name is taken in the rebuilt session: keep the snapshot, by id.
             snapshot.name = None;
-            self.catalog
+            self.catalog()
                 .insert_snapshot(NewSnapshot { snapshot: &snapshot, force_name, stat_cache: None })
                 .map_err(Problem::apply)?;
         }

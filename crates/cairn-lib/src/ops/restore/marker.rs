@@ -3,7 +3,7 @@
 //! removed after its last, and beside it a file `.cairn-restore-incomplete` in the destination
 //! holding the same random token. One left behind names a destination that a killed restore
 //! left incomplete: the next restore into it does it again, and `cairn check` reports it
-//! ([`Store::interrupted_restores_to`]); a person looking into the directory sees it too.
+//! ([`Repository::interrupted_restores_to`]); a person looking into the directory sees it too.
 //!
 //! The token, not the path or the inode (a directory made again at once gets the inode just
 //! freed), tells that the directory is the one the restore wrote into: one made anew at the
@@ -14,10 +14,10 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use crate::Repository;
 use crate::error::{Error, IoContext, Result};
 use crate::id::ObjectId;
 use crate::snapshot::Snapshot;
-use crate::store::Store;
 
 const SUFFIX: &str = "restore-to";
 
@@ -56,14 +56,14 @@ impl Marker {
     }
 }
 
-fn path_of(store: &Store, key: &str) -> PathBuf {
+fn path_of(store: &Repository, key: &str) -> PathBuf {
     let name = &ObjectId::of(key.as_bytes()).to_hex()[..24];
     store.layout().journal().join(format!("{name}.{SUFFIX}"))
 }
 
 /// Writes `marker` durably into the store, then its token into `dir`; a store's disk without
 /// room for it refuses the restore here, before the destination holds anything.
-pub(crate) fn write(store: &Store, marker: &Marker, dir: &Path) -> Result<PathBuf> {
+pub(crate) fn write(store: &Repository, marker: &Marker, dir: &Path) -> Result<PathBuf> {
     let path = path_of(store, &marker.destination);
     let bytes = serde_json::to_vec(marker).map_err(|e| Error::corrupt(e.to_string()))?;
     crate::store::backend::create_dir_durably(&store.layout().journal())?;
@@ -74,7 +74,7 @@ pub(crate) fn write(store: &Store, marker: &Marker, dir: &Path) -> Result<PathBu
 }
 
 /// The marker of a restore into the destination `key`, if there is one that reads.
-pub(crate) fn read(store: &Store, key: &str) -> Option<(PathBuf, Marker)> {
+pub(crate) fn read(store: &Repository, key: &str) -> Option<(PathBuf, Marker)> {
     let path = path_of(store, key);
     let marker = serde_json::from_slice(&std::fs::read(&path).ok()?).ok()?;
     Some((path, marker))
@@ -110,7 +110,7 @@ impl InterruptedRestoreTo {
     }
 }
 
-impl Store {
+impl Repository {
     /// Every restore into a new directory that was interrupted (its process is gone), for
     /// `check` to report.
     pub fn interrupted_restores_to(&self) -> Result<Vec<InterruptedRestoreTo>> {
@@ -159,7 +159,7 @@ impl Store {
 mod tests {
     use super::*;
 
-    fn left(store: &Store, dir: &Path, token_in_dir: bool) {
+    fn left(store: &Repository, dir: &Path, token_in_dir: bool) {
         // A process that has exited: its pid is free.
         let mut gone = std::process::Command::new("true").spawn().unwrap();
         let pid = gone.id();
@@ -177,7 +177,7 @@ mod tests {
     #[test]
     fn check_hears_of_a_marker_left_behind_and_whether_its_directory_is_still_there() {
         let tmp = tempfile::tempdir().unwrap();
-        let store = Store::open(&tmp.path().join("store")).unwrap();
+        let store = Repository::open(&tmp.path().join("store")).unwrap();
         left(&store, &tmp.path().join("a"), true);
         left(&store, &tmp.path().join("b"), false);
         let found = store.interrupted_restores_to().unwrap();

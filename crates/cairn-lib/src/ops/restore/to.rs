@@ -12,10 +12,10 @@ use std::path::{Path, PathBuf};
 
 use super::marker::{self, Marker};
 use super::{RestoreMode, RestoreResult};
+use crate::Repository;
 use crate::error::{Error, Hint, IoContext, Result};
 use crate::ops::save::Progress;
 use crate::snapshot::Snapshot;
-use crate::store::Store;
 use crate::store::catalog::room;
 use crate::targets::dir::restore::{creation_plan, restore_fresh};
 use crate::targets::dir::statcache::{StatCache, settle_clock};
@@ -26,7 +26,7 @@ const CACHE_BYTES_PER_FILE: u64 = 1024;
 /// Room the store's disk keeps after the stat cache is written.
 const CACHE_RESERVE: u64 = 8 << 20;
 
-impl Store {
+impl Repository {
     pub(super) fn restore_new(
         &self,
         snapshot: Snapshot,

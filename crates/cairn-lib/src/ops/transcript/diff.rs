@@ -7,12 +7,12 @@ use cairn_transcript::{Transcript, TranscriptDiff, diff_paths};
 use serde::{Deserialize, Serialize};
 
 use super::transcript_error;
+use crate::Repository;
 use crate::error::Result;
 use crate::ops::diff::{DiffResult, DiffSummary};
 use crate::ops::resolve::CallContext;
 use crate::session::Session;
 use crate::snapshot::Snapshot;
-use crate::store::Store;
 
 /// What to compare.
 #[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
@@ -41,7 +41,7 @@ pub struct TranscriptDiffResult {
     pub changes: TranscriptDiff,
 }
 
-impl Store {
+impl Repository {
     /// Compares two transcript snapshots, or one with the live file it was saved from.
     pub fn transcript_diff(
         &self,
@@ -53,7 +53,7 @@ impl Store {
         self.transcript_diff_from(&session, from, options.to.as_deref())
     }
 
-    /// The diff once the older side is resolved; `Store::diff` enters here for transcripts.
+    /// The diff once the older side is resolved; `Repository::diff` enters here for transcripts.
     pub(crate) fn transcript_diff_from(
         &self,
         session: &Session,
@@ -76,7 +76,7 @@ impl Store {
         Ok(TranscriptDiffResult { changes: diff_paths(&old, &new), from, to, live_file })
     }
 
-    /// `Store::diff` of a transcript snapshot: the same comparison in the generic result, with
+    /// `Repository::diff` of a transcript snapshot: the same comparison in the generic result, with
     /// the entries in [`DiffResult::transcript`].
     pub(crate) fn diff_transcript_generic(
         &self,

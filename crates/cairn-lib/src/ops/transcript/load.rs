@@ -8,10 +8,10 @@ use cairn_transcript::{Format, LoadOptions, RestoreNote, WrittenSession, export_
 use serde::{Deserialize, Serialize};
 
 use super::{AgentPlaces, transcript_error};
+use crate::Repository;
 use crate::error::{Error, Hint, Result};
 use crate::ops::resolve::CallContext;
 use crate::snapshot::Snapshot;
-use crate::store::Store;
 
 /// Which snapshot to load, where, and what to say first in the new session.
 #[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
@@ -83,7 +83,7 @@ pub struct TranscriptWritten {
     pub subagent_files: Vec<PathBuf>,
 }
 
-impl Store {
+impl Repository {
     /// Writes a transcript snapshot as a new session of its agent, in the agent's directory for
     /// `places.cwd`: a new session id, files 0600 and directories 0700.
     pub fn transcript_load(

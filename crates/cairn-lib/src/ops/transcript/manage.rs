@@ -6,10 +6,10 @@ use cairn_transcript::TranscriptSummary;
 use serde::{Deserialize, Serialize};
 
 use super::{KIND, NAMES_LOCK, summary_of};
+use crate::Repository;
 use crate::error::Result;
 use crate::ops::resolve::CallContext;
 use crate::snapshot::Snapshot;
-use crate::store::Store;
 
 /// The transcript snapshots of a session, and where they are kept.
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
@@ -64,7 +64,7 @@ pub struct TranscriptDeleteResult {
     pub removed: Snapshot,
 }
 
-impl Store {
+impl Repository {
     /// Lists the transcript snapshots of a session with a summary of each.
     pub fn transcript_list(
         &self,
@@ -93,7 +93,7 @@ impl Store {
         let session = self.call_session(options.session.as_deref(), context)?;
         let _names = self.lock_target(NAMES_LOCK, "a transcript delete")?;
         let snapshot = self.find_transcript(&session, &options.name)?;
-        self.catalog.remove_membership(session.id, snapshot.id)?;
+        self.catalog().remove_membership(session.id, snapshot.id)?;
         Ok(TranscriptDeleteResult { removed: snapshot })
     }
 }

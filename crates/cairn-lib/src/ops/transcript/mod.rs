@@ -31,12 +31,12 @@ pub use manage::{
 pub use save::{TranscriptSaveOptions, TranscriptSaveResult};
 pub use secrets::TranscriptSecret;
 
+use crate::Repository;
 use crate::agents::places::AgentEnv;
 use crate::error::{Error, ErrorKind, Hint, Operation, Result, echo};
 use crate::name::validate_name;
 use crate::session::Session;
 use crate::snapshot::Snapshot;
-use crate::store::Store;
 use crate::store::address::EnvLookup;
 
 /// The snapshot kind of transcript snapshots.
@@ -168,7 +168,7 @@ pub(crate) fn summary_of(snapshot: &Snapshot) -> Option<TranscriptSummary> {
     serde_json::from_value::<Details>(snapshot.details.clone()).ok().map(|d| d.summary)
 }
 
-impl Store {
+impl Repository {
     /// The transcript snapshot `reference` names in `session`: a name (looked up across every
     /// transcript file), an id or a unique id prefix.
     pub(crate) fn find_transcript(&self, session: &Session, reference: &str) -> Result<Snapshot> {

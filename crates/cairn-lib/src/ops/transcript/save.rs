@@ -6,13 +6,13 @@ use cairn_transcript::{SkippedLine, Transcript, TranscriptSummary, export_sessio
 use serde::{Deserialize, Serialize};
 
 use super::{AgentPlaces, Details, KIND, NAMES_LOCK, transcript_error};
+use crate::Repository;
 use crate::error::{Error, Hint, Result};
 use crate::name::validate_name;
 use crate::ops::document::DocumentSave;
 use crate::ops::resolve::CallContext;
 use crate::ops::save::{SaveOptions, SaveResult};
 use crate::snapshot::{NotCovered, SkippedEntry, Snapshot, SnapshotStats};
-use crate::store::Store;
 
 /// What to save.
 #[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
@@ -75,7 +75,7 @@ pub struct TranscriptSaveResult {
     pub secrets: Vec<super::TranscriptSecret>,
 }
 
-impl Store {
+impl Repository {
     /// Saves the active root-to-leaf path of a session file as a transcript snapshot.
     ///
     /// The file is read and checked completely before anything is written: a malformed line,
@@ -158,7 +158,7 @@ impl Store {
         // The new snapshot holds the name now; the one it replaces leaves the session (its data
         // is reclaimed by gc like any removed snapshot's).
         if let Some(old) = &holder {
-            self.catalog.remove_membership(session.id, old.id)?;
+            self.catalog().remove_membership(session.id, old.id)?;
         }
         Ok(TranscriptSaveResult {
             snapshot,
@@ -174,7 +174,7 @@ impl Store {
         })
     }
 
-    /// `Store::save` of a `transcript:FILE` target: the same save, with the generic options.
+    /// `Repository::save` of a `transcript:FILE` target: the same save, with the generic options.
     pub(crate) fn save_transcript_target(
         &self,
         file: &Path,

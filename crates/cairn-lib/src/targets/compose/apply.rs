@@ -142,14 +142,15 @@ pub(crate) fn put_mount(
             match from.map(|f| &f.content) {
                 Some(MountContent::Dir { root: live }) => {
                     let live = tree::read_root(store, live)?;
-                    let (plan, files, bytes) = store.apply_plan(path, &cache, &live, &want, true)?;
+                    let (plan, files, bytes) =
+                        crate::targets::dir::apply::apply_plan(store, path, &cache, &live, &want, true)?;
                     (out.changes, out.files_written, out.bytes_written) = (plan.len() as u64, files, bytes);
                 }
                 // No capture of the live tree to plan from (a project rebuilt from its
                 // savepoint): scan it, and report what the scan's plan wrote.
                 _ => {
                     (out.changes, out.files_written, out.bytes_written) =
-                        store.replay(path, &cache, &want, true)?
+                        crate::targets::dir::apply::replay(store, path, &cache, &want, true)?
                 }
             }
         }

@@ -295,7 +295,7 @@ pub(crate) fn capture_observed(
     }
     // Asked after the scan's start time is taken, so any change the answer misses is after it.
     let filter_key = (filter.no_ignore, filter.include_secrets);
-    let socket = writer.store().watch_socket();
+    let socket = cairn_watch::server::socket_path(writer.store().root());
     let (token, mut plan, mut report) = journal::ask(&socket, root, &old_cache.journal, filter_key);
     let walk_because = |reason: &str| {
         Some(JournalReport { used: false, reason: Some(reason.into()), ..JournalReport::default() })

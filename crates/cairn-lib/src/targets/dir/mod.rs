@@ -2,6 +2,7 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
+pub(crate) mod apply;
 pub(crate) mod capture;
 pub(crate) mod fsops;
 pub(crate) mod journal;

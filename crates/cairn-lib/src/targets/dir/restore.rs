@@ -427,7 +427,7 @@ pub(crate) fn referenced(store: &Store, root: &ObjectId, live: &mut HashSet<Obje
     }
     // An object the index does not hold is known lost (a repair dropped it and listed the
     // snapshot): nothing more is reachable through it. One the index holds must read.
-    let known_lost = |id: &ObjectId| store.catalog.blob_location(id).map(|l| l.is_none());
+    let known_lost = |id: &ObjectId| store.catalog().blob_location(id).map(|l| l.is_none());
     if known_lost(root)? {
         return Ok(());
     }
@@ -511,7 +511,7 @@ mod tests {
         };
         let note = |plan: &Plan| {
             let write = StatCacheWrite { alike: plan.alike.clone(), ..StatCacheWrite::default() };
-            store.catalog.write_stat_cache("t", &write).unwrap();
+            store.catalog().write_stat_cache("t", &write).unwrap();
         };
 
         // Only `sub/b`'s mtime differs: nothing to do, and both pairs compared are alike.
@@ -587,7 +587,7 @@ mod tests {
         assert_eq!(first.alike.len(), 1, "only the pair of parts with f00010: {:?}", first.alike);
         assert!(first.settled_trees.iter().all(|(dir, _)| dir != b"wide"), "an mtime left alone in it");
         let write = StatCacheWrite { alike: first.alike.clone(), ..StatCacheWrite::default() };
-        store.catalog.write_stat_cache("t", &write).unwrap();
+        store.catalog().write_stat_cache("t", &write).unwrap();
 
         // The next reads only the pair that holds the change, and still leaves the directory's
         // row to the live tree.

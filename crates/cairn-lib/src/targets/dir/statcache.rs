@@ -289,11 +289,11 @@ impl<'s> StatCache<'s> {
     /// Opens the cache of `target` (empty when there is none or its header cannot be read:
     /// its rows are then not trusted, and the next capture replaces them).
     pub(crate) fn load(store: &'s Store, target: &str) -> Result<Self> {
-        let Some(blob) = store.catalog.stat_cache(target)? else {
+        let Some(blob) = store.catalog().stat_cache(target)? else {
             return Ok(Self::default());
         };
         Ok(match decode_column::<JournalState>(HEADER, &blob) {
-            Some(journal) => Self { source: Some((&store.catalog, target.to_owned())), journal },
+            Some(journal) => Self { source: Some((&store.catalog(), target.to_owned())), journal },
             None => Self::default(),
         })
     }

@@ -70,7 +70,7 @@ impl FreshCache {
     /// Stores it as the stat cache of target `key`, in one transaction.
     pub(crate) fn store(self, store: &Store, key: &str) -> Result<()> {
         match self.into_write()? {
-            Some(write) => store.catalog.write_stat_cache(key, &write),
+            Some(write) => store.catalog().write_stat_cache(key, &write),
             None => Ok(()),
         }
     }
@@ -204,7 +204,7 @@ impl StatCache<'_> {
             let files = encode_files(scan_started_ns, entries)?;
             write.rows.push((dir, files.into_row(encode_column(META, &None::<RowMeta>)?)));
         }
-        store.catalog.write_stat_cache(target, &write)
+        store.catalog().write_stat_cache(target, &write)
     }
 
     /// Replaces the cache of `target` with `entries` from a scan that started at
@@ -224,7 +224,7 @@ impl StatCache<'_> {
             let files = encode_files(scan_started_ns, files.into_iter().collect())?;
             write.rows.push((dir, files.into_row(encode_column(META, &None::<RowMeta>)?)));
         }
-        store.catalog.write_stat_cache(target, &write)
+        store.catalog().write_stat_cache(target, &write)
     }
 
     /// Amends the cache of `target` after a restore changed `changed` (paths, each with
@@ -254,7 +254,7 @@ impl StatCache<'_> {
         let bytes: u64 = written.iter().map(|(_, e)| e.stamp.size).sum();
         if written.len() <= AMEND_ABOVE_FILES && bytes <= AMEND_ABOVE_BYTES {
             let write = StatCacheWrite { alike: alike.to_vec(), ..StatCacheWrite::default() };
-            return store.catalog.write_stat_cache(target, &write);
+            return store.catalog().write_stat_cache(target, &write);
         }
         let cache = StatCache::load(store, target)?;
         // A directory the restore made like the snapshot's: the next save by names takes the
@@ -359,6 +359,6 @@ impl StatCache<'_> {
         }
         write.rows.extend(metas);
         settling.wait();
-        store.catalog.write_stat_cache(target, &write)
+        store.catalog().write_stat_cache(target, &write)
     }
 }

@@ -179,7 +179,7 @@ impl Walk<'_> {
         let tree_parts = match parts::layout(tree, &self.writer.read_object(tree)?)? {
             Layout::Whole(old_tree) => {
                 // The last snapshot's tree, which an in-place restore diffs against the live one.
-                if self.writer.store().trees.would_keep(old_tree.nodes.len()) {
+                if self.writer.store().trees().would_keep(old_tree.nodes.len()) {
                     self.writer.remember_tree(*tree, old_tree.clone());
                 }
                 let (files, stored_index) = match stored {

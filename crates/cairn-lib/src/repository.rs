@@ -1,0 +1,110 @@
+//! The engine's handle: an open [`Store`] with the operations of `ops/` as its methods.
+//!
+//! The store crate knows nothing of operations, so they cannot be methods of its [`Store`]; a
+//! [`Repository`] wraps one and dereferences to it, so `repository.save(..)` (an operation)
+//! and `repository.root()` (the store's) read alike at every call site. Targets work on the
+//! plain [`Store`]: they sit below the operations and never call one.
+
+use std::ops::{Deref, DerefMut};
+use std::path::Path;
+use std::sync::Arc;
+
+use crate::error::Result;
+use crate::id::ObjectId;
+use crate::store::address::{StoreAddress, StoreOpener};
+use crate::store::tree::Tree;
+use crate::store::tree::diff::{Shape, TreeSource};
+use crate::store::{Backend, OpenMode, Store, Unlock};
+
+/// An open store and the engine's operations on it (`save`, `restore`, `list`, `gc`, …).
+#[derive(Debug)]
+pub struct Repository {
+    store: Store,
+}
+
+impl Repository {
+    /// Opens the store at `root`, creating it when it does not exist ([`Store::open`]).
+    pub fn open(root: &Path) -> Result<Self> {
+        Store::open(root).map(Self::from)
+    }
+
+    /// [`Repository::open`], refusing when `mode` is [`OpenMode::Existing`] and there is no
+    /// store at `root` ([`Store::open_in`]).
+    pub fn open_in(root: &Path, mode: OpenMode) -> Result<Self> {
+        Store::open_in(root, mode).map(Self::from)
+    }
+
+    /// Opens the store whose objects `backend` holds, with its directory at `root`
+    /// ([`Store::open_with`]).
+    pub fn open_with(backend: Arc<dyn Backend>, root: &Path, mode: OpenMode) -> Result<Self> {
+        Store::open_with(backend, root, mode).map(Self::from)
+    }
+
+    /// Opens a store shared by several machines, its catalog cached in `cache`
+    /// ([`Store::open_shared`]).
+    pub fn open_shared(backend: Arc<dyn Backend>, cache: &Path, mode: OpenMode) -> Result<Self> {
+        Store::open_shared(backend, cache, mode).map(Self::from)
+    }
+
+    /// [`Repository::open_shared`] for an encrypted store, unlocked by `unlock`
+    /// ([`Store::open_shared_with`]).
+    pub fn open_shared_with(
+        backend: Arc<dyn Backend>,
+        cache: &Path,
+        mode: OpenMode,
+        unlock: &Unlock,
+    ) -> Result<Self> {
+        Store::open_shared_with(backend, cache, mode, unlock).map(Self::from)
+    }
+
+    /// Opens the store at `address` (a directory or a shared store), unlocked by `unlock`
+    /// ([`Store::open_address_with`]).
+    pub fn open_address_with(address: &StoreAddress, mode: OpenMode, unlock: &Unlock) -> Result<Self> {
+        Store::open_address_with(address, mode, unlock).map(Self::from)
+    }
+
+    /// Opens the store `opener` locates and unlocks: the one open path of every front.
+    pub fn open_located(opener: &StoreOpener, mode: OpenMode) -> Result<Self> {
+        opener.open(mode).map(Self::from)
+    }
+
+    /// The store underneath, for what only the store crate takes.
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+}
+
+impl From<Store> for Repository {
+    fn from(store: Store) -> Self {
+        Self { store }
+    }
+}
+
+impl DerefMut for Repository {
+    fn deref_mut(&mut self) -> &mut Store {
+        &mut self.store
+    }
+}
+
+// Generic code over trees (diffs, plans) takes the repository as it takes the store.
+impl TreeSource for Repository {
+    fn tree(&self, id: &ObjectId) -> Result<Arc<Tree>> {
+        TreeSource::tree(&self.store, id)
+    }
+
+    fn shape(&self, id: &ObjectId) -> Result<Shape> {
+        TreeSource::shape(&self.store, id)
+    }
+
+    fn alike(&self, old: &ObjectId, new: &ObjectId) -> bool {
+        TreeSource::alike(&self.store, old, new)
+    }
+}
+
+impl Deref for Repository {
+    type Target = Store;
+
+    fn deref(&self) -> &Store {
+        &self.store
+    }
+}

@@ -1,0 +1,342 @@
+//! Where objects live: a narrow contract (put-if-absent, get, get a range, list, delete) so that a
+//! remote backend (S3-compatible) can arrive without touching the engine.
+
+use std::collections::{BTreeMap, HashMap};
+use std::io::Write;
+use std::os::unix::fs::{DirBuilderExt, FileExt, OpenOptionsExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use super::fault::{self, FaultPoint};
+use crate::error::{Error, IoContext, Result};
+
+/// Object storage as the engine sees it. Keys are `/`-separated relative names (`packs/ab/ab….pack`).
+///
+/// Objects are write-once: `put_if_absent` publishes an object atomically or not at all.
+pub trait Backend: Send + Sync {
+    /// Stores `data` under `key` unless an object is already there; returns whether it wrote.
+    fn put_if_absent(&self, key: &str, data: &[u8]) -> Result<bool>;
+    /// Reads a whole object.
+    fn get(&self, key: &str) -> Result<Vec<u8>>;
+    /// Reads `len` bytes of an object from `offset`.
+    fn get_range(&self, key: &str, offset: u64, len: u64) -> Result<Vec<u8>>;
+    /// Lists the keys that start with `prefix`, sorted.
+    fn list(&self, prefix: &str) -> Result<Vec<String>>;
+    /// Deletes an object; deleting a missing object is not an error.
+    fn delete(&self, key: &str) -> Result<()>;
+    /// The size of an object, or `None` when there is none under `key`.
+    fn size(&self, key: &str) -> Result<Option<u64>>;
+
+    /// Lists the keys that start with `prefix` with their sizes, sorted (one listing on a
+    /// remote backend, where asking each object's size costs a request).
+    fn list_sizes(&self, prefix: &str) -> Result<Vec<(String, u64)>> {
+        let mut out = Vec::new();
+        for key in self.list(prefix)? {
+            if let Some(size) = self.size(&key)? {
+                out.push((key, size));
+            }
+        }
+        Ok(out)
+    }
+
+    /// Reads a small mutable object (a name, a pointer) with its version tag.
+    fn get_versioned(&self, key: &str) -> Result<Option<Versioned>>;
+
+    /// Writes a small mutable object if it is still at version `expected`, or, with `None`, if
+    /// there is none yet: a compare-and-swap. Returns false, writing nothing, when another
+    /// writer got there first.
+    fn put_versioned(&self, key: &str, data: &[u8], expected: Option<&str>) -> Result<bool>;
+
+    /// Where the objects are, for messages.
+    fn describe(&self) -> String;
+}
+
+/// A mutable object's bytes and the tag of this version of it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Versioned {
+    /// The bytes.
+    pub data: Vec<u8>,
+    /// An opaque version tag: an ETag remotely, a content hash locally.
+    pub tag: String,
+}
+
+fn content_tag(data: &[u8]) -> String {
+    blake3::hash(data).to_hex().to_string()
+}
+
+/// Objects as files below a directory, published by temp file + fsync + rename + directory
+/// fsync. Every directory it makes is 0700 and every file 0600.
+pub struct LocalBackend {
+    root: PathBuf,
+    tmp: PathBuf,
+    /// Open pack files, so a restore's many range reads do not reopen the same file.
+    open_files: Mutex<HashMap<String, Arc<std::fs::File>>>,
+}
+
+impl LocalBackend {
+    /// A backend rooted at `root`, writing temporary files into `tmp` (same file system).
+    pub fn new(root: PathBuf, tmp: PathBuf) -> Self {
+        Self { root, tmp, open_files: Mutex::new(HashMap::new()) }
+    }
+
+    fn path(&self, key: &str) -> PathBuf {
+        self.root.join(key)
+    }
+
+    fn open(&self, key: &str) -> Result<Arc<std::fs::File>> {
+        let mut files = self.open_files.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(f) = files.get(key) {
+            return Ok(f.clone());
+        }
+        let path = self.path(key);
+        let file = Arc::new(std::fs::File::open(&path).at("open", &path)?);
+        if files.len() >= 64 {
+            files.clear();
+        }
+        files.insert(key.to_owned(), file.clone());
+        Ok(file)
+    }
+}
+
+/// Writes `data` to a fresh temp file in `tmp`, flushes it to disk, and returns its path.
+pub fn write_temp(tmp: &Path, data: &[u8]) -> Result<PathBuf> {
+    write_temp_with_fault(tmp, data, None)
+}
+
+/// [`write_temp`], with a fault point between the two halves of the data (crash tests).
+fn write_temp_with_fault(tmp: &Path, data: &[u8], halfway: Option<FaultPoint>) -> Result<PathBuf> {
+    let name = format!("{}-{}.tmp", std::process::id(), uuid::Uuid::now_v7().simple());
+    let path = tmp.join(name);
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(&path)
+        .at("create", &path)?;
+    let (first, rest) = data.split_at(data.len() / 2);
+    file.write_all(first).at("write", &path)?;
+    if let Some(point) = halfway {
+        fault::kill_at(point);
+    }
+    file.write_all(rest).at("write", &path)?;
+    file.sync_data().at("flush", &path)?;
+    Ok(path)
+}
+
+/// Replaces the small file `dest` with `data` so that a crash leaves the old or the new
+/// content, never a mix: written to a temp file in `tmp` (same filesystem), flushed, renamed
+/// over `dest`, and the rename flushed into `dest`'s directory. `what` names the write in errors.
+pub fn replace_file(tmp: &Path, data: &[u8], dest: &Path, what: &str) -> Result<()> {
+    let temp = write_temp(tmp, data)?;
+    std::fs::rename(&temp, dest).at(what, dest)?;
+    sync_dir(dest.parent().unwrap_or(Path::new("/")))
+}
+
+/// Flushes a directory's entries to disk, so a rename into it survives a crash.
+pub fn sync_dir(dir: &Path) -> Result<()> {
+    std::fs::File::open(dir).and_then(|d| d.sync_all()).at("flush", dir)
+}
+
+/// Creates `dir` and its missing parents, each 0700, and flushes each new entry into its
+/// parent, so an object renamed into a new directory is reachable after a crash.
+pub fn create_dir_durably(dir: &Path) -> Result<()> {
+    let mut missing = Vec::new();
+    let mut at = dir;
+    while !at.exists() {
+        missing.push(at);
+        match at.parent() {
+            Some(parent) => at = parent,
+            None => break,
+        }
+    }
+    for new in missing.into_iter().rev() {
+        match std::fs::DirBuilder::new().mode(0o700).create(new) {
+            // Another writer made it first: it flushed it too.
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            other => other.at("create", new)?,
+        }
+        std::fs::set_permissions(new, std::fs::Permissions::from_mode(0o700)).at("protect", new)?;
+        if let Some(parent) = new.parent() {
+            sync_dir(parent)?;
+        }
+    }
+    Ok(())
+}
+
+impl Backend for LocalBackend {
+    fn put_if_absent(&self, key: &str, data: &[u8]) -> Result<bool> {
+        let dest = self.path(key);
+        if dest.exists() {
+            return Ok(false);
+        }
+        let parent = dest.parent().ok_or_else(|| Error::invalid(format!("bad object key {key:?}")))?;
+        create_dir_durably(parent)?;
+        let halfway = key.starts_with("packs/").then_some(FaultPoint::PackHalfWritten);
+        let tmp = write_temp_with_fault(&self.tmp, data, halfway)?;
+        std::fs::rename(&tmp, &dest).at("publish", &dest)?;
+        // The object exists for the engine once this returns; a crash must not take it back.
+        sync_dir(parent)?;
+        Ok(true)
+    }
+
+    fn get(&self, key: &str) -> Result<Vec<u8>> {
+        let path = self.path(key);
+        std::fs::read(&path).at("read", &path)
+    }
+
+    fn size(&self, key: &str) -> Result<Option<u64>> {
+        let path = self.path(key);
+        match std::fs::metadata(&path) {
+            Ok(meta) => Ok(Some(meta.len())),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(Error::io("read the size of", &path, e)),
+        }
+    }
+
+    fn get_range(&self, key: &str, offset: u64, len: u64) -> Result<Vec<u8>> {
+        let file = self.open(key)?;
+        let mut buf = vec![0u8; len as usize];
+        file.read_exact_at(&mut buf, offset).at("read", &self.path(key))?;
+        Ok(buf)
+    }
+
+    fn list(&self, prefix: &str) -> Result<Vec<String>> {
+        let mut out = Vec::new();
+        let start = self.root.join(prefix.split('/').next().unwrap_or(""));
+        if !start.exists() {
+            return Ok(out);
+        }
+        for entry in walk_files(&start)? {
+            let rel = entry.strip_prefix(&self.root).unwrap_or(&entry);
+            let key = rel.to_string_lossy().into_owned();
+            if key.starts_with(prefix) {
+                out.push(key);
+            }
+        }
+        out.sort();
+        Ok(out)
+    }
+
+    fn get_versioned(&self, key: &str) -> Result<Option<Versioned>> {
+        let path = self.path(key);
+        match std::fs::read(&path) {
+            Ok(data) => Ok(Some(Versioned { tag: content_tag(&data), data })),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(Error::io("read", &path, e)),
+        }
+    }
+
+    fn put_versioned(&self, key: &str, data: &[u8], expected: Option<&str>) -> Result<bool> {
+        // The compare and the swap happen under one lock that every process on this machine
+        // takes: files have no conditional write of their own.
+        let _guard = super::lock::lock_waiting(&self.tmp, "versioned")?;
+        let current = self.get_versioned(key)?;
+        if current.as_ref().map(|v| v.tag.as_str()) != expected {
+            return Ok(false);
+        }
+        let dest = self.path(key);
+        let parent = dest.parent().ok_or_else(|| Error::invalid(format!("bad object key {key:?}")))?;
+        create_dir_durably(parent)?;
+        replace_file(&self.tmp, data, &dest, "write")?;
+        Ok(true)
+    }
+
+    fn describe(&self) -> String {
+        self.root.display().to_string()
+    }
+
+    fn delete(&self, key: &str) -> Result<()> {
+        self.open_files.lock().unwrap_or_else(|p| p.into_inner()).remove(key);
+        let path = self.path(key);
+        match std::fs::remove_file(&path) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+            other => other.at("delete", &path),
+        }
+    }
+}
+
+fn walk_files(dir: &Path) -> Result<Vec<PathBuf>> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).at("list", &d)? {
+            let entry = entry.at("list", &d)?;
+            let ty = entry.file_type().at("inspect", &entry.path())?;
+            if ty.is_dir() {
+                stack.push(entry.path());
+            } else if ty.is_file() {
+                out.push(entry.path());
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// A strict in-memory backend (tests, throwaway stores): it refuses a second put of a key with
+/// other bytes, which content-addressed objects never need.
+#[derive(Default)]
+pub struct MemoryBackend {
+    objects: Mutex<BTreeMap<String, Vec<u8>>>,
+}
+
+impl Backend for MemoryBackend {
+    fn put_if_absent(&self, key: &str, data: &[u8]) -> Result<bool> {
+        let mut objects = self.objects.lock().unwrap_or_else(|p| p.into_inner());
+        match objects.get(key) {
+            Some(existing) if existing != data => {
+                Err(Error::corrupt(format!("object {key} was written twice with different bytes")))
+            }
+            Some(_) => Ok(false),
+            None => {
+                objects.insert(key.to_owned(), data.to_vec());
+                Ok(true)
+            }
+        }
+    }
+
+    fn get(&self, key: &str) -> Result<Vec<u8>> {
+        let objects = self.objects.lock().unwrap_or_else(|p| p.into_inner());
+        objects.get(key).cloned().ok_or_else(|| Error::not_found(format!("no object {key}")))
+    }
+
+    fn get_range(&self, key: &str, offset: u64, len: u64) -> Result<Vec<u8>> {
+        let all = self.get(key)?;
+        let (start, end) = (offset as usize, (offset + len) as usize);
+        all.get(start..end)
+            .map(<[u8]>::to_vec)
+            .ok_or_else(|| Error::corrupt(format!("object {key} is shorter than {end} bytes")))
+    }
+
+    fn list(&self, prefix: &str) -> Result<Vec<String>> {
+        let objects = self.objects.lock().unwrap_or_else(|p| p.into_inner());
+        Ok(objects.keys().filter(|k| k.starts_with(prefix)).cloned().collect())
+    }
+
+    fn delete(&self, key: &str) -> Result<()> {
+        self.objects.lock().unwrap_or_else(|p| p.into_inner()).remove(key);
+        Ok(())
+    }
+
+    fn size(&self, key: &str) -> Result<Option<u64>> {
+        Ok(self.objects.lock().unwrap_or_else(|p| p.into_inner()).get(key).map(|b| b.len() as u64))
+    }
+
+    fn get_versioned(&self, key: &str) -> Result<Option<Versioned>> {
+        let objects = self.objects.lock().unwrap_or_else(|p| p.into_inner());
+        Ok(objects.get(key).map(|data| Versioned { tag: content_tag(data), data: data.clone() }))
+    }
+
+    fn put_versioned(&self, key: &str, data: &[u8], expected: Option<&str>) -> Result<bool> {
+        let mut objects = self.objects.lock().unwrap_or_else(|p| p.into_inner());
+        let current = objects.get(key).map(|d| content_tag(d));
+        if current.as_deref() != expected {
+            return Ok(false);
+        }
+        objects.insert(key.to_owned(), data.to_vec());
+        Ok(true)
+    }
+
+    fn describe(&self) -> String {
+        "an in-memory store".to_owned()
+    }
+}

@@ -1,0 +1,284 @@
+//! The catalog: an embedded SQLite database holding the blob index, pack states, snapshot
+//! records, sessions and stat caches. WAL mode, so it survives `kill -9` at any point, and
+//! `synchronous = FULL`, so a commit is on disk before the command reports it: a snapshot
+//! exists only once its record is durable, and gc deletes a pack file only after the catalog
+//! durably stopped pointing at it. The few commits only a later flushed one relies on (a stat
+//! cache, a local pack's index) are flushed with it ([`Flush::WithNext`]).
+//!
+//! Everything here can be rebuilt from the objects (pack headers, snapshot record objects); the
+//! catalog makes lookups fast, it is not the only copy.
+
+mod alike;
+mod blobs;
+pub mod events;
+mod lookups;
+mod moments;
+mod repair;
+pub mod room;
+mod sessions;
+mod snapshots;
+mod statcache;
+
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard};
+
+use rusqlite::Connection;
+
+use crate::error::{IoContext, Result};
+
+pub use blobs::BlobLocation;
+pub use events::Member;
+pub use lookups::BlobLookups;
+pub use snapshots::{NewSnapshot, SnapshotFilter};
+pub use statcache::{RowWrite, StatCacheWrite};
+
+const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS packs(
+    id INTEGER PRIMARY KEY,
+    key TEXT NOT NULL UNIQUE,
+    state TEXT NOT NULL,          -- 'pending' while being written, 'ready' once indexed
+    pid INTEGER NOT NULL,
+    size INTEGER NOT NULL DEFAULT 0,
+    created_at INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS blobs(
+    id BLOB PRIMARY KEY,
+    pack INTEGER NOT NULL,
+    kind INTEGER NOT NULL,
+    offset INTEGER NOT NULL,
+    length INTEGER NOT NULL,
+    raw_length INTEGER NOT NULL,
+    compressed INTEGER NOT NULL,
+    within INTEGER                -- where a member of a shared frame starts in it
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS blobs_by_pack ON blobs(pack);
+CREATE TABLE IF NOT EXISTS sessions(
+    id TEXT PRIMARY KEY,
+    name TEXT NOT NULL UNIQUE,
+    created_at TEXT NOT NULL,
+    from_session TEXT
+);
+CREATE TABLE IF NOT EXISTS snapshots(
+    id TEXT PRIMARY KEY,
+    target TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    description TEXT,
+    root BLOB,
+    safety INTEGER NOT NULL,
+    stats TEXT NOT NULL,
+    not_covered TEXT NOT NULL,
+    details TEXT
+);
+CREATE TABLE IF NOT EXISTS memberships(
+    session_id TEXT NOT NULL,
+    snapshot_id TEXT NOT NULL,
+    target TEXT NOT NULL,
+    name TEXT,
+    PRIMARY KEY(session_id, snapshot_id)
+);
+CREATE UNIQUE INDEX IF NOT EXISTS membership_names
+    ON memberships(session_id, target, name) WHERE name IS NOT NULL;
+CREATE INDEX IF NOT EXISTS memberships_by_snapshot ON memberships(snapshot_id);
+CREATE TABLE IF NOT EXISTS damaged_blobs(
+    id BLOB PRIMARY KEY           -- found damaged by a check: dedup does not trust them
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS stat_caches(
+    target TEXT PRIMARY KEY,
+    data BLOB NOT NULL
+);
+";
+
+/// The catalog connection. One per open store, shared by the store's threads.
+/// When a commit reaches the disk.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Flush {
+    /// Before the call returns (`synchronous = FULL`).
+    Now,
+    /// With the next commit that is flushed. WAL makes the durable state a prefix of the
+    /// commits, so a power cut can take such a commit back only with every later one: fit for
+    /// what only a later flushed commit (a snapshot's, gc's) relies on, and for a cache.
+    WithNext,
+}
+
+pub struct Catalog {
+    path: PathBuf,
+    /// Idle connections for blob lookups. A capture or restore asks for every blob's location
+    /// from several threads at once; WAL lets separate connections read in parallel, where one
+    /// shared connection made the threads queue behind its lock.
+    ///
+    /// Declared before `conn` so that they close first: the last connection to close
+    /// checkpoints the WAL and deletes it, and a read-only one cannot. Closed the other way
+    /// round, a large save left its whole WAL (1 GB at 1,000,000 files) for the next command
+    /// to read back in when it opened the catalog.
+    readers: Mutex<Vec<Connection>>,
+    conn: Mutex<Connection>,
+    /// The objects of a shared store, where changes no record carries are published.
+    shared: Option<std::sync::Arc<dyn crate::backend::Backend>>,
+    /// How much of the WAL index is allocated (`room.rs`), kept ahead of the WAL's growth.
+    index_held: std::sync::atomic::AtomicU64,
+}
+
+/// A reader taken from the pool; it goes back when dropped.
+pub struct Reader<'c> {
+    conn: Option<Connection>,
+    pool: &'c Mutex<Vec<Connection>>,
+}
+
+impl std::ops::Deref for Reader<'_> {
+    type Target = Connection;
+    fn deref(&self) -> &Connection {
+        self.conn.as_ref().expect("a reader holds its connection until dropped")
+    }
+}
+
+impl Drop for Reader<'_> {
+    fn drop(&mut self) {
+        if let Some(conn) = self.conn.take() {
+            self.pool.lock().unwrap_or_else(|p| p.into_inner()).push(conn);
+        }
+    }
+}
+
+impl Catalog {
+    /// Opens (creating if needed) the catalog at `path` and ensures the schema and `baseline`.
+    pub fn open(path: &Path) -> Result<Self> {
+        // Made 0600 before SQLite opens it: SQLite gives its -wal and -shm files the database
+        // file's permissions, so none of them is ever readable by others, whatever the umask.
+        // Through a descriptor that stays open: closing one would drop the locks this process's
+        // other connections to the catalog hold (`room::with_held`).
+        room::with_held(path, true, |_| Ok(())).at("create", path)?;
+        // The WAL index is mapped into memory: on a disk too full to rebuild it, a write
+        // through the mapping would be a SIGBUS, so such a disk is refused first (`room.rs`).
+        room::ensure_room_to_open(path)?;
+        let conn = Connection::open(path)?;
+        conn.busy_timeout(std::time::Duration::from_secs(30))?;
+        no_mapped_pages(&conn)?;
+        conn.pragma_update(None, "journal_mode", "WAL")?;
+        // A read opens the WAL index (a new catalog has none until then), which is then
+        // allocated before anything is written through it.
+        conn.query_row("SELECT COUNT(*) FROM sqlite_master", [], |r| r.get::<_, i64>(0))?;
+        let index_held = std::sync::atomic::AtomicU64::new(room::allocate_index(path)?);
+        // NORMAL would leave the last commits in the WAL unflushed until a checkpoint: a power
+        // cut could take back a snapshot that `save` reported, and gc would then drop its data.
+        conn.pragma_update(None, "synchronous", "FULL")?;
+        // A save rewrites the stat cache rows of the directories it looked at, a megabyte for a
+        // directory of 20,000 files: checkpointing every 4 MB (the default) would copy those
+        // pages back every few saves. Every 32 MB copies each only once per many saves.
+        conn.pragma_update(None, "wal_autocheckpoint", 8192)?;
+        // A checkpoint cannot finish while a capture's readers hold transactions, so a large
+        // save's WAL grows past the mark above; once it is reset, keep no more of it on disk
+        // than a few checkpoints' worth.
+        conn.pragma_update(None, "journal_size_limit", 128 << 20)?;
+        conn.execute_batch(SCHEMA)?;
+        blobs::migrate(&conn)?;
+        moments::migrate(&conn)?;
+        conn.execute_batch(events::SCHEMA)?;
+        conn.execute_batch(statcache::SCHEMA)?;
+        conn.execute_batch(alike::SCHEMA)?;
+        sessions::ensure_baseline(&conn)?;
+        Ok(Self {
+            path: path.to_path_buf(),
+            readers: Mutex::new(Vec::new()),
+            conn: Mutex::new(conn),
+            shared: None,
+            index_held,
+        })
+    }
+
+    /// Locks the connection for one operation.
+    pub fn conn(&self) -> MutexGuard<'_, Connection> {
+        self.conn.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Runs `write` on the locked connection, its commits flushed as `flush` says.
+    pub fn writing<T>(&self, flush: Flush, write: impl FnOnce(&mut Connection) -> Result<T>) -> Result<T> {
+        // The large writes come through here: the WAL index is kept allocated ahead of them.
+        room::keep_ahead(&self.path, &self.index_held)?;
+        let mut conn = self.conn();
+        if flush == Flush::Now {
+            return write(&mut conn);
+        }
+        conn.pragma_update(None, "synchronous", "NORMAL")?;
+        let written = write(&mut conn);
+        let restored = conn.pragma_update(None, "synchronous", "FULL");
+        let written = written?;
+        restored?;
+        Ok(written)
+    }
+
+    /// A read-only connection of this thread's own for one lookup, opened on first need.
+    pub fn reader(&self) -> Result<Reader<'_>> {
+        Ok(Reader { conn: Some(self.take_reader()?), pool: &self.readers })
+    }
+
+    /// A read-only connection out of the pool (or a new one), for the caller to
+    /// [give back](Catalog::give_back) outside any transaction.
+    pub(super) fn take_reader(&self) -> Result<Connection> {
+        let idle = self.readers.lock().unwrap_or_else(|p| p.into_inner()).pop();
+        match idle {
+            Some(conn) => Ok(conn),
+            None => self.open_read_only(),
+        }
+    }
+
+    /// Returns a connection from [`Catalog::take_reader`] to the pool.
+    pub(super) fn give_back(&self, conn: Connection) {
+        self.readers.lock().unwrap_or_else(|p| p.into_inner()).push(conn);
+    }
+
+    /// A new read-only connection to the catalog.
+    fn open_read_only(&self) -> Result<Connection> {
+        let flags = rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let conn = Connection::open_with_flags(&self.path, flags)?;
+        conn.busy_timeout(std::time::Duration::from_secs(30))?;
+        no_mapped_pages(&conn)?;
+        Ok(conn)
+    }
+
+    /// True when the catalog holds nothing but what [`Catalog::open`] puts into a new one: no
+    /// pack, snapshot, stat cache, or session besides `baseline`.
+    pub fn is_empty(&self) -> Result<bool> {
+        let conn = self.conn();
+        let count = |table: &str| -> Result<i64> {
+            Ok(conn.query_row(&format!("SELECT COUNT(*) FROM {table}"), [], |r| r.get(0))?)
+        };
+        Ok(count("packs")? == 0
+            && count("snapshots")? == 0
+            && count("memberships")? == 0
+            && count("stat_caches")? == 0
+            && count("sessions")? <= 1)
+    }
+}
+
+/// Reads the database file with `read`, never through a memory map: a mapped file that
+/// another process truncates, or that sits on a disk that fails, faults with SIGBUS where a
+/// read returns an error. 0 is SQLite's default; it is set so that no build changes it.
+fn no_mapped_pages(conn: &Connection) -> Result<()> {
+    conn.pragma_update(None, "mmap_size", 0)?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_writing_connection_closes_last_and_takes_the_wal_with_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("catalog.db");
+        let wal = dir.path().join("catalog.db-wal");
+        let catalog = Catalog::open(&path).unwrap();
+        // A reader in the pool, as a capture leaves them, and a write after it.
+        let count: i64 =
+            catalog.reader().unwrap().query_row("SELECT COUNT(*) FROM packs", [], |r| r.get(0)).unwrap();
+        assert_eq!(count, 0);
+        catalog.conn().execute_batch("CREATE TABLE scratch(x); INSERT INTO scratch VALUES (1);").unwrap();
+        assert!(wal.exists(), "the write went to the WAL");
+        drop(catalog);
+        assert!(!wal.exists(), "the WAL was left behind");
+        let again = Catalog::open(&path).unwrap();
+        let kept: i64 = again.conn().query_row("SELECT x FROM scratch", [], |r| r.get(0)).unwrap();
+        assert_eq!(kept, 1);
+    }
+}

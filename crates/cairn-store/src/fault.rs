@@ -1,0 +1,60 @@
+//! Fault points for crash tests: named places in the store's write path where a debug build
+//! kills itself with SIGKILL when `CAIRN_FAULT_KILL_AT` names them.
+//!
+//! A test that kills a save after a fixed delay almost never lands mid-write; these points make
+//! "killed between the pack and the catalog commit" a case the tests run every time. This is
+//! the engine's only environment access, and it exists in debug builds only: release builds
+//! compile every point to nothing.
+
+/// A named place in the write path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FaultPoint {
+    /// Half of a pack's temp file is written; the rest is not.
+    PackHalfWritten,
+    /// A pack is renamed into place but not indexed in the catalog yet.
+    PackPublished,
+    /// A snapshot's record object is written but its catalog row is not committed.
+    RecordWritten,
+    /// A snapshot's catalog row is committed; its stat cache is not written yet.
+    SnapshotCommitted,
+    /// Half of the changes of an in-place restore's plan are applied.
+    RestoreHalfApplied,
+    /// An interrupted restore's recovery snapshot is committed; the tree is not changed yet.
+    RecoverySaved,
+    /// A restore into a new directory has written two files and half of a third's content.
+    RestoreToHalfWritten,
+}
+
+impl FaultPoint {
+    /// The name `CAIRN_FAULT_KILL_AT` uses for this point.
+    #[cfg_attr(not(debug_assertions), allow(dead_code))]
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::PackHalfWritten => "pack-half-written",
+            Self::PackPublished => "pack-published",
+            Self::RecordWritten => "record-written",
+            Self::SnapshotCommitted => "snapshot-committed",
+            Self::RestoreHalfApplied => "restore-half-applied",
+            Self::RecoverySaved => "recovery-saved",
+            Self::RestoreToHalfWritten => "restore-to-half-written",
+        }
+    }
+}
+
+/// Kills this process at `point` when `CAIRN_FAULT_KILL_AT` names it (debug builds only).
+#[cfg(debug_assertions)]
+pub fn kill_at(point: FaultPoint) {
+    static WANTED: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
+    let wanted = WANTED.get_or_init(|| std::env::var("CAIRN_FAULT_KILL_AT").ok());
+    if wanted.as_deref() == Some(point.name()) {
+        // SIGKILL, not exit or abort: nothing may run after this point, as after a power cut
+        // or `kill -9`. If the signal could not be sent, carrying on is the safe fallback.
+        let _ = rustix::process::kill_process(rustix::process::getpid(), rustix::process::Signal::KILL);
+        std::thread::sleep(std::time::Duration::from_secs(60));
+    }
+}
+
+/// Release builds have no fault points.
+#[cfg(not(debug_assertions))]
+#[inline(always)]
+pub fn kill_at(_point: FaultPoint) {}

@@ -1,0 +1,166 @@
+//! The store's on-disk layout, its format version, and its private permissions.
+//!
+//! ```text
+//! <store>/FORMAT            "cairn-store-format 1"
+//! <store>/catalog.db        SQLite catalog (WAL)
+//! <store>/config.toml       settings (`cairn config`)
+//! <store>/current_session   the current-session pointer, shared by the CLI and the MCP server
+//! <store>/objects/packs/    pack files, by the hash of their header, below a 2-hex-digit folder
+//! <store>/objects/records/  snapshot records as JSON objects (to rebuild the catalog)
+//! <store>/tmp/              temporary files, named <pid>-<uuid>.tmp
+//! <store>/locks/            lock files
+//! <store>/journal/          restores in progress
+//! ```
+
+use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, IoContext, Result};
+
+/// The store format this build reads and writes.
+pub const FORMAT_VERSION: u32 = 1;
+const FORMAT_PREFIX: &str = "cairn-store-format ";
+
+/// Whether opening a store created it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Created {
+    /// The store existed.
+    No,
+    /// The store was made in an empty directory that existed.
+    InEmptyDir,
+    /// The store was made along with its directory.
+    WithRoot,
+}
+
+/// Paths inside one store.
+#[derive(Debug, Clone)]
+pub struct Layout {
+    pub root: PathBuf,
+}
+
+impl Layout {
+    pub fn format_file(&self) -> PathBuf {
+        self.root.join("FORMAT")
+    }
+    pub fn catalog(&self) -> PathBuf {
+        self.root.join("catalog.db")
+    }
+    pub fn config(&self) -> PathBuf {
+        self.root.join("config.toml")
+    }
+    pub fn current_session(&self) -> PathBuf {
+        self.root.join("current_session")
+    }
+    pub fn objects(&self) -> PathBuf {
+        self.root.join("objects")
+    }
+    pub fn tmp(&self) -> PathBuf {
+        self.root.join("tmp")
+    }
+    pub fn locks(&self) -> PathBuf {
+        self.root.join("locks")
+    }
+    pub fn journal(&self) -> PathBuf {
+        self.root.join("journal")
+    }
+
+    pub fn packs(&self) -> PathBuf {
+        self.objects().join("packs")
+    }
+    pub fn records(&self) -> PathBuf {
+        self.objects().join("records")
+    }
+
+    /// Creates a new store, or checks the format of an existing one.
+    pub fn init_or_check(&self) -> Result<Created> {
+        let format = self.format_file();
+        if format.exists() {
+            self.check_format()?;
+            return Ok(Created::No);
+        }
+        if self.root.exists() {
+            let has_entries = std::fs::read_dir(&self.root).at("read", &self.root)?.next().is_some();
+            if has_entries {
+                return Err(Error::invalid(format!(
+                    "{} is not a cairn store (it has no FORMAT file and is not empty)",
+                    self.root.display()
+                ))
+                .hint(crate::error::Hint::ChooseStore)
+                .purpose("in an empty or new directory"));
+            }
+        }
+        let made_root = !self.root.exists();
+        create_private_dir(&self.root)?;
+        for dir in [self.objects(), self.packs(), self.records(), self.tmp(), self.locks(), self.journal()] {
+            create_private_dir(&dir)?;
+        }
+        for dir in [&self.objects(), &self.root] {
+            super::backend::sync_dir(dir)?;
+        }
+        if let Some(parent) = self.root.parent().filter(|_| made_root) {
+            super::backend::sync_dir(parent)?;
+        }
+        // FORMAT last, and flushed: it marks a store whose skeleton is complete on disk.
+        let text = format!("{FORMAT_PREFIX}{FORMAT_VERSION}\n");
+        super::backend::replace_file(&self.tmp(), text.as_bytes(), &format, "create")?;
+        Ok(if made_root { Created::WithRoot } else { Created::InEmptyDir })
+    }
+
+    /// Removes a store this process created and stored nothing in: its own entries, and the
+    /// directory itself when this process made it.
+    pub fn remove_new_store(&self, created: Created) -> Result<()> {
+        if created == Created::WithRoot {
+            return std::fs::remove_dir_all(&self.root).at("remove", &self.root);
+        }
+        for entry in std::fs::read_dir(&self.root).at("list", &self.root)? {
+            let entry = entry.at("list", &self.root)?;
+            let path = entry.path();
+            if entry.file_type().at("inspect", &path)?.is_dir() {
+                std::fs::remove_dir_all(&path).at("remove", &path)?;
+            } else {
+                std::fs::remove_file(&path).at("remove", &path)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// False when the format file is there but does not read as one (damaged), of any version.
+    pub fn format_file_reads(&self) -> bool {
+        let path = self.format_file();
+        !path.exists() || std::fs::read_to_string(&path).is_ok_and(|text| format_version(&text).is_some())
+    }
+
+    fn check_format(&self) -> Result<()> {
+        let path = self.format_file();
+        let text = std::fs::read_to_string(&path).at("read", &path)?;
+        let version = format_version(&text).ok_or_else(|| {
+            Error::corrupt(format!("{} is not a cairn store format file", path.display()))
+                .hint(crate::error::Hint::ChooseStore)
+        })?;
+        if version != FORMAT_VERSION {
+            return Err(Error::corrupt(format!(
+                "the store at {} has format version {version}, and this cairn reads version {FORMAT_VERSION}; use a cairn release that reads version {version}",
+                self.root.display()
+            ))
+            .or_hint(crate::error::Hint::ChooseStore));
+        }
+        Ok(())
+    }
+}
+
+/// The version a format file's text names, if it names one.
+fn format_version(text: &str) -> Option<u32> {
+    text.trim().strip_prefix(FORMAT_PREFIX).and_then(|v| v.parse::<u32>().ok())
+}
+
+/// Creates a directory (and missing parents) readable by its owner only. Every directory in
+/// the store is 0700 and every file 0600, whatever the umask.
+pub fn create_private_dir(path: &Path) -> Result<()> {
+    std::fs::DirBuilder::new().recursive(true).mode(0o700).create(path).at("create", path)?;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o700)).at("protect", path)
+}
+
+/// True when process `pid` is alive on this machine.
+pub fn pid_alive(pid: u32) -> bool {
+    pid == std::process::id() || Path::new("/proc").join(pid.to_string()).exists()
+}
