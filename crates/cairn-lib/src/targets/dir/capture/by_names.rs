@@ -19,13 +19,14 @@ use std::collections::{BTreeSet, HashMap};
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use ignore::gitignore::Gitignore;
 use rayon::prelude::*;
 
-use super::{DirCtx, IGNORE_FILES, PartsCtx, Walk};
+use super::IGNORE_FILES;
+use super::found::Found;
+use super::summary::{DirCtx, PartsCtx};
+use super::walk::{Above, At, Looked, Walk, gather};
 use crate::error::Result;
 use crate::id::ObjectId;
 use crate::targets::dir::journal::{at_or_below, parent};
@@ -36,20 +37,20 @@ use crate::tree::{Node, NodeKind};
 
 impl Walk<'_> {
     /// The tree of directory `rel` from the entries the journal names, or `None` when the
-    /// directory must be listed whole.
+    /// directory must be listed whole; what it finds goes into `found`.
     pub(super) fn dir_by_names(
         &self,
         abs: &Path,
         rel: &[u8],
-        parents: &[Gitignore],
-        in_git: bool,
+        above: &Above,
+        found: &mut Found,
     ) -> Result<Option<ObjectId>> {
         let Some(plan) = &self.journal.plan else { return Ok(None) };
         let Some(changed) = plan.changed_names(rel) else { return Ok(None) };
         if changed.iter().any(|n| IGNORE_FILES.iter().any(|f| f.as_bytes() == n.as_slice())) {
             return Ok(None);
         }
-        if self.journal.forced.lock().unwrap_or_else(|p| p.into_inner()).iter().any(|f| at_or_below(rel, f)) {
+        if above.forced.iter().any(|f| at_or_below(rel, f)) {
             return Ok(None);
         }
         let (old_meta, stored) = self.old_cache.row_stored(rel)?;
@@ -120,7 +121,7 @@ impl Walk<'_> {
         let base = |path: &[u8]| path[parent(path).len()..].strip_prefix(b"/").unwrap_or(path).to_vec();
         for (path, is_dir) in &summary.ignored {
             if !look.contains(&base(path)) {
-                self.ignored(path, *is_dir);
+                found.ignored(path, *is_dir);
             }
         }
         for (path, rule) in &summary.secrets {
@@ -131,9 +132,9 @@ impl Walk<'_> {
             match old_files.get(&name) {
                 // Left out by its name (nothing was cached), or in a part not read, which
                 // trusts every entry it holds.
-                None => self.secret(path, rule),
+                None => found.secret(path, rule),
                 Some(entry) if trusted(&entry.stamp) => {
-                    self.secret(path, rule);
+                    found.secret(path, rule);
                     kept.push((name, entry.clone()));
                 }
                 Some(_) => {
@@ -141,28 +142,34 @@ impl Walk<'_> {
                 }
             }
         }
-        let ctx = DirCtx {
+        let mut ctx = DirCtx {
             old: Some(old_files),
             old_len: Some(old_len),
-            new: Mutex::new(kept),
+            new: kept,
             misses: AtomicU64::new(0),
             parts,
             stored_index,
         };
-        let matchers = self.matchers(abs, parents, in_git)?;
-        let looked: Vec<Option<Node>> = look
+        let matchers = self.matchers(abs, above.matchers, above.in_git)?;
+        let at =
+            At { abs, rel, matchers: &matchers, in_git: above.in_git, forced: above.forced, cache: &ctx };
+        let looked: Vec<Looked> = look
             .into_iter()
             .collect::<Vec<_>>()
             .into_par_iter()
             .map(|name| match std::fs::symlink_metadata(abs.join(OsStr::from_bytes(&name))) {
                 // Removed since the last capture: a listing would not show it either.
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-                meta => self.entry(abs, rel, name, meta, &matchers, in_git, &ctx),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                    Ok(Looked { node: None, cached: None, found: None })
+                }
+                meta => self.entry(&at, name, meta),
             })
             .collect::<Result<_>>()?;
-        let nodes = merge_by_name(nodes, looked.into_iter().flatten().collect());
+        let mut looked_nodes = Vec::new();
+        gather(looked, &mut looked_nodes, &mut ctx.new, found);
+        let nodes = merge_by_name(nodes, looked_nodes);
         self.journal.by_names.fetch_add(1, Ordering::Relaxed);
-        self.finish_dir(rel, runs(nodes, skipped), ctx, old_meta).map(Some)
+        self.finish_dir(rel, runs(nodes, skipped), ctx, old_meta, found).map(Some)
     }
 
     /// What the last capture left of directory `rel`, whose tree was `tree` and whose row's
