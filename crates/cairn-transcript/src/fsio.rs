@@ -37,7 +37,7 @@ pub(crate) fn write_atomic(dest: &Path, text: &str, overwrite: bool) -> Result<(
     })
 }
 
-fn create_private_dir(dir: &Path) -> Result<()> {
+pub(crate) fn create_private_dir(dir: &Path) -> Result<()> {
     let mut builder = std::fs::DirBuilder::new();
     builder.recursive(true);
     #[cfg(unix)]

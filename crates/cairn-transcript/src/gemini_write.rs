@@ -95,5 +95,6 @@ pub fn load_gemini_session(path: &ActivePath, gemini_dir: &Path, cwd: &str) -> R
         fork_command: None,
         session_id,
         attached: Vec::new(),
+        file_history: None,
     })
 }

@@ -15,6 +15,7 @@ mod claude;
 mod diff;
 mod edit;
 mod error;
+mod file_history;
 mod fsio;
 mod gemini;
 mod gemini_write;

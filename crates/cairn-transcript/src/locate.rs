@@ -6,10 +6,18 @@
 //! Claude Code: `<claude projects>/<cwd>/<sessionId>.jsonl`, where every character of the cwd
 //! that is not an ASCII letter or digit becomes `-` (`/home/a/my_proj.v2` →
 //! `-home-a-my-proj-v2`). Claude Code does this per UTF-16 unit, so a character outside the
-//! Basic Multilingual Plane becomes two dashes; that is matched here. Claude Code shortens
-//! very long names (over 200 characters) and appends a hash whose recipe is not public; for
-//! those, lookups fall back to a directory whose name starts with the first 200 characters.
+//! Basic Multilingual Plane becomes two dashes; that is matched here.
+//!
+//! A name longer than 200 characters is cut to 200 and followed by `-` and a base-36 hash of
+//! the unsanitised path (Claude Code 2.1.88). The hash depends on the runtime Claude Code runs
+//! under: its Node build (npm `cli.js`, the Agent SDK) uses a 32-bit ×31 string hash, which is
+//! what [`claude_dir_name`] computes; its native (Bun) build uses `Bun.hash`, which cairn does
+//! not reproduce. Claude Code itself therefore looks such a project up by the 200-character
+//! prefix followed by `-`, and so does cairn: a session is written into the one existing
+//! directory with that prefix, else into the Node-build name, and sessions are read from every
+//! directory with that prefix.
 
+use std::io::BufRead;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
@@ -49,9 +57,23 @@ impl AgentDirs {
         self.pi_sessions.join(pi_dir_name(cwd))
     }
 
-    /// The directory Claude Code keeps the transcripts of `cwd` in.
+    /// The directory a new Claude Code transcript of `cwd` goes in, where Claude Code looks
+    /// for it: for a name Claude Code shortens, the one existing directory that starts with
+    /// the shortened prefix and `-` (whichever runtime's hash made it), else
+    /// [`claude_dir_name`]'s name.
     pub fn claude_dir_for(&self, cwd: &str) -> PathBuf {
-        self.claude_projects.join(claude_dir_name(cwd))
+        // A directory that cannot be listed holds no match; writing into it reports the error.
+        match long_claude_dirs(&self.claude_projects, cwd).unwrap_or_default().as_slice() {
+            [only] => only.clone(),
+            _ => self.claude_projects.join(claude_dir_name(cwd)),
+        }
+    }
+
+    /// Claude Code's config directory (`CLAUDE_CONFIG_DIR`, by default `~/.claude`): the
+    /// parent of its projects directory, as Claude Code keeps `projects/` in it. It also
+    /// holds `file-history/`, the backups of the files a session edited.
+    pub fn claude_config_dir(&self) -> Option<&Path> {
+        self.claude_projects.parent().filter(|p| !p.as_os_str().is_empty())
     }
 }
 
@@ -63,7 +85,22 @@ pub fn pi_dir_name(cwd: &str) -> String {
 }
 
 /// Claude Code's directory name for a working directory (`/home/a/proj` → `-home-a-proj`).
+///
+/// Past 200 characters the name is its first 200 characters, `-` and the hash Claude Code's
+/// Node build appends (see the module's documentation).
 pub fn claude_dir_name(cwd: &str) -> String {
+    let mut name = sanitized(cwd);
+    if name.len() > CLAUDE_NAME_LIMIT {
+        // Only ASCII letters, digits and `-` are left, so bytes are UTF-16 units too.
+        name.truncate(CLAUDE_NAME_LIMIT);
+        name.push('-');
+        name.push_str(&node_path_hash(cwd));
+    }
+    name
+}
+
+/// Every character that is not an ASCII letter or digit becomes `-`, once per UTF-16 unit.
+fn sanitized(cwd: &str) -> String {
     let mut name = String::with_capacity(cwd.len());
     for c in cwd.chars() {
         if c.is_ascii_alphanumeric() {
@@ -73,6 +110,26 @@ pub fn claude_dir_name(cwd: &str) -> String {
         }
     }
     name
+}
+
+/// The hash Claude Code's Node build gives a long path: `h = h * 31 + unit` over the UTF-16
+/// units, wrapping at 32 bits (signed), then the absolute value in base 36.
+fn node_path_hash(cwd: &str) -> String {
+    let mut hash: i32 = 0;
+    for unit in cwd.encode_utf16() {
+        hash = hash.wrapping_shl(5).wrapping_sub(hash).wrapping_add(i32::from(unit));
+    }
+    // `unsigned_abs` keeps i32::MIN whole, as JavaScript's `Math.abs` does on a double.
+    let mut value = hash.unsigned_abs();
+    let mut digits = Vec::new();
+    loop {
+        digits.push(char::from_digit(value % 36, 36).unwrap_or('0'));
+        value /= 36;
+        if value == 0 {
+            break;
+        }
+    }
+    digits.iter().rev().collect()
 }
 
 /// A session file found on disk.
@@ -95,12 +152,20 @@ pub struct SessionFile {
 pub fn list_sessions(dirs: &AgentDirs, cwd: &str) -> Result<Vec<SessionFile>> {
     let mut found = Vec::new();
     collect(&dirs.pi_dir_for(cwd), Format::Pi, &mut found)?;
-    let claude = dirs.claude_dir_for(cwd);
-    if claude.is_dir() {
-        collect(&claude, Format::Claude, &mut found)?;
-    } else if let Some(long) = long_claude_dir(&dirs.claude_projects, cwd)? {
-        collect(&long, Format::Claude, &mut found)?;
+    let claude_dirs = match long_claude_dirs(&dirs.claude_projects, cwd)? {
+        long if long.is_empty() => vec![dirs.claude_projects.join(claude_dir_name(cwd))],
+        long => long,
+    };
+    let mut claude = Vec::new();
+    for dir in &claude_dirs {
+        collect(dir, Format::Claude, &mut claude)?;
     }
+    if claude_dirs.len() > 1 {
+        // Two long paths that agree on their first 200 characters share the prefix: keep the
+        // transcripts that say they ran in `cwd` (or say nothing).
+        claude.retain(|file| recorded_cwd(&file.path).is_none_or(|recorded| recorded == cwd));
+    }
+    found.extend(claude);
     if let Some(gemini) = &dirs.gemini {
         collect(&crate::gemini_write::gemini_chats_dir(gemini, cwd), Format::Gemini, &mut found)?;
     }
@@ -162,24 +227,37 @@ fn collect(dir: &Path, format: Format, found: &mut Vec<SessionFile>) -> Result<(
     Ok(())
 }
 
-/// For a name Claude Code would shorten: the project directory starting with its first part.
-fn long_claude_dir(projects: &Path, cwd: &str) -> Result<Option<PathBuf>> {
-    let name = claude_dir_name(cwd);
-    if name.len() <= CLAUDE_NAME_LIMIT {
-        return Ok(None);
+/// For a name Claude Code shortens: the existing project directories whose name is the
+/// shortened prefix, `-` and anything (Claude Code's own fallback lookup), sorted. Empty for a
+/// name Claude Code keeps whole.
+fn long_claude_dirs(projects: &Path, cwd: &str) -> Result<Vec<PathBuf>> {
+    let mut prefix = sanitized(cwd);
+    if prefix.len() <= CLAUDE_NAME_LIMIT {
+        return Ok(Vec::new());
     }
-    let prefix = &name[..CLAUDE_NAME_LIMIT];
+    prefix.truncate(CLAUDE_NAME_LIMIT);
+    prefix.push('-');
     let read = match std::fs::read_dir(projects) {
         Ok(read) => read,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
         Err(e) => return Err(TranscriptError::io("list", projects, e)),
     };
     let mut matches: Vec<PathBuf> = read
         .filter_map(|item| item.ok().map(|i| i.path()))
-        .filter(|p| p.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with(prefix)))
+        .filter(|p| p.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with(&prefix)))
+        .filter(|p| p.is_dir())
         .collect();
     matches.sort();
-    Ok(matches.into_iter().next())
+    Ok(matches)
+}
+
+/// The first `cwd` a Claude Code transcript records, read line by line up to it.
+fn recorded_cwd(path: &Path) -> Option<String> {
+    let file = std::fs::File::open(path).ok()?;
+    std::io::BufReader::new(file).lines().map_while(std::result::Result::ok).find_map(|line| {
+        let value: serde_json::Value = serde_json::from_str(&line).ok()?;
+        value.get("cwd")?.as_str().map(str::to_owned)
+    })
 }
 
 fn rfc3339(time: SystemTime) -> String {

@@ -7,6 +7,7 @@ use serde_json::Value;
 
 use crate::edit::set_fields;
 use crate::error::{Result, TranscriptError};
+use crate::file_history::carry;
 use crate::locate::AgentDirs;
 use crate::migrate::v3_entry_lines;
 use crate::model::{ActivePath, Format};
@@ -53,13 +54,21 @@ pub struct WrittenSession {
     /// The files written beside it (subagent transcripts), if any.
     #[serde(default)]
     pub attached: Vec<PathBuf>,
+    /// Claude Code: the directory the session's file-history backups were linked into
+    /// (`<config dir>/file-history/<id>/`), when it has any. Taking the session back removes it.
+    #[serde(default)]
+    pub file_history: Option<PathBuf>,
 }
 
 /// Writes `path` as a new session of its agent, under the directory for `options.cwd`.
 ///
 /// Pi: a new version 3 header (new UUIDv7 id, the current time, `options.cwd`,
 /// `parentSession`) followed by the entries. Claude Code: the lines with every `sessionId`
-/// set to a new UUIDv7, in `<id>.jsonl`. The text is parsed again before anything is
+/// set to a new UUIDv7, in `<id>.jsonl` in the project directory Claude Code finds for
+/// `options.cwd` ([`AgentDirs::claude_dir_for`]); the file-history snapshots of prompts the
+/// path keeps go with it, their backups linked under the new id in the config directory's
+/// `file-history/` ([`AgentDirs::claude_config_dir`]), and a backup no longer there is left
+/// out of its snapshot. The text is parsed again before anything is
 /// written, and must give back the same path.
 pub fn load_session(path: &ActivePath, dirs: &AgentDirs, options: &LoadOptions) -> Result<WrittenSession> {
     let session_id = uuid::Uuid::now_v7().to_string();
@@ -88,20 +97,33 @@ pub fn load_session(path: &ActivePath, dirs: &AgentDirs, options: &LoadOptions) 
             if options.rewrite_cwd {
                 fields.push(("cwd", Value::String(options.cwd.clone())));
             }
-            let lines = path.entries.iter().map(|e| claude_line(&e.text, &fields)).collect();
+            let carried = carry(path, dirs.claude_config_dir(), &session_id)?;
+            // A session whose subagent files are missing is not what was saved: take back
+            // whatever was written for it.
+            let undo = |written: &[PathBuf]| {
+                for done in written {
+                    let _ = std::fs::remove_file(done);
+                }
+                if let Some(backups) = &carried.dir {
+                    let _ = std::fs::remove_dir_all(backups);
+                }
+            };
+            let lines = carried.entries.iter().map(|e| claude_line(&e.text, &fields)).collect();
             let dir = dirs.claude_dir_for(&options.cwd);
             let file = dir.join(format!("{session_id}.jsonl"));
-            write_checked(&file, &join_lines(None, lines), &entry_ids(path), false)?;
+            let expected: Vec<Option<String>> = carried.entries.iter().map(|e| e.id.clone()).collect();
+            if let Err(e) = write_checked(&file, &join_lines(None, lines), &expected, false) {
+                undo(&[]);
+                return Err(e);
+            }
             let old_id = Path::new(&path.source).file_stem().and_then(|s| s.to_str()).unwrap_or_default();
             let mut attached = Vec::new();
             for extra in &options.attached {
                 match write_attached(&dir, extra, old_id, &session_id, &fields) {
                     Ok(written) => attached.extend(written),
                     Err(e) => {
-                        // A session whose subagent files are missing is not what was saved.
-                        for done in attached.iter().chain(std::iter::once(&file)) {
-                            let _ = std::fs::remove_file(done);
-                        }
+                        attached.push(file);
+                        undo(&attached);
                         return Err(e);
                     }
                 }
@@ -113,6 +135,7 @@ pub fn load_session(path: &ActivePath, dirs: &AgentDirs, options: &LoadOptions) 
                 fork_command: None,
                 session_id,
                 attached,
+                file_history: carried.dir,
             })
         }
         // Gemini CLI's sessions live under its own directory, which `dirs` may not name.
@@ -160,6 +183,7 @@ pub fn export_session(path: &ActivePath, dest: &Path, overwrite: bool) -> Result
                 resume_command: None,
                 fork_command: None,
                 attached: Vec::new(),
+                file_history: None,
             })
         }
     }
@@ -174,6 +198,7 @@ fn pi_written(path: PathBuf, session_id: String) -> WrittenSession {
         format: Format::Pi,
         session_id,
         attached: Vec::new(),
+        file_history: None,
     }
 }
 
