@@ -52,10 +52,12 @@ pub enum Kdf {
 /// What `keys/<id>.json` holds.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct KeyObject {
+    /// How the key that wraps the repository key is derived.
     pub kdf: Kdf,
     /// RFC 3339.
     pub created: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// The label given when the key was added, if any.
     pub label: Option<String>,
     /// The repository key, sealed under the derived key (hex).
     pub wrapped: String,

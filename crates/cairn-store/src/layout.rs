@@ -35,38 +35,47 @@ pub enum Created {
 /// Paths inside one store.
 #[derive(Debug, Clone)]
 pub struct Layout {
+    /// The store's directory.
     pub root: PathBuf,
 }
 
 impl Layout {
+    /// `FORMAT`: the store's format version.
     pub fn format_file(&self) -> PathBuf {
         self.root.join("FORMAT")
     }
+    /// `catalog.db`: the SQLite catalog.
     pub fn catalog(&self) -> PathBuf {
         self.root.join("catalog.db")
     }
+    /// `config.toml`: the settings.
     pub fn config(&self) -> PathBuf {
         self.root.join("config.toml")
     }
-    pub fn current_session(&self) -> PathBuf {
+    pub(crate) fn current_session(&self) -> PathBuf {
         self.root.join("current_session")
     }
-    pub fn objects(&self) -> PathBuf {
+    pub(crate) fn objects(&self) -> PathBuf {
         self.root.join("objects")
     }
+    /// `tmp/`: temporary files.
     pub fn tmp(&self) -> PathBuf {
         self.root.join("tmp")
     }
+    /// `locks/`: lock files.
     pub fn locks(&self) -> PathBuf {
         self.root.join("locks")
     }
+    /// `journal/`: restores in progress.
     pub fn journal(&self) -> PathBuf {
         self.root.join("journal")
     }
 
+    /// `objects/packs/`: pack files.
     pub fn packs(&self) -> PathBuf {
         self.objects().join("packs")
     }
+    /// `objects/records/`: snapshot records.
     pub fn records(&self) -> PathBuf {
         self.objects().join("records")
     }

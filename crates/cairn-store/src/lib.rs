@@ -44,7 +44,7 @@ pub mod duration;
 pub mod error;
 pub mod fault;
 pub mod fetch;
-pub mod frame;
+mod frame;
 pub mod id;
 pub mod keys;
 pub mod layout;
@@ -240,6 +240,7 @@ impl Store {
         self.notifier = Some(Box::new(notify));
     }
 
+    /// Sends one notice line to the notifier, if there is one.
     pub fn notice(&self, line: &str) {
         if let Some(notify) = &self.notifier {
             notify(line);
@@ -268,6 +269,7 @@ impl Store {
         Ok(())
     }
 
+    /// The backend holding the store's objects.
     pub fn backend(&self) -> &dyn Backend {
         self.backend.as_ref()
     }
@@ -287,10 +289,12 @@ impl Store {
         self.unlocked.is_some()
     }
 
+    /// The id of the key object that unlocked an encrypted store.
     pub fn unlocked_key_id(&self) -> Option<&str> {
         self.unlocked.as_ref().map(|u| u.key_id.as_str())
     }
 
+    /// Paths inside the store's directory.
     pub fn layout(&self) -> &Layout {
         &self.layout
     }

@@ -43,7 +43,7 @@ pub enum BlobKind {
 }
 
 impl BlobKind {
-    pub fn from_i64(v: i64) -> Self {
+    pub(crate) fn from_i64(v: i64) -> Self {
         if v == 1 { Self::Tree } else { Self::Data }
     }
 }
@@ -51,7 +51,9 @@ impl BlobKind {
 /// Where one blob sits in a pack.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PackEntry {
+    /// The blob's id.
     pub id: ObjectId,
+    /// Data or tree.
     pub kind: BlobKind,
     /// Where its stored bytes start: the blob's own, or its frame's.
     pub offset: u32,
@@ -59,6 +61,7 @@ pub struct PackEntry {
     pub length: u32,
     /// Plain length (of the blob, also for a member of a frame).
     pub raw_length: u32,
+    /// Whether the stored bytes are zstd-compressed.
     pub compressed: bool,
     /// For a member of a shared frame, where it starts in the frame's plain bytes.
     pub within: Option<u32>,
@@ -97,10 +100,15 @@ impl From<WholeEntry> for PackEntry {
 
 /// A blob ready to be packed: its id and the bytes to store.
 pub struct EncodedBlob {
+    /// The blob's id (the hash of its plain bytes).
     pub id: ObjectId,
+    /// Data or tree.
     pub kind: BlobKind,
+    /// Plain length.
     pub raw_length: u32,
+    /// The bytes to store: compressed when `compressed`, else the plain bytes.
     pub stored: Vec<u8>,
+    /// Whether `stored` is zstd-compressed.
     pub compressed: bool,
 }
 
@@ -111,6 +119,7 @@ thread_local! {
     static DECOMPRESSOR: RefCell<Option<zstd::bulk::Decompressor<'static>>> = const { RefCell::new(None) };
 }
 
+/// Compresses `data` with zstd (level 1), reusing this thread's context.
 pub fn compress(data: &[u8]) -> std::io::Result<Vec<u8>> {
     COMPRESSOR.with_borrow_mut(|slot| match slot {
         Some(c) => c.compress(data),
@@ -118,6 +127,7 @@ pub fn compress(data: &[u8]) -> std::io::Result<Vec<u8>> {
     })
 }
 
+/// Decompresses zstd bytes whose plain length is at most `capacity`.
 pub fn decompress(stored: &[u8], capacity: usize) -> std::io::Result<Vec<u8>> {
     DECOMPRESSOR.with_borrow_mut(|slot| match slot {
         Some(d) => d.decompress(stored, capacity),
@@ -201,6 +211,7 @@ impl PackBuilder {
         offset
     }
 
+    /// Appends one blob, stored on its own.
     pub fn push(&mut self, blob: EncodedBlob) {
         let offset = self.append(&blob.stored);
         self.entries.push(PackEntry {
@@ -248,11 +259,11 @@ impl PackBuilder {
         }
     }
 
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.bytes.len()
     }
 
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.entries.is_empty()
     }
 
@@ -519,78 +530,4 @@ fn check() -> crate::error::Hint {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn pack_round_trip() {
-        let mut builder = PackBuilder::default();
-        let small = b"tiny".to_vec();
-        let big = "line of source code\n".repeat(500).into_bytes();
-        for data in [&small, &big] {
-            let id = ObjectId::of(data);
-            builder.push(encode(id, BlobKind::Data, data).unwrap());
-        }
-        let (key, bytes, entries) = builder.finish(None).unwrap();
-        assert!(key.starts_with("packs/"));
-        assert_eq!(read_header(&key, &bytes, None).unwrap().len(), 2);
-        assert!(!entries[0].compressed && entries[1].compressed);
-        for (entry, data) in entries.iter().zip([&small, &big]) {
-            let stored = &bytes[entry.offset as usize..][..entry.length as usize];
-            assert_eq!(&decode(&entry.id, stored, entry.compressed, entry.raw_length).unwrap(), data);
-        }
-    }
-
-    #[test]
-    fn a_pack_with_a_frame_has_the_framed_header_and_its_damage_drops_the_members_it_hits() {
-        let whole = b"a blob stored on its own".to_vec();
-        let members: Vec<Vec<u8>> =
-            (0..4).map(|i| format!("let value_{i} = {i};\n").repeat(40).into_bytes()).collect();
-        let mut frame = super::super::frame::FrameBuilder::default();
-        for m in &members {
-            frame.add(ObjectId::of(m), m);
-        }
-        let mut builder = PackBuilder::default();
-        builder.push(encode(ObjectId::of(&whole), BlobKind::Data, &whole).unwrap());
-        frame.close().unwrap().push_into(&mut builder);
-        let (key, mut bytes, entries) = builder.finish(None).unwrap();
-        assert_eq!(&bytes[bytes.len() - 8..], FRAMED_MAGIC);
-        assert_eq!(read_header(&key, &bytes, None).unwrap(), entries);
-        assert_eq!(verify_header(&key, &bytes, None).unwrap(), entries);
-        let (sound, damaged) = sort_sound(&bytes, entries.clone(), None);
-        assert_eq!((sound.len(), damaged.len()), (5, 0));
-        assert_eq!(entries.iter().filter(|e| e.within.is_some()).count(), 4);
-
-        // A frame that does not decode takes every member with it, and only them; a flipped
-        // byte inside it takes the members whose bytes it changed.
-        let frame_at = entries[1].offset as usize;
-        let mut inside = bytes.clone();
-        inside[frame_at + entries[1].length as usize / 2] ^= 0x55;
-        let (sound, damaged) = sort_sound(&inside, entries.clone(), None);
-        assert!(sound.iter().any(|e| e.id == ObjectId::of(&whole)) && !damaged.is_empty());
-        assert!(damaged.iter().all(|e| e.within.is_some()));
-        bytes[frame_at] ^= 0x55;
-        let (sound, damaged) = sort_sound(&bytes, entries, None);
-        assert_eq!(sound.iter().map(|e| e.id).collect::<Vec<_>>(), [ObjectId::of(&whole)]);
-        assert_eq!(damaged.len(), 4);
-
-        // A pack without a frame keeps the first header form, byte for byte.
-        let mut plain = PackBuilder::default();
-        plain.push(encode(ObjectId::of(&whole), BlobKind::Data, &whole).unwrap());
-        let (_, bytes, entries) = plain.finish(None).unwrap();
-        assert_eq!(&bytes[bytes.len() - 8..], MAGIC);
-        let header_len = u32::from_le_bytes(bytes[bytes.len() - 12..bytes.len() - 8].try_into().unwrap());
-        let header = &bytes[bytes.len() - 12 - header_len as usize..bytes.len() - 12];
-        let first_form = postcard::to_allocvec(&vec![WholeEntry::from(&entries[0])]).unwrap();
-        assert_eq!(header, &first_form[..]);
-    }
-
-    #[test]
-    fn a_flipped_byte_fails_the_hash_check() {
-        let data = b"some bytes".to_vec();
-        let id = ObjectId::of(&data);
-        let mut stored = data.clone();
-        stored[0] ^= 1;
-        assert!(decode(&id, &stored, false, data.len() as u32).is_err());
-    }
-}
+mod tests;

@@ -31,7 +31,9 @@ pub const ENCRYPTED_FORMAT: u32 = 2;
 /// What [`STORE_OBJECT`] holds.
 #[derive(Debug, Serialize, Deserialize)]
 pub struct StoreInfo {
+    /// The store's format version.
     pub format: u32,
+    /// The store's id, which names its catalog cache on each machine.
     pub id: uuid::Uuid,
     /// Present when the store is encrypted.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -25,7 +25,7 @@ pub fn sealed_for_contract(inner: Arc<dyn Backend>) -> Arc<dyn Backend> {
 }
 
 impl SealedBackend {
-    pub fn new(inner: Arc<dyn Backend>, key: Arc<RepoKey>) -> Self {
+    pub(crate) fn new(inner: Arc<dyn Backend>, key: Arc<RepoKey>) -> Self {
         Self { inner, key }
     }
 

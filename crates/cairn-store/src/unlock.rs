@@ -120,7 +120,7 @@ impl Unlock {
         self
     }
 
-    pub fn cache_dir(&self) -> Option<&std::path::Path> {
+    pub(crate) fn cache_dir(&self) -> Option<&std::path::Path> {
         self.cache_home.as_deref()
     }
 
@@ -131,7 +131,7 @@ impl Unlock {
         out
     }
 
-    pub fn encrypts_new(&self) -> bool {
+    pub(crate) fn encrypts_new(&self) -> bool {
         self.encrypt_new.unwrap_or(false)
     }
 

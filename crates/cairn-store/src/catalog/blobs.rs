@@ -10,11 +10,17 @@ use crate::pack::{BlobKind, PackEntry};
 /// Where a blob's stored bytes are.
 #[derive(Debug, Clone)]
 pub struct BlobLocation {
+    /// The key of the pack holding it.
     pub pack_key: String,
+    /// Data or tree.
     pub kind: BlobKind,
+    /// Where its stored bytes start in the pack: the blob's own, or its frame's.
     pub offset: u64,
+    /// Stored length (compressed, when `compressed`); a frame's whole length for a member.
     pub length: u64,
+    /// Plain length.
     pub raw_length: u32,
+    /// Whether the stored bytes are zstd-compressed.
     pub compressed: bool,
     /// For a member of a shared frame (at `offset`, `length` long), where it starts in the
     /// frame's plain bytes.

@@ -26,8 +26,11 @@ CREATE TABLE IF NOT EXISTS synced(
 /// One snapshot's place in a session.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Member {
+    /// The snapshot's id.
     pub snapshot: String,
+    /// The target it captured.
     pub target: String,
+    /// Its name in the session, if it has one.
     pub name: Option<String>,
 }
 
@@ -37,16 +40,29 @@ pub struct Member {
 pub enum Event {
     /// A session was made; a fork lists the snapshots it copied, as the writer saw them.
     SessionCreated {
+        /// The new session.
         id: SessionId,
+        /// Its name.
         name: String,
+        /// Creation time, RFC 3339 UTC.
         created_at: String,
+        /// The session it was forked from, if any.
         from: Option<SessionId>,
+        /// The snapshots it starts with.
         members: Vec<Member>,
     },
     /// A session and its memberships were deleted.
-    SessionDeleted { id: SessionId },
+    SessionDeleted {
+        /// The deleted session.
+        id: SessionId,
+    },
     /// A snapshot was taken out of a session.
-    MembershipRemoved { session: SessionId, snapshot: String },
+    MembershipRemoved {
+        /// The session it left.
+        session: SessionId,
+        /// The snapshot's id.
+        snapshot: String,
+    },
 }
 
 impl Catalog {

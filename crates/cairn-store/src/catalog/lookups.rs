@@ -43,6 +43,7 @@ pub struct BlobLookups<'c> {
 }
 
 impl<'c> BlobLookups<'c> {
+    /// Lookups in `catalog`, holding no reader yet.
     pub fn new(catalog: &'c Catalog) -> Self {
         Self { catalog, idle: Mutex::new(Vec::new()), pauses: AtomicU64::new(0) }
     }

@@ -89,7 +89,6 @@ CREATE TABLE IF NOT EXISTS stat_caches(
 );
 ";
 
-/// The catalog connection. One per open store, shared by the store's threads.
 /// When a commit reaches the disk.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Flush {
@@ -101,6 +100,7 @@ pub enum Flush {
     WithNext,
 }
 
+/// The catalog connection. One per open store, shared by the store's threads.
 pub struct Catalog {
     path: PathBuf,
     /// Idle connections for blob lookups. A capture or restore asks for every blob's location

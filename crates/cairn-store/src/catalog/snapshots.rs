@@ -10,12 +10,15 @@ use crate::model::snapshot::Snapshot;
 /// What a list query selects.
 #[derive(Debug, Clone, Default)]
 pub struct SnapshotFilter {
+    /// Only snapshots of this target, when given.
     pub target: Option<String>,
+    /// Also the safety snapshots taken before a destructive restore.
     pub include_safety: bool,
 }
 
 /// A record about to be committed, with the name to give it in its session.
 pub struct NewSnapshot<'a> {
+    /// The record.
     pub snapshot: &'a Snapshot,
     /// Move the name from whichever snapshot holds it (`--force`).
     pub force_name: bool,

@@ -36,12 +36,28 @@ CREATE TABLE IF NOT EXISTS stat_cache_parts(
 /// One directory row to write.
 pub enum RowWrite {
     /// Its summary and its files.
-    Full { meta: Vec<u8>, files: Vec<u8> },
+    Full {
+        /// The encoded summary (the `meta` column).
+        meta: Vec<u8>,
+        /// The encoded files (the `files` column).
+        files: Vec<u8>,
+    },
     /// Its summary only: its files are as stored.
     Meta(Vec<u8>),
     /// Its summary, and its files' index (the `files` column) with the parts that change: parts
     /// put by key, parts dropped by key, or, with `replace`, every other part dropped.
-    Parts { meta: Vec<u8>, index: Vec<u8>, put: Vec<(Vec<u8>, Vec<u8>)>, drop: Vec<Vec<u8>>, replace: bool },
+    Parts {
+        /// The encoded summary (the `meta` column).
+        meta: Vec<u8>,
+        /// The files' index (the `files` column).
+        index: Vec<u8>,
+        /// Parts to write, as (key, files).
+        put: Vec<(Vec<u8>, Vec<u8>)>,
+        /// Keys of parts to drop.
+        drop: Vec<Vec<u8>>,
+        /// Drop all the directory's stored parts before writing `put`.
+        replace: bool,
+    },
 }
 
 /// Changes to one target's stat cache, applied in one transaction.
@@ -56,6 +72,7 @@ pub struct StatCacheWrite {
     /// Rows strictly below the directory, other than at or below one of its listed children,
     /// are dropped (a directory whose old children were not known).
     pub drop_below_except: Vec<(Vec<u8>, Vec<Vec<u8>>)>,
+    /// Directory rows to write, by directory.
     pub rows: Vec<(Vec<u8>, RowWrite)>,
     /// Pairs of trees a restore's plan found alike but for mtimes (`alike.rs`), recorded with
     /// the rows.

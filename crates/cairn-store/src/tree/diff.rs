@@ -33,7 +33,9 @@ pub trait TreeSource: Sync {
 
 /// A tree as a diff first sees it.
 pub enum Shape {
+    /// A tree stored whole, decoded.
     Whole(Arc<Tree>),
+    /// A large tree stored in parts: the index of its parts, unread.
     Parted(Vec<PartRef>),
 }
 
@@ -42,13 +44,15 @@ pub enum Shape {
 pub struct Change {
     /// Path relative to the root, `/`-separated raw bytes.
     pub path: Vec<u8>,
+    /// The node before (`None` when added).
     pub old: Option<Node>,
+    /// The node after (`None` when removed).
     pub new: Option<Node>,
 }
 
 /// Walks two trees in step.
 pub struct TreeDiff<'a> {
-    pub source: &'a dyn TreeSource,
+    pub(crate) source: &'a dyn TreeSource,
     /// Report every entry inside an added or removed directory (for people), or only the
     /// directory itself (for a restore plan, which creates or removes it whole).
     pub expand: bool,
@@ -108,6 +112,7 @@ fn join(prefix: &[u8], name: &[u8]) -> Vec<u8> {
 }
 
 impl<'a> TreeDiff<'a> {
+    /// A diff reading its trees from `source`; `expand` as the field says.
     pub fn new(source: &'a dyn TreeSource, expand: bool) -> Self {
         Self {
             source,

@@ -17,6 +17,7 @@ use crate::id::ObjectId;
 /// The most nodes kept in all (about 15 MB); the oldest trees go first.
 const MAX_NODES: usize = 64_000;
 
+/// Decoded trees by id, kept while a [`Keeping`] guard lives, the oldest dropped first.
 #[derive(Default)]
 pub struct TreeMemo {
     /// How many [`Keeping`] guards live: trees are kept while there is one.

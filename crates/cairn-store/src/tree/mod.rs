@@ -27,11 +27,15 @@ use crate::writer::BlobWriter;
 pub struct Node {
     /// File name as raw bytes (Unix names need not be UTF-8).
     pub name: Vec<u8>,
+    /// File, directory or symlink, with what it holds.
     pub kind: NodeKind,
     /// Permission bits (`0o7777` mask).
     pub mode: u32,
+    /// Owner user id.
     pub uid: u32,
+    /// Owner group id.
     pub gid: u32,
+    /// Modification time, in nanoseconds since the Unix epoch.
     pub mtime_ns: i64,
     /// Sparse layout and extended attributes, stored in the tree's trailing section.
     #[serde(skip)]
@@ -51,6 +55,7 @@ pub struct Extra {
 }
 
 impl Extra {
+    /// Whether it holds nothing (no extents, no xattrs).
     pub fn is_empty(&self) -> bool {
         self.extents.is_none() && self.xattrs.is_empty()
     }
@@ -60,11 +65,22 @@ impl Extra {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum NodeKind {
     /// A regular file: its size and the blobs of its content, in order.
-    File { size: u64, content: Vec<ObjectId> },
+    File {
+        /// Length in bytes.
+        size: u64,
+        /// The blobs of its content, in order.
+        content: Vec<ObjectId>,
+    },
     /// A directory: the id of its tree.
-    Dir { tree: ObjectId },
+    Dir {
+        /// The id of its tree.
+        tree: ObjectId,
+    },
     /// A symbolic link, stored as its target (never followed).
-    Symlink { target: Vec<u8> },
+    Symlink {
+        /// The link's target, as raw bytes.
+        target: Vec<u8>,
+    },
 }
 
 impl NodeKind {
@@ -81,6 +97,7 @@ impl NodeKind {
 /// A directory's entries, sorted by name.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Tree {
+    /// Its entries, sorted by name.
     pub nodes: Vec<Node>,
 }
 
@@ -95,7 +112,9 @@ pub struct DirRoot {
 
 /// A stored tree document: a [`Tree`] or a [`DirRoot`], each with its trailing extras.
 pub trait Document: Sized {
+    /// Its stored bytes.
     fn to_bytes(&self) -> std::result::Result<Vec<u8>, postcard::Error>;
+    /// Decodes stored bytes.
     fn from_bytes(bytes: &[u8]) -> std::result::Result<Self, postcard::Error>;
 }
 
@@ -145,7 +164,7 @@ impl Document for DirRoot {
     }
 }
 
-pub fn encode<T: Document>(value: &T) -> Result<Vec<u8>> {
+pub(crate) fn encode<T: Document>(value: &T) -> Result<Vec<u8>> {
     value.to_bytes().map_err(unencodable)
 }
 

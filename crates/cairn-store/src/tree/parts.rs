@@ -41,14 +41,17 @@ pub struct PartRef {
     pub id: ObjectId,
     /// Its first node's name.
     pub first: Vec<u8>,
-    /// How many nodes it holds, and of them how many are directories.
+    /// How many nodes it holds.
     pub nodes: u32,
+    /// How many of them are directories.
     pub dirs: u32,
 }
 
 /// How a tree is stored.
 pub enum Layout {
+    /// One tree holding every node.
     Whole(Tree),
+    /// A large tree: the index of its parts.
     Parted(Vec<PartRef>),
 }
 

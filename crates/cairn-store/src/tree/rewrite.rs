@@ -21,7 +21,12 @@ use crate::writer::BlobWriter;
 pub enum Run {
     /// A part of the old tree, unread; `ends_part` is false for the old tree's last part,
     /// which ended with the nodes rather than at a part's end.
-    Kept { part: PartRef, ends_part: bool },
+    Kept {
+        /// The old tree's part.
+        part: PartRef,
+        /// Whether it ended at a part's end in the old tree, rather than with its nodes.
+        ends_part: bool,
+    },
     /// Nodes, sorted by name.
     Nodes(Vec<Node>),
 }
@@ -36,11 +41,14 @@ pub enum Piece {
 
 /// A tree as [`write_runs`] stored it.
 pub enum Stored {
+    /// Stored whole: its id and its tree.
     Whole(ObjectId, Tree),
+    /// Stored in parts: the id of its index and its parts.
     Parted(ObjectId, Vec<Piece>),
 }
 
 impl Stored {
+    /// The id of the stored tree (a parted one's index).
     pub fn id(&self) -> ObjectId {
         match self {
             Stored::Whole(id, _) | Stored::Parted(id, _) => *id,
@@ -79,6 +87,7 @@ impl Stored {
 }
 
 impl Piece {
+    /// The part, kept or written.
     pub fn part(&self) -> &PartRef {
         match self {
             Piece::Kept(part) | Piece::Written(part, _) => part,

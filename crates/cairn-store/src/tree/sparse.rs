@@ -16,6 +16,7 @@ pub struct Expand<R> {
 }
 
 impl<R: Read> Expand<R> {
+    /// Reads `data` as the file of these `extents`, `size` bytes long.
     pub fn new(data: R, extents: &[(u64, u64)], size: u64) -> Self {
         Self { data, extents: extents.to_vec(), size, pos: 0, next: 0 }
     }
