@@ -25,6 +25,7 @@ pub struct TestEnv {
 }
 
 /// What one run of the binary printed, and how it ended.
+#[must_use = "a run's exit code and output are what the test is about: assert on them"]
 pub struct Run {
     pub code: i32,
     pub stdout: String,
@@ -125,6 +126,7 @@ impl TestEnv {
     /// Runs each command in turn and renders them all for a snapshot: the command line, the
     /// exit code, stdout and stderr, with temp paths, ids, times and durations replaced by
     /// stable tokens.
+    #[must_use = "the exit codes are not checked: snapshot the transcript"]
     pub fn transcript(&self, commands: &[&[&str]]) -> String {
         let mut out = String::new();
         for args in commands {
@@ -148,11 +150,15 @@ impl TestEnv {
     }
 
     /// Replaces what differs from run to run with stable tokens (see [`Normalizer`]).
+    #[must_use = "normalizing returns the text, it does not change it in place"]
     pub fn normalize(&self, text: &str) -> String {
         self.normalizer.normalize(text)
     }
 
     /// Runs cairn, expects success, returns stdout.
+    ///
+    /// Not `#[must_use]`: most callers run a command only for its effect (a save before a
+    /// restore), and success is already asserted here.
     pub fn ok(&self, args: &[&str]) -> String {
         let out = self.cairn(args).output().expect("run cairn");
         assert!(
@@ -164,7 +170,8 @@ impl TestEnv {
         String::from_utf8_lossy(&out.stdout).into_owned()
     }
 
-    /// Runs cairn with `--json`, expects success, returns the parsed result.
+    /// Runs cairn with `--json`, expects success, returns the parsed result (not `#[must_use]`,
+    /// like [`TestEnv::ok`]).
     pub fn json(&self, args: &[&str]) -> serde_json::Value {
         let mut all = vec!["--json"];
         all.extend_from_slice(args);
@@ -174,6 +181,7 @@ impl TestEnv {
 
     /// Runs cairn with `--json` whatever its exit code (a `check` that finds problems exits 1),
     /// returns the parsed result.
+    #[must_use = "the exit code is not checked: assert on the result"]
     pub fn json_any(&self, args: &[&str]) -> serde_json::Value {
         let mut all = vec!["--json"];
         all.extend_from_slice(args);
@@ -183,6 +191,7 @@ impl TestEnv {
     }
 
     /// Runs cairn, expects failure with `code`, returns stderr.
+    #[must_use = "a refusal's message is its contract: snapshot it"]
     pub fn fails(&self, args: &[&str], code: i32) -> String {
         let out = self.cairn(args).output().expect("run cairn");
         assert_eq!(
