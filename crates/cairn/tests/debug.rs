@@ -294,7 +294,7 @@ fn bad_breakpoints_are_refused_before_anything_starts() {
     let env = Env::new();
     let script = env.write("loop.py", PYTHON);
     let out = env.cmd(&["debug", "run", script.to_str().unwrap(), "--break", "loop.py"]).assert().code(2);
-    assert!(String::from_utf8_lossy(&out.get_output().stderr).contains("FILE:LINE"));
+    insta::assert_snapshot!(String::from_utf8_lossy(&out.get_output().stderr), @r#"error: --break "loop.py" is not FILE:LINE; write it like `--break loop.py:12`"#);
     env.cmd(&["debug", "delete"]).assert().code(2);
     let left = env.leftovers();
     assert!(left.is_empty(), "processes left: {left:?}");

@@ -137,14 +137,18 @@ fn the_hook_logs_each_event_prints_nothing_and_exits_zero() {
 #[test]
 fn the_hook_exits_zero_with_one_line_on_stderr_when_it_cannot_work() {
     let env = TestEnv::new();
+    let mut lines = String::new();
     for (agent, input) in [("claude-code", "not json"), ("codex", "{}"), ("gemini-cli", "")] {
         let out = env.cairn(&["hook", agent]).write_stdin(input).output().unwrap();
         assert_eq!(out.status.code(), Some(0), "{agent}");
         assert!(out.stdout.is_empty());
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(stderr.lines().count(), 1, "{stderr}");
-        assert!(stderr.starts_with("error: cairn hook: "), "{stderr}");
+        lines += &format!("{agent}: {}", String::from_utf8_lossy(&out.stderr));
     }
+    insta::assert_snapshot!(env.normalize(&lines), @r#"
+        claude-code: error: cairn hook: the claude-code hook event is not the JSON object it should be (expected ident at line 1 column 2)
+        codex: error: cairn hook: unknown agent "codex"; use claude-code or gemini-cli
+        gemini-cli: error: cairn hook: the gemini-cli hook event is not the JSON object it should be (EOF while parsing a value at line 1 column 0)
+    "#);
 }
 
 #[test]

@@ -136,11 +136,7 @@ fn http_refuses_an_empty_token() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        stderr.contains("--token is empty, and no client could authenticate with an empty secret"),
-        "{stderr}"
-    );
+    insta::assert_snapshot!(String::from_utf8_lossy(&out.stderr), @r#"error: --token is empty, and no client could authenticate with an empty secret; pass a secret, e.g. --token "$(openssl rand -hex 16)""#);
 }
 
 /// The status of an initialize POST to the server on `port` with `authorization`.
@@ -222,6 +218,5 @@ fn arcave_session_in_the_environment_pins_an_arcave_server() {
     );
     let refused = raw.reply();
     let text = refused["result"]["content"][0]["text"].as_str().unwrap_or_default();
-    assert!(text.starts_with("this server is pinned to session \""), "{refused}");
-    assert!(text.contains("by --session or ARCAVE_SESSION"), "{refused}");
+    insta::assert_snapshot!(env.normalize(text), @r#"this server is pinned to session "[ID1]" by --session or ARCAVE_SESSION, which outranks the current session: pass session on each call, or restart the server without the pin"#);
 }

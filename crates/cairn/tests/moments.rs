@@ -69,8 +69,10 @@ fn a_moment_of_a_directory_and_a_conversation_is_saved_shown_diffed_restored_and
     let restored = env.json(&["restore", "before-migration"]);
     let new_session = PathBuf::from(restored["parts"][1]["file"].as_str().unwrap());
     let text = std::fs::read_to_string(&new_session).unwrap();
-    assert_eq!(text.lines().count(), 2, "{text}");
-    assert!(text.contains("Which table?") && !text.contains("Done."), "{text}");
+    insta::assert_snapshot!(env.normalize(&text), @r#"
+        {"cwd":"[TMP]/work","isSidechain":false,"message":{"content":"Add a migration","role":"user"},"parentUuid":null,"sessionId":"[ID9]","timestamp":"[TIME]","type":"user","userType":"external","uuid":"[ID10]","version":"2.0.14"}
+        {"cwd":"[TMP]/work","isSidechain":false,"message":{"content":[{"text":"Which table?","type":"text"}],"role":"assistant"},"parentUuid":"[ID10]","sessionId":"[ID9]","timestamp":"[TIME]","type":"assistant","userType":"external","uuid":"[ID11]","version":"2.0.14"}
+    "#);
 
     let out = out
         + &env.transcript(&[

@@ -11,19 +11,13 @@ fn cli_refusals_name_flags_and_commands() {
     write(&env.work(), "a.txt", "a\n");
     env.ok(&["save", "--name", "first"]);
     let taken = env.fails(&["save", "--name", "first"], 1);
-    assert!(
-        taken.ends_with("; pick another name, or pass --force to move the name to the new snapshot\n"),
-        "{taken}"
-    );
+    insta::assert_snapshot!(env.normalize(&taken), @r#"error: a snapshot named "first" already exists for [TMP]/work; pick another name, or pass --force to move the name to the new snapshot"#);
     let missing = env.fails(&["show", "nope"], 1);
     assert_eq!(missing, "error: no snapshot \"nope\" in session \"baseline\"; run `cairn list`\n");
     let busy = env.root().join("busy");
     write(&busy, "b.txt", "b\n");
     let not_empty = env.fails(&["restore", "first", "--to", busy.to_str().unwrap()], 1);
-    assert!(
-        not_empty.ends_with("; pass a new or empty directory, or leave out --to to restore in place\n"),
-        "{not_empty}"
-    );
+    insta::assert_snapshot!(env.normalize(&not_empty), @"error: [TMP]/busy is not empty; pass a new or empty directory, or leave out --to to restore in place");
     let neither = env.fails(&["remove"], 2);
     assert_eq!(
         neither,
@@ -42,7 +36,6 @@ fn a_cli_user_with_cairn_session_set_is_not_told_to_restart_the_server() {
         err,
         "error: these calls are pinned to session \"pinned\", which outranks the current session; pass --session or unset CAIRN_SESSION\n"
     );
-    assert!(!err.contains("server"), "{err}");
 }
 
 #[test]
@@ -53,6 +46,5 @@ fn a_huge_ref_gets_a_short_error() {
     // One argument may be 128 KiB at most on Linux; that is plenty to show the cut.
     let huge = "x".repeat(100_000);
     let err = env.fails(&["show", &huge], 1);
-    assert!(err.len() < 1000, "{} bytes", err.len());
-    assert!(err.ends_with("…\" in session \"baseline\"; run `cairn list`\n"), "{err}");
+    insta::assert_snapshot!(err, @r#"error: no snapshot "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx…" in session "baseline"; run `cairn list`"#);
 }

@@ -78,7 +78,7 @@ fn a_directory_made_anew_where_a_killed_restore_wrote_is_refused_and_its_marker_
     std::fs::remove_dir_all(&dest).unwrap();
     write(&dest, "mine.txt", "mine\n");
     let refused = env.fails(&["restore", "s", "--to", dest.to_str().unwrap()], 1);
-    assert!(refused.contains("is not empty"), "{refused}");
+    insta::assert_snapshot!(env.normalize(&refused), @"error: [TMP]/copy is not empty; pass a new or empty directory, or leave out --to to restore in place");
     assert_eq!(std::fs::read_to_string(dest.join("mine.txt")).unwrap(), "mine\n");
     let markers: Vec<_> = std::fs::read_dir(env.store().join("journal")).unwrap().flatten().collect();
     assert!(markers.is_empty(), "the stale marker was kept: {markers:?}");

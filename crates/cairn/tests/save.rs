@@ -45,13 +45,20 @@ fn a_1_mb_edit_inside_a_500_mb_file_stores_about_1_mb() {
 fn names_follow_the_rule_and_are_unique_unless_forced() {
     let env = TestEnv::new();
     write(&env.work(), "a.txt", "a\n");
-    for bad in ["../x", "a b", "-x", "", "x-", "a/b"] {
-        let err = env.fails(&["save", &format!("--name={bad}")], 2);
-        assert!(err.contains("letters, digits"), "{bad}: {err}");
-    }
+    let refusals: String = ["../x", "a b", "-x", "", "x-", "a/b"]
+        .map(|bad| format!("{bad:?}: {}", env.fails(&["save", &format!("--name={bad}")], 2)))
+        .concat();
+    insta::assert_snapshot!(refusals, @r#"
+        "../x": error: invalid snapshot name "../x": names use letters, digits, '.', '_' and '-', begin and end with a letter or digit, and have at most 100 characters
+        "a b": error: invalid snapshot name "a b": names use letters, digits, '.', '_' and '-', begin and end with a letter or digit, and have at most 100 characters
+        "-x": error: invalid snapshot name "-x": names use letters, digits, '.', '_' and '-', begin and end with a letter or digit, and have at most 100 characters
+        "": error: invalid snapshot name "": names use letters, digits, '.', '_' and '-', begin and end with a letter or digit, and have at most 100 characters
+        "x-": error: invalid snapshot name "x-": names use letters, digits, '.', '_' and '-', begin and end with a letter or digit, and have at most 100 characters
+        "a/b": error: invalid snapshot name "a/b": names use letters, digits, '.', '_' and '-', begin and end with a letter or digit, and have at most 100 characters
+    "#);
     let first = env.json(&["save", "--name", "base"]);
     let err = env.fails(&["save", "--name", "base"], 1);
-    assert!(err.contains("already exists") && err.contains("--force"), "{err}");
+    insta::assert_snapshot!(env.normalize(&err), @r#"error: a snapshot named "base" already exists for [TMP]/work; pick another name, or pass --force to move the name to the new snapshot"#);
     let second = env.json(&["save", "--name", "base", "--force"]);
     assert_eq!(env.json(&["show", "base"])["id"], second["id"]);
     // The old snapshot stays, by id, without its name.
@@ -69,15 +76,14 @@ fn references_resolve_by_id_prefix_name_and_latest() {
     assert_eq!(env.json(&["show", "first"])["id"], a["id"]);
     let id = b["id"].as_str().unwrap();
     assert_eq!(env.json(&["show", &id[..20]])["id"], b["id"]);
-    let err = env.fails(&["show", "nope"], 1);
-    assert!(err.contains("no snapshot \"nope\""), "{err}");
+    insta::assert_snapshot!(env.fails(&["show", "nope"], 1), @r#"error: no snapshot "nope" in session "baseline"; run `cairn list`"#);
 }
 
 #[test]
 fn list_is_newest_first_wrapped_and_refuses_other_sorts() {
     let env = TestEnv::new();
     // A reader refuses a store that does not exist; once it exists, an empty list is `[]`.
-    assert!(env.fails(&["list"], 1).contains("there is no store at"));
+    insta::assert_snapshot!(env.normalize(&env.fails(&["list"], 1)), @"error: there is no store at [TMP]/store");
     env.ok(&["session", "list"]);
     let empty = env.json(&["list"]);
     assert_eq!(empty, serde_json::json!({ "snapshots": [] }));
@@ -89,8 +95,7 @@ fn list_is_newest_first_wrapped_and_refuses_other_sorts() {
     assert_eq!(list["snapshots"][1]["id"], a["id"]);
     let asc = env.json(&["list", "--sort", "asc"]);
     assert_eq!(asc["snapshots"][0]["id"], a["id"]);
-    let err = env.fails(&["list", "--sort", "sideways"], 2);
-    assert!(err.contains("use desc"), "{err}");
+    insta::assert_snapshot!(env.fails(&["list", "--sort", "sideways"], 2), @r#"error: invalid sort "sideways": use desc (newest first) or asc (oldest first)"#);
 }
 
 #[test]
@@ -125,7 +130,7 @@ fn a_store_refused_inside_the_tree_is_not_left_behind() {
     let inner = env.work().join(".cairn-store");
     let out = env.cairn(&["save"]).arg("--store").arg(&inner).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("must never live inside the tree"));
+    insta::assert_snapshot!(env.normalize(&String::from_utf8_lossy(&out.stderr)), @"error: the store [TMP]/work/.cairn-store lies inside [TMP]/work; a snapshot must never live inside the tree it captures; choose another store with --store or CAIRN_STORE outside it");
     assert!(!inner.exists(), "a stray store is left in the tree: {:?}", common::entries(&inner));
     // An empty directory the user made for it stays, and stays empty.
     let made = env.work().join("store-here");
@@ -137,7 +142,7 @@ fn a_store_refused_inside_the_tree_is_not_left_behind() {
     // A store that holds snapshots is never removed by a refusal.
     env.ok(&["save"]);
     let err = env.fails(&["save", env.store().join("objects").to_str().unwrap()], 2);
-    assert!(err.contains("inside the store"), "{err}");
+    insta::assert_snapshot!(env.normalize(&err), @"error: [TMP]/store/objects is inside the store [TMP]/store; pick a directory outside it");
     assert!(env.store().join("FORMAT").exists());
 }
 
@@ -147,8 +152,7 @@ fn a_store_of_another_format_version_is_refused_clearly() {
     write(&env.work(), "a.txt", "a\n");
     env.ok(&["save"]);
     std::fs::write(env.store().join("FORMAT"), "cairn-store-format 99\n").unwrap();
-    let err = env.fails(&["list"], 1);
-    assert!(err.contains("format version 99") && err.contains("reads version 1"), "{err}");
+    insta::assert_snapshot!(env.normalize(&env.fails(&["list"], 1)), @"error: the store at [TMP]/store has format version 99, and this cairn reads version 1; use a cairn release that reads version 99, or choose another store with --store or CAIRN_STORE");
 }
 
 #[test]
@@ -303,7 +307,7 @@ fn remove_then_gc_reclaims_the_data() {
     assert!(gc["bytes_freed"].as_u64().unwrap() >= 1_900_000, "{gc}");
     env.ok(&["check", "--read-data"]);
     let err = env.fails(&["show", a["id"].as_str().unwrap()], 1);
-    assert!(err.contains("no snapshot"), "{err}");
+    insta::assert_snapshot!(env.normalize(&err), @r#"error: no snapshot "[ID1]" in session "baseline"; run `cairn list`"#);
 }
 
 #[test]
