@@ -74,11 +74,10 @@ pub(crate) fn referenced_objects(
     match kind.parse::<TargetKind>() {
         Ok(TargetKind::Dir) => dir::restore::referenced(store, root, live),
         Ok(TargetKind::Compose) => compose::referenced(store, root, live),
-        // Transcripts and debug captures store one self-contained document as their root,
-        // and so does any kind a later version adds.
+        // Transcripts and debug captures store one document as their root (a blob, or a list
+        // of chunks), and so does any kind a later version adds.
         Ok(TargetKind::Transcript | TargetKind::Debug) | Err(_) => {
-            live.insert(*root);
-            Ok(())
+            crate::ops::document::document_objects(store, root, live)
         }
     }
 }
