@@ -52,32 +52,14 @@ pub(crate) async fn restore(State(state): State<Arc<AppState>>, Json(body): Json
     .await
 }
 
-/// A rewind to the turn moment `turn` of workspace `workspace`, as `cairn rewind` run there.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct RewindBody {
-    turn: String,
-    workspace: String,
-    #[serde(default)]
-    code: bool,
-    #[serde(default)]
-    conversation: bool,
-    session: Option<String>,
-}
-
-pub(crate) async fn rewind(State(state): State<Arc<AppState>>, Json(body): Json<RewindBody>) -> Reply {
+/// A rewind to turn `turn` of workspace `workspace`, as `cairn rewind` run there: the body is
+/// the library's [`RewindOptions`], so the page can ask for everything the CLI can.
+pub(crate) async fn rewind(State(state): State<Arc<AppState>>, Json(body): Json<RewindOptions>) -> Reply {
     blocking(state, move |state, store, context| {
         // The CLI runs in the workspace: new conversation files go where its agent looks.
         let mut places = state.places.clone();
         places.cwd = body.workspace.clone();
-        let options = RewindOptions {
-            turn: body.turn,
-            code: body.code,
-            conversation: body.conversation,
-            workspace: body.workspace,
-            session: body.session,
-            places,
-        };
+        let options = RewindOptions { places, ..body };
         Ok(store.rewind(&options, context)?)
     })
     .await

@@ -15,7 +15,7 @@
 
 use serde::Serialize;
 
-use super::{HookEvent, HookInvocation};
+use super::{HookEvent, HookInvocation, ledger};
 use crate::Repository;
 use crate::error::{Error, Result};
 use crate::ops::moment::{AgentTurn, Moment, PartPlan, TakeOptions};
@@ -57,12 +57,37 @@ impl Repository {
             .cwd
             .as_ref()
             .ok_or_else(|| Error::invalid("the hook event names no working directory; nothing was saved"))?;
-        let workspace = Target::parse(&cwd.display().to_string())?.key();
+        let workspace = Target::parse(&project_root(cwd).display().to_string())?.key();
         // Said before anything is read, in one sentence whose code the hook recognises to show
         // it where the agent's user looks (`ops/interrupted.rs`).
         self.refuse_interrupted(&workspace)?;
         let session = self.resolve_session(&context.choice(None))?;
-        let turns = self.agent_turns(&session, invocation.agent.as_str(), &invocation.session_id)?;
+        let agent = invocation.agent.as_str();
+        // One checkpoint of an agent session at a time: a prompt delivered twice at once must
+        // find the first delivery's turn recorded (see `ledger.rs`).
+        let lock_name = format!(
+            "turn-{}",
+            blake3::hash(format!("{agent}\0{}", invocation.session_id).as_bytes()).to_hex()
+        );
+        let _turn_lock = crate::store::lock::lock_waiting(&self.layout().locks(), &lock_name)?;
+        let last = self.last_prompt_turn(&session, agent, &invocation.session_id)?;
+        let forked_from = match &last {
+            Some((turn, _)) => turn.forked_from.clone(),
+            None => self.fork_origin(agent, &invocation.session_id),
+        };
+        let turns = match (&last, &forked_from) {
+            (Some((turn, _)), _) => turn.number,
+            (None, Some(origin)) => origin.before_turn.saturating_sub(1),
+            (None, None) => 0,
+        };
+        let start = prompt.map(|p| {
+            ledger::turn_start(invocation.transcript_path.as_deref(), p, last.as_ref().map(|(t, _)| t))
+        });
+        if let (Some(start), Some((turn, at))) = (&start, &last)
+            && ledger::is_duplicate(turn, at, start)
+        {
+            return nothing(&format!("the prompt of turn {} again; already saved", turn.number));
+        }
         let number = turns + u64::from(prompt.is_some());
         let first_line = prompt.map(|p| p.lines().next().unwrap_or_default().trim().to_owned());
         let mut plans = vec![PartPlan { target: workspace.clone(), reuse_unchanged: true }];
@@ -85,6 +110,9 @@ impl Repository {
                 number,
                 trigger,
                 prompt: first_line,
+                start,
+                exact: true,
+                forked_from,
             }),
             // A tool checkpoint of a workspace that did not change records nothing.
             skip_if_unchanged: prompt.is_none(),
@@ -119,15 +147,25 @@ impl Repository {
         Ok(CheckpointOutcome { moment: Some(moment), removed, said, workspace_entries: 0 })
     }
 
-    /// The number of prompt moments of one agent session.
-    fn agent_turns(&self, session: &Session, agent: &str, agent_session: &str) -> Result<u64> {
+    /// The newest prompt turn of one agent session, and when it was taken.
+    fn last_prompt_turn(
+        &self,
+        session: &Session,
+        agent: &str,
+        agent_session: &str,
+    ) -> Result<Option<(AgentTurn, String)>> {
         Ok(self
             .moments_of(session)?
-            .iter()
-            .filter_map(|m| m.turn.as_ref())
-            .filter(|t| t.agent == agent && t.agent_session == agent_session && t.trigger == "prompt")
-            .map(|t| t.number)
-            .max()
-            .unwrap_or(0))
+            .into_iter()
+            .filter_map(|m| m.turn.map(|t| (t, m.created_at)))
+            .filter(|(t, _)| t.agent == agent && t.agent_session == agent_session && t.trigger == "prompt")
+            .max_by_key(|(t, _)| t.number))
     }
+}
+
+/// The project a hook's working directory is in: the repository it belongs to (its top
+/// directory, holding `.git`), or else the directory itself. An agent's shell may `cd` into a
+/// subdirectory; the turn is still of the whole project.
+fn project_root(cwd: &std::path::Path) -> std::path::PathBuf {
+    cwd.ancestors().find(|dir| dir.join(".git").exists()).unwrap_or(cwd).to_path_buf()
 }

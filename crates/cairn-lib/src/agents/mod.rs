@@ -10,6 +10,7 @@ mod checkpoint;
 mod entries;
 mod install;
 mod keep;
+pub(crate) mod ledger;
 mod log;
 mod payload;
 pub(crate) mod places;

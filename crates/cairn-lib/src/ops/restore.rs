@@ -172,7 +172,7 @@ impl Repository {
                     only: options.only.clone(),
                     session: options.session.clone(),
                     places: places?,
-                    cut_before_prompt: None,
+                    cut: None,
                 };
                 return self.moment_restore(&moment, context).map(|r| Restored::Moment(Box::new(r)));
             }

@@ -54,6 +54,49 @@ pub struct AgentTurn {
     /// The first line of the prompt (prompt moments only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prompt: Option<String>,
+    /// Where the conversation stood when the turn began (prompt moments whose agent named its
+    /// transcript): what a rewind cuts the conversation by. Moments from before the ledger have
+    /// none, and are cut by their prompt's text.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start: Option<TurnStart>,
+    /// False when the checkpoint was taken after the agent may already have acted on the
+    /// prompt (the store was busy past the hook's budget): it is not "before prompt N".
+    #[serde(default = "exact", skip_serializing_if = "is_exact")]
+    pub exact: bool,
+    /// The agent session this one was forked from by a rewind, and the turn it was cut before:
+    /// its numbering continues from there.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub forked_from: Option<ForkOrigin>,
+}
+
+/// Where an agent's conversation stood when a turn began.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct TurnStart {
+    /// The id of the last entry of the conversation before the prompt; `None` when the prompt
+    /// began the conversation. Entries are only ever appended after it, so the id stays right
+    /// whenever the transcript is read again.
+    pub after_entry: Option<String>,
+    /// BLAKE3 of the prompt's whole text, in hex: one prompt delivered twice is one turn.
+    pub prompt_digest: String,
+    /// Whether the agent had already written the prompt to its transcript when the hook ran.
+    pub prompt_written: bool,
+}
+
+/// The agent session a rewind forked one from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct ForkOrigin {
+    /// The agent session the fork was cut from.
+    pub agent_session: String,
+    /// The turn the fork ends before: its own first turn has this number.
+    pub before_turn: u64,
+}
+
+fn exact() -> bool {
+    true
+}
+
+fn is_exact(exact: &bool) -> bool {
+    *exact
 }
 
 impl Moment {

@@ -1,4 +1,4 @@
-//! `cairn rewind [TURN|MOMENT] [--code|--conversation]`: go back to an agent turn of the
+//! `cairn rewind [TURN|MOMENT] [--code|--conversation] [--force]`: go back to an agent turn of the
 //! current directory. With no argument it lists the turns, or on a terminal asks which one.
 
 use std::io::{BufRead, IsTerminal, Write};
@@ -12,54 +12,35 @@ use crate::error::CommandResult;
 use crate::format;
 use crate::printer::Printer;
 
-/// Arguments of `cairn rewind`.
+/// Arguments of `cairn rewind`: the library's options, as they are.
 #[derive(Debug, Args)]
 pub struct RewindArgs {
-    /// The turn (its number in the newest agent session) or a moment; omit it to list the turns.
-    turn: Option<String>,
-    /// Put back the files only.
-    #[arg(long, conflicts_with = "conversation")]
-    code: bool,
-    /// Put back the conversation only.
-    #[arg(long)]
-    conversation: bool,
-    /// The session (name or id).
-    #[arg(long)]
-    session: Option<String>,
+    #[command(flatten)]
+    options: RewindOptions,
 }
 
 pub fn run(global: &GlobalArgs, args: RewindArgs, printer: &Printer) -> CommandResult {
     let store = open_store(global)?;
     let context = call_context();
     let places = super::moment::transcript_places()?;
-    let workspace = places.cwd.clone();
-    let turn = match args.turn {
-        Some(turn) => turn,
-        None => {
-            let list = store.rewind_list(
-                &RewindListOptions { workspace: workspace.clone(), session: args.session.clone() },
-                &context,
-            )?;
-            let interactive =
-                !global.json && std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
-            match (interactive && !list.turns.is_empty()).then(|| pick(&list)).transpose()? {
-                Some(Some(turn)) => turn,
-                Some(None) => return Ok(()),
-                None => {
-                    printer.result(&list, human_list);
-                    return Ok(());
-                }
+    let RewindArgs { mut options } = args;
+    options.workspace = places.cwd.clone();
+    options.places = places;
+    if options.turn.is_none() {
+        let list = store.rewind_list(
+            &RewindListOptions { workspace: options.workspace.clone(), session: options.session.clone() },
+            &context,
+        )?;
+        let interactive = !global.json && std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
+        match (interactive && !list.turns.is_empty()).then(|| pick(&list)).transpose()? {
+            Some(Some(turn)) => options.turn = Some(turn),
+            Some(None) => return Ok(()),
+            None => {
+                printer.result(&list, human_list);
+                return Ok(());
             }
         }
-    };
-    let options = RewindOptions {
-        turn,
-        code: args.code,
-        conversation: args.conversation,
-        workspace,
-        session: args.session,
-        places,
-    };
+    }
     let result = store.rewind(&options, &context)?;
     printer.result(&result, |r| {
         let mut out = format!("rewound to {}\n", super::moment::moment_line(&r.moment));
@@ -74,8 +55,12 @@ pub fn run(global: &GlobalArgs, args: RewindArgs, printer: &Printer) -> CommandR
                         .unwrap_or_default()
                 )),
                 _ => {
+                    if let Some(note) = &p.note {
+                        out.push_str(&format!("  conversation: {note}\n"));
+                        continue;
+                    }
                     let file = p.file.as_ref().map(|f| f.display().to_string()).unwrap_or_default();
-                    out.push_str(&format!("  conversation forked before that prompt: {file}\n"));
+                    out.push_str(&format!("  conversation forked before that prompt: {}\n", format::text(&file)));
                     if let Some(cmd) = &p.resume_command {
                         out.push_str(&format!("  resume it with: {cmd}\n"));
                     }
@@ -91,20 +76,35 @@ fn human_list(list: &RewindList) -> String {
     if list.turns.is_empty() {
         return format!("no agent turns recorded for {}\n", format::path(&list.workspace));
     }
+    let session_label = |agent_session: &str| {
+        let s = list.sessions.iter().find(|s| s.agent_session == agent_session);
+        let short: String = agent_session.chars().take(8).collect();
+        match s {
+            Some(s) => format!("{} {short}{}", s.agent, if s.current { " (current)" } else { "" }),
+            None => short,
+        }
+    };
     let rows: Vec<Vec<String>> = list
         .turns
         .iter()
         .map(|t| {
+            let number = if t.exact { t.number.to_string() } else { format!("{} (late)", t.number) };
             vec![
-                t.number.to_string(),
+                session_label(&t.agent_session),
+                number,
                 format::created(&t.created_at),
                 t.files_changed_since.to_string(),
                 if t.conversation { "yes" } else { "no" }.to_owned(),
                 format::text(&t.prompt).into_owned(),
+                t.moment.to_string(),
             ]
         })
         .collect();
-    format::table(&["TURN", "TIME", "CHANGED SINCE", "CONVERSATION", "PROMPT"], &rows)
+    let mut out = format::table(&["SESSION", "TURN", "TIME", "CHANGED SINCE", "CONVERSATION", "PROMPT", "MOMENT"], &rows);
+    if list.sessions.len() > 1 {
+        out.push_str("a turn number means the current session; reach another session's turn by its moment id\n");
+    }
+    out
 }
 
 /// Asks on stderr which turn to go back to; `None` when the answer is empty.

@@ -3,20 +3,29 @@
 //! from the state the conversation was in before that prompt was sent.
 
 use cairn_transcript::{ActivePath, LoadOptions, load_session};
-use serde_json::Value;
 
 use crate::Repository;
 use crate::error::Result;
 use crate::ops::transcript::{AgentPlaces, TranscriptWritten, transcript_error};
 use crate::snapshot::Snapshot;
 
-/// Writes transcript snapshot `snapshot` as a new session for `places.cwd`; with
-/// `cut_before`, the path ends just before the last user message starting with that line.
+/// Where a rewind cuts a conversation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ConversationCut {
+    /// Keep the entries up to and including this one: where the turn ledger says the turn
+    /// began. `None`: the turn began the conversation, and nothing is left to resume.
+    AfterEntry(Option<String>),
+    /// Before the last user message whose first line is this one: for turns recorded before
+    /// the ledger, which kept only the prompt's first line.
+    BeforePrompt(String),
+}
+
+/// Writes transcript snapshot `snapshot` as a new session for `places.cwd`, cut at `cut`.
 pub(crate) fn load_conversation(
     store: &Repository,
     snapshot: &Snapshot,
     places: &AgentPlaces,
-    cut_before: Option<&str>,
+    cut: Option<&ConversationCut>,
 ) -> Result<TranscriptWritten> {
     if places.cwd.is_empty() {
         return Err(crate::error::Error::invalid(
@@ -25,8 +34,11 @@ pub(crate) fn load_conversation(
     }
     let mut path = store.transcript_path_and_files(snapshot, false)?;
     let attached = path.take_attached();
-    if let Some(prompt) = cut_before {
-        cut_before_prompt(&mut path, prompt);
+    match cut {
+        Some(ConversationCut::AfterEntry(Some(id))) => cut_after_entry(&mut path, id)?,
+        Some(ConversationCut::AfterEntry(None)) => path.entries.clear(),
+        Some(ConversationCut::BeforePrompt(prompt)) => cut_before_prompt(&mut path, prompt),
+        None => {}
     }
     let load = LoadOptions {
         cwd: places.cwd.clone(),
@@ -49,58 +61,30 @@ pub(crate) fn load_conversation(
     })
 }
 
+/// Keeps the entries up to and including `id`. The turn's own transcript snapshot always
+/// holds it (the ledger read it from that file before the snapshot was taken), so a missing
+/// id is damage, refused rather than guessed around.
+fn cut_after_entry(path: &mut ActivePath, id: &str) -> Result<()> {
+    let at = path.entries.iter().position(|e| e.id.as_deref() == Some(id)).ok_or_else(|| {
+        crate::error::Error::corrupt(format!(
+            "the conversation saved with this turn does not hold entry {id:?}, where the turn began"
+        ))
+    })?;
+    // Lines without an id (Claude Code's file-history snapshots) placed after the entry
+    // belong to the turn before: they go up to the next entry with an id.
+    let end = path.entries[at + 1..].iter().position(|e| e.id.is_some()).map_or(path.entries.len(), |n| at + 1 + n);
+    path.entries.truncate(end);
+    Ok(())
+}
+
 /// Drops the last user message whose first line is `prompt`'s, and everything after it.
 /// A path that does not hold the prompt yet (saved before the agent wrote it) is left whole.
 pub(crate) fn cut_before_prompt(path: &mut ActivePath, prompt: &str) {
     let want = prompt.lines().next().unwrap_or_default().trim();
     let at = path.entries.iter().rposition(|e| {
-        user_text(&e.text).is_some_and(|text| text.lines().next().unwrap_or_default().trim() == want)
+        crate::agents::ledger::user_text(&e.text).is_some_and(|text| text.lines().next().unwrap_or_default().trim() == want)
     });
     if let Some(at) = at {
         path.entries.truncate(at);
-    }
-}
-
-/// The text of a user message line, in Claude Code's, Pi's or Gemini CLI's shape; `None` for
-/// other lines (assistant messages, tool results, metadata).
-fn user_text(line: &str) -> Option<String> {
-    let value: Value = serde_json::from_str(line).ok()?;
-    let message = match value.get("type")?.as_str()? {
-        // Claude Code nests the message; Gemini CLI keeps `content` on the record itself.
-        "user" => value.get("message").unwrap_or(&value),
-        "message" if value.pointer("/message/role")?.as_str()? == "user" => value.get("message")?,
-        _ => return None,
-    };
-    match message.get("content")? {
-        Value::String(text) => Some(text.clone()),
-        Value::Array(parts) => {
-            let texts: Vec<&str> = parts
-                .iter()
-                .filter(|p| p.get("type").is_none_or(|t| t == "text"))
-                .filter_map(|p| p.get("text").and_then(Value::as_str))
-                .collect();
-            (!texts.is_empty()).then(|| texts.join("\n"))
-        }
-        _ => None,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::user_text;
-
-    #[test]
-    fn user_messages_are_read_in_each_agents_shape_and_tool_results_are_not() {
-        let claude = r#"{"type":"user","message":{"role":"user","content":"Fix it\nplease"}}"#;
-        let pi =
-            r#"{"type":"message","message":{"role":"user","content":[{"type":"text","text":"Fix it"}]}}"#;
-        let gemini = r#"{"id":"1","type":"user","content":[{"text":"Fix it"}]}"#;
-        let result =
-            r#"{"type":"user","message":{"role":"user","content":[{"type":"tool_result","content":"ok"}]}}"#;
-        for line in [claude, pi, gemini] {
-            assert_eq!(user_text(line).as_deref().and_then(|t| t.lines().next()), Some("Fix it"), "{line}");
-        }
-        assert_eq!(user_text(result), None);
-        assert_eq!(user_text(r#"{"type":"assistant","message":{"content":"Fix it"}}"#), None);
     }
 }

@@ -20,9 +20,10 @@ pub use diff::{MomentDiffOptions, MomentDiffPart, MomentDiffResult};
 pub use list::{MomentList, MomentListOptions, MomentShowOptions, MomentView};
 pub use remove::{MomentRemoveOptions, MomentRemoveResult};
 pub use restore::{MomentRestoreOptions, MomentRestoreResult, RestoredPart};
-pub use rewind::{RewindList, RewindListOptions, RewindOptions, RewindTurn};
+pub use rewind::{RewindList, RewindListOptions, RewindOptions, RewindSession, RewindTurn};
 pub use save::{MomentSaveOptions, MomentSaveResult};
 
+pub use conversation::ConversationCut;
 pub(crate) use conversation::load_conversation;
 pub(crate) use save::{PartPlan, TakeOptions};
 
@@ -30,7 +31,7 @@ use crate::error::{Error, Hint, Operation, Result, echo};
 
 use crate::Repository;
 use crate::session::Session;
-pub use crate::store::model::moment::{AgentTurn, Moment, MomentPart};
+pub use crate::store::model::moment::{AgentTurn, ForkOrigin, Moment, MomentPart, TurnStart};
 
 impl Repository {
     /// The moments of `session` whose parts still exist, oldest first. A part whose

@@ -42,11 +42,11 @@ pub struct MomentRestoreOptions {
     #[schemars(skip)]
     #[cfg_attr(feature = "clap", arg(skip))]
     pub places: AgentPlaces,
-    /// Cut the conversation just before the prompt that starts with this line (rewind).
+    /// Where to cut the conversation (a rewind: just before the turn's prompt).
     #[serde(skip)]
     #[schemars(skip)]
     #[cfg_attr(feature = "clap", arg(skip))]
-    pub cut_before_prompt: Option<String>,
+    pub cut: Option<super::ConversationCut>,
 }
 
 /// What restoring a moment did.
@@ -85,6 +85,9 @@ pub struct RestoredPart {
     /// Files written beside the new session (subagent transcripts).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub extra_files: Vec<PathBuf>,
+    /// Why a part was left as it is, when it was (a conversation with nothing before the turn).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 /// The kinds a moment part can be.
@@ -165,6 +168,7 @@ impl Repository {
             session_id: None,
             resume_command: None,
             extra_files: Vec::new(),
+            note: None,
         };
         match part.kind.as_str() {
             "dir" => {
@@ -181,13 +185,15 @@ impl Repository {
                 out.files_written = Some(result.files_written);
             }
             "transcript" => {
+                if options.cut == Some(super::ConversationCut::AfterEntry(None)) {
+                    out.note = Some(
+                        "this turn began the conversation: there is nothing before it to resume; start the agent anew"
+                            .to_owned(),
+                    );
+                    return Ok(out);
+                }
                 let snapshot = self.part_snapshot(session, part)?;
-                let written = super::load_conversation(
-                    self,
-                    &snapshot,
-                    &options.places,
-                    options.cut_before_prompt.as_deref(),
-                )?;
+                let written = super::load_conversation(self, &snapshot, &options.places, options.cut.as_ref())?;
                 out.file = Some(written.file);
                 out.session_id = Some(written.session_id);
                 out.resume_command = written.resume_command;

@@ -1,14 +1,22 @@
-//! Rewind: the agent turns of a workspace, and putting one back. Each turn is the moment an
+//! Rewind: the agent turns of a project, and putting one back. Each turn is the moment an
 //! agent hook took when its prompt was submitted (the workspace and the conversation as they
 //! were before the agent acted on it). Rewinding restores the workspace and writes the
-//! conversation as a new session that ends just before that prompt, so the agent resumes
-//! from there; `code` or `conversation` picks one of the two.
+//! conversation as a new agent session that ends just before that prompt, cut where the turn
+//! ledger says the turn began (`agents/ledger.rs`), so the agent resumes from there; `code` or
+//! `conversation` picks one of the two.
+//!
+//! Turns are numbered per agent session. A session a rewind forked continues the numbering of
+//! the one it was cut from, and its turns before the cut are the parent's: `rewind 2` in the
+//! fork goes to the parent's turn 2, which the fork's conversation also holds.
+
+use std::collections::HashMap;
+use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use super::{Moment, MomentRestoreOptions, MomentRestoreResult};
+use super::{ConversationCut, ForkOrigin, Moment, MomentRestoreOptions, MomentRestoreResult};
 use crate::Repository;
-use crate::error::{Error, Result, echo};
+use crate::error::{Error, Hint, Result, echo};
 use crate::id::MomentId;
 use crate::ops::diff::DiffOptions;
 use crate::ops::resolve::CallContext;
@@ -21,7 +29,7 @@ use crate::targets::Target;
 #[cfg_attr(feature = "clap", derive(clap::Args))]
 #[serde(deny_unknown_fields)]
 pub struct RewindListOptions {
-    /// The workspace directory (the front passes the current one).
+    /// The workspace directory (the front passes the current one): the project it is in.
     #[cfg_attr(feature = "clap", arg(skip))]
     pub workspace: String,
     /// The session (name or id).
@@ -34,8 +42,8 @@ pub struct RewindListOptions {
 #[cfg_attr(feature = "clap", derive(clap::Args))]
 #[serde(deny_unknown_fields)]
 pub struct RewindOptions {
-    /// A turn number (of the newest agent session of the workspace) or a moment reference.
-    pub turn: String,
+    /// The turn (its number in the newest agent session) or a moment; omit it to list the turns.
+    pub turn: Option<String>,
     /// Put back the files only.
     #[serde(default)]
     #[cfg_attr(feature = "clap", arg(long, conflicts_with = "conversation"))]
@@ -44,7 +52,12 @@ pub struct RewindOptions {
     #[serde(default)]
     #[cfg_attr(feature = "clap", arg(long))]
     pub conversation: bool,
-    /// The workspace directory (the front passes the current one).
+    /// Use a turn whose checkpoint was taken late (after the agent may have acted on it).
+    #[serde(default)]
+    #[cfg_attr(feature = "clap", arg(long))]
+    pub force: bool,
+    /// The workspace directory (the front passes the current one): the project it is in.
+    #[serde(default)]
     #[cfg_attr(feature = "clap", arg(skip))]
     pub workspace: String,
     /// The session (name or id).
@@ -57,13 +70,33 @@ pub struct RewindOptions {
     pub places: AgentPlaces,
 }
 
-/// The turns of a workspace, oldest first.
+/// The turns of a project, by agent session.
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct RewindList {
-    /// The workspace.
+    /// The project: the workspace the turns were taken of.
     pub workspace: String,
-    /// The turns.
+    /// The agent sessions, the newest (the one a turn number means) first.
+    pub sessions: Vec<RewindSession>,
+    /// Every turn, the newest session's first, each session's oldest first.
     pub turns: Vec<RewindTurn>,
+}
+
+/// One agent session of a project.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct RewindSession {
+    /// The agent.
+    pub agent: String,
+    /// The agent's session id.
+    pub agent_session: String,
+    /// The first line of its first prompt.
+    pub first_prompt: String,
+    /// Its turns.
+    pub turns: u64,
+    /// Whether a turn number means this session's turns (the newest session).
+    pub current: bool,
+    /// The session a rewind forked this one from, and the turn it was cut before.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub forked_from: Option<ForkOrigin>,
 }
 
 /// One agent turn that can be gone back to.
@@ -83,53 +116,84 @@ pub struct RewindTurn {
     pub files_changed_since: u64,
     /// Whether the conversation was captured with it.
     pub conversation: bool,
+    /// False when the checkpoint was taken late, after the agent may have acted on the prompt.
+    pub exact: bool,
     /// The moment.
     pub moment: MomentId,
 }
 
 impl Repository {
-    /// The turns of the workspace's agent sessions, oldest first.
+    /// The turns of the project's agent sessions (see [`RewindList`]).
     pub fn rewind_list(&self, options: &RewindListOptions, context: &CallContext) -> Result<RewindList> {
         let session = self.resolve_session(&context.choice(options.session.clone()))?;
-        let workspace = workspace_key(&options.workspace)?;
-        let newest = self.last_snapshot_of(&session, &workspace)?;
-        let mut turns = Vec::new();
-        for m in self.turn_moments(&session, &workspace)? {
-            let t = m.turn.clone().expect("turn moments have a turn");
-            let files_changed_since = match (m.part("dir"), &newest) {
-                (Some(part), Some(newest)) if part.snapshot != newest.id => {
-                    let diff = self.diff(
-                        &DiffOptions {
-                            from: part.snapshot.to_string(),
-                            to: Some(newest.id.to_string()),
-                            session: Some(session.id.to_string()),
-                            ..DiffOptions::default()
-                        },
-                        &CallContext::default(),
-                    )?;
-                    diff.entries.iter().filter(|e| e.kind != "dir").count() as u64
-                }
-                _ => 0,
-            };
-            turns.push(RewindTurn {
-                number: t.number,
-                created_at: m.created_at.clone(),
-                agent: t.agent,
-                agent_session: t.agent_session,
-                prompt: t.prompt.unwrap_or_default(),
-                files_changed_since,
-                conversation: m.part("transcript").is_some(),
-                moment: m.id,
+        let turns = ProjectTurns::of(self, &session, &options.workspace)?;
+        let newest = self.last_snapshot_of(&session, &turns.workspace)?;
+        let mut out = Vec::new();
+        let mut sessions = Vec::new();
+        for (agent_session, moments) in turns.by_session() {
+            let first = moments[0].turn.as_ref().expect("turn moments have a turn");
+            sessions.push(RewindSession {
+                agent: first.agent.clone(),
+                agent_session: agent_session.clone(),
+                first_prompt: first.prompt.clone().unwrap_or_default(),
+                turns: moments.len() as u64,
+                current: Some(&agent_session) == turns.newest_session().as_ref(),
+                forked_from: first.forked_from.clone(),
             });
+            for m in moments {
+                let t = m.turn.clone().expect("turn moments have a turn");
+                let files_changed_since = match (m.part("dir"), &newest) {
+                    (Some(part), Some(newest)) if part.snapshot != newest.id => {
+                        let diff = self.diff(
+                            &DiffOptions {
+                                from: part.snapshot.to_string(),
+                                to: Some(newest.id.to_string()),
+                                session: Some(session.id.to_string()),
+                                ..DiffOptions::default()
+                            },
+                            &CallContext::default(),
+                        )?;
+                        diff.entries.iter().filter(|e| e.kind != "dir").count() as u64
+                    }
+                    _ => 0,
+                };
+                out.push(RewindTurn {
+                    number: t.number,
+                    created_at: m.created_at.clone(),
+                    agent: t.agent,
+                    agent_session: t.agent_session,
+                    prompt: t.prompt.unwrap_or_default(),
+                    files_changed_since,
+                    conversation: m.part("transcript").is_some(),
+                    exact: t.exact,
+                    moment: m.id,
+                });
+            }
         }
-        Ok(RewindList { workspace, turns })
+        Ok(RewindList { workspace: turns.workspace, sessions, turns: out })
     }
 
     /// Goes back to a turn: restores its workspace and conversation (or one of them).
     pub fn rewind(&self, options: &RewindOptions, context: &CallContext) -> Result<MomentRestoreResult> {
         let session = self.resolve_session(&context.choice(options.session.clone()))?;
-        let workspace = workspace_key(&options.workspace)?;
-        let moment = self.turn_moment(&session, &workspace, &options.turn)?;
+        let turns = ProjectTurns::of(self, &session, &options.workspace)?;
+        let reference = options.turn.as_deref().ok_or_else(|| {
+            Error::invalid("name the turn to go back to: its number, or a moment id `cairn rewind` lists")
+        })?;
+        let moment = turns.resolve(self, &session, reference)?;
+        if let Some(turn) = moment.turn.as_ref().filter(|t| !t.exact && !options.force) {
+            let nearest = turns.nearest_exact_before(turn.number, &turn.agent_session);
+            let offer = match nearest {
+                Some(n) => format!("turn {n} is the nearest exact one; "),
+                None => String::new(),
+            };
+            return Err(Error::invalid(format!(
+                "turn {}'s checkpoint was taken late (the store was busy), after the agent may already have changed files: {offer}pass --force to use it anyway",
+                turn.number
+            ))
+            .with_code("TURN_INEXACT")
+            .hint(Hint::SetOption("force")));
+        }
         let only: Vec<String> = match (options.code, options.conversation) {
             (true, false) => vec!["dir".into()],
             (false, true) => vec!["transcript".into()],
@@ -141,55 +205,134 @@ impl Repository {
                 moment.turn.as_ref().map_or(0, |t| t.number)
             )));
         }
-        let cut = moment.turn.as_ref().and_then(|t| t.prompt.clone());
+        let cut = moment.turn.as_ref().and_then(|t| match &t.start {
+            Some(start) => Some(ConversationCut::AfterEntry(start.after_entry.clone())),
+            None => t.prompt.clone().map(ConversationCut::BeforePrompt),
+        });
         let restore = MomentRestoreOptions {
             reference: moment.id.to_string(),
             only,
             session: None,
             places: options.places.clone(),
-            cut_before_prompt: cut,
+            cut,
         };
-        self.restore_moment(&session, moment, &restore)
-    }
-
-    /// The prompt moments of `workspace`, oldest first.
-    fn turn_moments(&self, session: &Session, workspace: &str) -> Result<Vec<Moment>> {
-        Ok(self
-            .moments_of(session)?
-            .into_iter()
-            .filter(|m| m.turn.as_ref().is_some_and(|t| t.workspace == workspace && t.trigger == "prompt"))
-            .collect())
-    }
-
-    /// Turn `reference` (a number in the newest agent session) or a moment reference.
-    fn turn_moment(&self, session: &Session, workspace: &str, reference: &str) -> Result<Moment> {
-        if let Ok(number) = reference.trim().parse::<u64>() {
-            let turns = self.turn_moments(session, workspace)?;
-            let newest = turns.last().and_then(|m| m.turn.as_ref()).map(|t| t.agent_session.clone());
-            return turns
-                .into_iter()
-                .rev()
-                .find(|m| {
-                    m.turn
-                        .as_ref()
-                        .is_some_and(|t| Some(&t.agent_session) == newest.as_ref() && t.number == number)
-                })
-                .ok_or_else(|| {
-                    Error::not_found(format!("no turn {number} of the newest agent session of {workspace}"))
-                        .with_code("TURN_NOT_FOUND")
-                });
+        let turn = moment.turn.clone();
+        let result = self.restore_moment(&session, moment, &restore)?;
+        // The fork continues the numbering of the session it was cut from.
+        if let Some(turn) = turn {
+            for part in result.parts.iter().filter(|p| p.kind == "transcript") {
+                if let Some(forked) = &part.session_id {
+                    let origin = ForkOrigin { agent_session: turn.agent_session.clone(), before_turn: turn.number };
+                    self.record_fork(&turn.agent, forked, origin)?;
+                }
+            }
         }
-        let moment = self.resolve_moment(session, reference)?;
+        Ok(result)
+    }
+}
+
+/// The prompt moments of one project, and how turn numbers resolve among them.
+struct ProjectTurns {
+    workspace: String,
+    /// Oldest first.
+    moments: Vec<Moment>,
+}
+
+impl ProjectTurns {
+    /// The turns of the project `directory` is in: the turns taken of it, or else of the
+    /// nearest directory above it that has some (an agent's project root, when the command
+    /// runs in a subdirectory).
+    fn of(store: &Repository, session: &Session, directory: &str) -> Result<Self> {
+        if directory.is_empty() {
+            return Err(Error::invalid("no workspace directory given; pass one"));
+        }
+        let asked = Target::parse(directory)?.key();
+        let mut by_workspace: HashMap<String, Vec<Moment>> = HashMap::new();
+        for m in store.moments_of(session)? {
+            if let Some(t) = m.turn.as_ref().filter(|t| t.trigger == "prompt") {
+                by_workspace.entry(t.workspace.clone()).or_default().push(m);
+            }
+        }
+        let mut at = Some(Path::new(&asked));
+        while let Some(dir) = at {
+            if let Some(moments) = by_workspace.remove(&*dir.to_string_lossy()) {
+                return Ok(Self { workspace: dir.to_string_lossy().into_owned(), moments });
+            }
+            at = dir.parent();
+        }
+        Ok(Self { workspace: asked, moments: Vec::new() })
+    }
+
+    /// The agent session of the newest turn: the one a bare turn number means.
+    fn newest_session(&self) -> Option<String> {
+        self.moments.last().and_then(|m| m.turn.as_ref()).map(|t| t.agent_session.clone())
+    }
+
+    /// The turns grouped by agent session, the newest session first, each oldest first.
+    fn by_session(&self) -> Vec<(String, Vec<&Moment>)> {
+        let mut groups: Vec<(String, Vec<&Moment>)> = Vec::new();
+        for m in &self.moments {
+            let agent_session = &m.turn.as_ref().expect("turn moments have a turn").agent_session;
+            match groups.iter_mut().find(|(s, _)| s == agent_session) {
+                Some((_, list)) => list.push(m),
+                None => groups.push((agent_session.clone(), vec![m])),
+            }
+        }
+        // Newest session first: the one whose latest turn is latest.
+        groups.sort_by(|a, b| b.1.last().map(|m| m.id).cmp(&a.1.last().map(|m| m.id)));
+        groups
+    }
+
+    /// Turn `number` as the lineage of `agent_session` sees it: its own turn, or, below the
+    /// turn it was forked before, its parent's.
+    fn in_lineage(&self, agent_session: &str, number: u64) -> Option<&Moment> {
+        let mut current = agent_session.to_owned();
+        // A lineage longer than the turns is a cycle in damaged records.
+        for _ in 0..=self.moments.len() {
+            let own: Vec<&Moment> = self
+                .moments
+                .iter()
+                .filter(|m| m.turn.as_ref().is_some_and(|t| t.agent_session == current))
+                .collect();
+            if let Some(found) = own.iter().rev().find(|m| m.turn.as_ref().is_some_and(|t| t.number == number)) {
+                return Some(found);
+            }
+            let origin = own.iter().find_map(|m| m.turn.as_ref().and_then(|t| t.forked_from.clone()))?;
+            if number >= origin.before_turn {
+                return None;
+            }
+            current = origin.agent_session;
+        }
+        None
+    }
+
+    /// The newest exact turn before `number` in the lineage of `agent_session`.
+    fn nearest_exact_before(&self, number: u64, agent_session: &str) -> Option<u64> {
+        (1..number).rev().find(|n| self.in_lineage(agent_session, *n).and_then(|m| m.turn.as_ref()).is_some_and(|t| t.exact))
+    }
+
+    /// Turn `reference` (a number in the newest agent session's lineage) or a moment reference.
+    fn resolve(&self, store: &Repository, session: &Session, reference: &str) -> Result<Moment> {
+        if let Ok(number) = reference.trim().parse::<u64>() {
+            let newest = self.newest_session().unwrap_or_default();
+            return self.in_lineage(&newest, number).cloned().ok_or_else(|| {
+                let others = self.by_session().len() > 1;
+                let also = if others {
+                    "; turns of the other agent sessions are reached by their moment id, which `cairn rewind` lists"
+                } else {
+                    ""
+                };
+                Error::not_found(format!(
+                    "no turn {number} in the newest agent session of {}{also}",
+                    self.workspace
+                ))
+                .with_code("TURN_NOT_FOUND")
+            });
+        }
+        let moment = store.resolve_moment(session, reference)?;
         if moment.turn.is_none() && moment.part("dir").is_none() {
             return Err(Error::invalid(format!("moment {:?} holds no workspace to rewind", echo(reference))));
         }
         Ok(moment)
     }
-}
-
-fn workspace_key(workspace: &str) -> Result<String> {
-    if workspace.is_empty() {
-        return Err(Error::invalid("no workspace directory given; pass one"));
-    }
-    Ok(Target::parse(workspace)?.key())
 }
