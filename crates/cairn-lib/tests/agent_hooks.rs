@@ -6,8 +6,8 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 use cairn_lib::agents::{
-    Agent, AgentPlaces, HookEvent, HooksInstallOptions, HooksStatusOptions, HooksUninstallOptions, Scope,
-    install, parse_payload, status, uninstall,
+    Agent, AgentPlaces, HookCommand, HookEvent, HooksInstallOptions, HooksStatusOptions,
+    HooksUninstallOptions, REJECTED, Scope, install, parse_payload, status, uninstall,
 };
 
 fn fixture(name: &str) -> String {
@@ -40,6 +40,11 @@ impl Env {
     }
 }
 
+/// The command as `hooks install` names it: the binary's absolute path and the store's.
+fn cmd() -> HookCommand {
+    HookCommand::new("/opt/cairn/bin/cairn", Some(PathBuf::from("/var/lib/cairn's store")))
+}
+
 fn install_opts(agent: Agent, scope: Scope) -> HooksInstallOptions {
     HooksInstallOptions { agent, scope: Some(scope), dry_run: false }
 }
@@ -63,20 +68,20 @@ fn claude_install_keeps_other_hooks_and_settings_and_uninstall_gives_the_bytes_b
     let path = env.put(Agent::ClaudeCode, Scope::Local, &original);
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o640)).unwrap();
 
-    let change = install(&env.places(), &install_opts(Agent::ClaudeCode, Scope::Local)).unwrap();
+    let change = install(&env.places(), &cmd(), &install_opts(Agent::ClaudeCode, Scope::Local)).unwrap();
     assert!(change.changed);
-    assert_eq!(change.events, ["UserPromptSubmit", "PostToolUse", "Stop"]);
+    assert_eq!(change.events, ["UserPromptSubmit", "PostToolUse", "PostToolUseFailure", "Stop"]);
     let installed = std::fs::read_to_string(&path).unwrap();
     keeps_every_line(&original, &installed);
     insta::assert_snapshot!("claude_installed_local", installed);
     assert_eq!(std::fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o640);
 
-    let again = install(&env.places(), &install_opts(Agent::ClaudeCode, Scope::Local)).unwrap();
+    let again = install(&env.places(), &cmd(), &install_opts(Agent::ClaudeCode, Scope::Local)).unwrap();
     assert!(!again.changed);
     assert_eq!(std::fs::read_to_string(&path).unwrap(), installed);
 
     let removed = uninstall(&env.places(), &uninstall_opts(Agent::ClaudeCode, Scope::Local)).unwrap();
-    assert_eq!(removed.events, ["PostToolUse", "UserPromptSubmit", "Stop"]);
+    assert_eq!(removed.events, ["PostToolUse", "UserPromptSubmit", "PostToolUseFailure", "Stop"]);
     assert_eq!(std::fs::read_to_string(&path).unwrap(), original);
     assert_eq!(std::fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o640);
 }
@@ -87,7 +92,7 @@ fn gemini_install_keeps_comments_and_uninstall_gives_the_bytes_back() {
     let original = fixture("gemini_settings_with_comments.json");
     let path = env.put(Agent::GeminiCli, Scope::User, &original);
 
-    install(&env.places(), &install_opts(Agent::GeminiCli, Scope::User)).unwrap();
+    install(&env.places(), &cmd(), &install_opts(Agent::GeminiCli, Scope::User)).unwrap();
     let installed = std::fs::read_to_string(&path).unwrap();
     keeps_every_line(&original, &installed);
     insta::assert_snapshot!("gemini_installed_user", installed);
@@ -100,12 +105,16 @@ fn gemini_install_keeps_comments_and_uninstall_gives_the_bytes_back() {
 fn a_file_cairn_created_is_removed_again_on_uninstall() {
     let env = Env::new();
     let path = env.file(Agent::ClaudeCode, Scope::Project);
-    let change = install(&env.places(), &install_opts(Agent::ClaudeCode, Scope::Project)).unwrap();
+    let change = install(&env.places(), &cmd(), &install_opts(Agent::ClaudeCode, Scope::Project)).unwrap();
     assert!(change.file_created);
     let text = std::fs::read_to_string(&path).unwrap();
     let value: serde_json::Value = serde_json::from_str(&text).unwrap();
     assert_eq!(value["hooks"]["PostToolUse"][0]["matcher"], "Write|Edit|MultiEdit|NotebookEdit|Bash");
-    assert_eq!(value["hooks"]["UserPromptSubmit"][0]["hooks"][0]["command"], "cairn hook claude-code");
+    assert_eq!(value["hooks"]["PostToolUseFailure"][0]["matcher"], "Write|Edit|MultiEdit|NotebookEdit|Bash");
+    assert_eq!(
+        value["hooks"]["UserPromptSubmit"][0]["hooks"][0]["command"],
+        "if [ -x '/opt/cairn/bin/cairn' ]; then '/opt/cairn/bin/cairn' hook claude-code --store '/var/lib/cairn'\\''s store' || true; fi"
+    );
 
     let removed = uninstall(&env.places(), &uninstall_opts(Agent::ClaudeCode, Scope::Project)).unwrap();
     assert!(removed.file_removed);
@@ -118,7 +127,7 @@ fn a_dry_run_writes_nothing_and_shows_the_change() {
     let original = "{\n  \"model\": \"sonnet\"\n}\n";
     let path = env.put(Agent::ClaudeCode, Scope::User, original);
     let options = HooksInstallOptions { dry_run: true, ..install_opts(Agent::ClaudeCode, Scope::User) };
-    let change = install(&env.places(), &options).unwrap();
+    let change = install(&env.places(), &cmd(), &options).unwrap();
     assert!(change.changed && change.dry_run);
     assert!(change.diff.contains("+  \"hooks\": {"), "{}", change.diff);
     assert!(change.diff.contains("-  \"model\": \"sonnet\"\n+  \"model\": \"sonnet\",\n"), "{}", change.diff);
@@ -130,7 +139,7 @@ fn a_malformed_settings_file_is_refused_in_one_line_and_left_untouched() {
     let env = Env::new();
     let broken = "{\n  \"model\": \"opus\",\n  \"hooks\": {\n";
     let path = env.put(Agent::ClaudeCode, Scope::User, broken);
-    let err = install(&env.places(), &install_opts(Agent::ClaudeCode, Scope::User)).unwrap_err();
+    let err = install(&env.places(), &cmd(), &install_opts(Agent::ClaudeCode, Scope::User)).unwrap_err();
     let message = err.to_string();
     assert!(!message.contains('\n'), "{message}");
     assert!(message.starts_with(&path.display().to_string()), "{message}");
@@ -138,10 +147,10 @@ fn a_malformed_settings_file_is_refused_in_one_line_and_left_untouched() {
 
     // Comments are Gemini CLI's, not Claude Code's: Claude Code would reject the file itself.
     env.put(Agent::ClaudeCode, Scope::Project, "{ // no\n}\n");
-    assert!(install(&env.places(), &install_opts(Agent::ClaudeCode, Scope::Project)).is_err());
+    assert!(install(&env.places(), &cmd(), &install_opts(Agent::ClaudeCode, Scope::Project)).is_err());
 
     let hooks_not_object = env.put(Agent::GeminiCli, Scope::Project, "{\"hooks\": []}\n");
-    let err = install(&env.places(), &install_opts(Agent::GeminiCli, Scope::Project)).unwrap_err();
+    let err = install(&env.places(), &cmd(), &install_opts(Agent::GeminiCli, Scope::Project)).unwrap_err();
     assert!(err.to_string().contains("\"hooks\" is not an object"), "{err}");
     assert_eq!(std::fs::read_to_string(&hooks_not_object).unwrap(), "{\"hooks\": []}\n");
 }
@@ -155,10 +164,10 @@ fn a_symlinked_settings_file_is_written_through_to_its_target() {
     let link = env.file(Agent::ClaudeCode, Scope::User);
     std::fs::create_dir_all(link.parent().unwrap()).unwrap();
     std::os::unix::fs::symlink(dotfiles.join("claude.json"), &link).unwrap();
-    install(&env.places(), &install_opts(Agent::ClaudeCode, Scope::User)).unwrap();
+    install(&env.places(), &cmd(), &install_opts(Agent::ClaudeCode, Scope::User)).unwrap();
     assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
     assert!(
-        std::fs::read_to_string(dotfiles.join("claude.json")).unwrap().contains("cairn hook claude-code")
+        std::fs::read_to_string(dotfiles.join("claude.json")).unwrap().contains("hook claude-code --store")
     );
 }
 
@@ -179,7 +188,7 @@ fn uninstall_leaves_a_group_that_also_holds_someone_elses_hook() {
 #[test]
 fn status_lists_every_scope_and_what_is_installed() {
     let env = Env::new();
-    install(&env.places(), &install_opts(Agent::GeminiCli, Scope::Project)).unwrap();
+    install(&env.places(), &cmd(), &install_opts(Agent::GeminiCli, Scope::Project)).unwrap();
     env.put(Agent::ClaudeCode, Scope::User, "not json");
     let all = status(&env.places(), &HooksStatusOptions::default()).unwrap();
     let rows: Vec<(String, String, bool, usize, bool)> = all
@@ -197,7 +206,7 @@ fn status_lists_every_scope_and_what_is_installed() {
             ("gemini-cli".into(), "project".into(), true, 3, false),
         ]
     );
-    let err = install(&env.places(), &install_opts(Agent::GeminiCli, Scope::Local)).unwrap_err();
+    let err = install(&env.places(), &cmd(), &install_opts(Agent::GeminiCli, Scope::Local)).unwrap_err();
     assert!(err.to_string().contains("no local settings scope"), "{err}");
 }
 
@@ -257,9 +266,129 @@ fn gemini_cli_events_are_classified() {
 #[test]
 fn a_payload_that_is_not_json_is_refused_with_a_sentence() {
     let err = parse_payload(Agent::ClaudeCode, "hello").unwrap_err();
-    assert!(err.to_string().starts_with("the claude-code hook event is not the JSON object"), "{err}");
+    assert_eq!(
+        err.to_string(),
+        "the claude-code hook event was turned away: it is not JSON (line 1, column 1)"
+    );
+    assert_eq!(err.code(), Some(REJECTED));
     assert!(
         parse_payload(Agent::GeminiCli, "{\"cwd\": \"/x\"}").is_err(),
         "session_id and hook_event_name are required"
     );
+}
+
+/// `text` with cairn's installed command for `agent` written as `old` (JSON-escaped).
+fn with_command(text: &str, agent: Agent, old: &str) -> String {
+    let new = serde_json::to_string(&cmd().render(agent).unwrap()).unwrap();
+    assert!(text.contains(&new), "{text}");
+    text.replace(&new, &serde_json::to_string(old).unwrap())
+}
+
+#[test]
+fn an_install_over_an_older_command_replaces_it_and_uninstall_still_gives_the_bytes_back() {
+    for agent in Agent::ALL {
+        let env = Env::new();
+        let original = match agent {
+            Agent::ClaudeCode => fixture("claude_settings_with_hooks.json"),
+            Agent::GeminiCli => fixture("gemini_settings_with_comments.json"),
+        };
+        let path = env.put(agent, Scope::User, &original);
+        install(&env.places(), &cmd(), &install_opts(agent, Scope::User)).unwrap();
+        let fresh = std::fs::read_to_string(&path).unwrap();
+        uninstall(&env.places(), &uninstall_opts(agent, Scope::User)).unwrap();
+
+        let bare = format!("cairn hook {agent}");
+        let elsewhere = format!("/usr/local/bin/cairn hook {agent} --store /old/store");
+        for old in [bare.as_str(), elsewhere.as_str()] {
+            // An older cairn's install: its own command in every group cairn writes.
+            std::fs::write(&path, with_command(&fresh, agent, old)).unwrap();
+            let before = status(&env.places(), &HooksStatusOptions { agent: Some(agent) }).unwrap();
+            assert!(before.places[0].missing.is_empty(), "{old}: the older hooks count as installed");
+
+            let change = install(&env.places(), &cmd(), &install_opts(agent, Scope::User)).unwrap();
+            assert_eq!(change.replaced, change.events, "{old}");
+            assert_eq!(
+                std::fs::read_to_string(&path).unwrap(),
+                fresh,
+                "{old}: one cairn hook per event, the new one"
+            );
+
+            std::fs::write(&path, with_command(&fresh, agent, old)).unwrap();
+            uninstall(&env.places(), &uninstall_opts(agent, Scope::User)).unwrap();
+            assert_eq!(std::fs::read_to_string(&path).unwrap(), original, "{old}");
+        }
+    }
+}
+
+#[test]
+fn install_and_status_warn_when_the_file_turns_hooks_off() {
+    let env = Env::new();
+    let claude = env.put(Agent::ClaudeCode, Scope::User, "{\n  \"disableAllHooks\": true\n}\n");
+    let change = install(&env.places(), &cmd(), &install_opts(Agent::ClaudeCode, Scope::User)).unwrap();
+    assert_eq!(
+        change.warnings,
+        [format!(
+            "{} sets \"disableAllHooks\": true, so Claude Code runs none of its hooks (cairn's included); remove that key for checkpoints to be taken",
+            claude.display()
+        )]
+    );
+    let rows = status(&env.places(), &HooksStatusOptions { agent: Some(Agent::ClaudeCode) }).unwrap();
+    assert_eq!(rows.places[0].warnings, change.warnings);
+    assert!(rows.places[1].warnings.is_empty());
+
+    for (text, key) in [
+        (
+            "{\n  \"hooksConfig\": {\"enabled\": false}\n}\n",
+            "hooksConfig.enabled to false, so Gemini CLI 0.26 and later",
+        ),
+        ("{\n  \"hooks\": {\n    \"enabled\": false\n  }\n}\n", "hooks.enabled to false, so Gemini CLI 0.24 and 0.25"),
+        ("{\n  \"tools\": {\"enableHooks\": false}\n}\n", "tools.enableHooks to false, so Gemini CLI 0.13 to 0.27"),
+        ("{\n  \"hooksConfig\": {\"disabled\": [\"cairn\"]}\n}\n", "lists cairn's hook in hooksConfig.disabled"),
+    ] {
+        let path = env.put(Agent::GeminiCli, Scope::Project, text);
+        let change = install(&env.places(), &cmd(), &install_opts(Agent::GeminiCli, Scope::Project)).unwrap();
+        assert_eq!(change.warnings.len(), 1, "{text}");
+        assert!(change.warnings[0].contains(key), "{}", change.warnings[0]);
+        uninstall(&env.places(), &uninstall_opts(Agent::GeminiCli, Scope::Project)).unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), text, "the switches in `hooks` are kept");
+    }
+    env.put(Agent::GeminiCli, Scope::Project, "{\"hooksConfig\": {\"enabled\": true}}\n");
+    let change = install(&env.places(), &cmd(), &install_opts(Agent::GeminiCli, Scope::Project)).unwrap();
+    assert!(change.warnings.is_empty());
+}
+
+#[test]
+fn a_failed_claude_tool_is_a_file_changing_event() {
+    let payload = r#"{"session_id":"s1","transcript_path":"/t.jsonl","cwd":"/w","permission_mode":"default","hook_event_name":"PostToolUseFailure","tool_name":"Bash","tool_input":{"command":"make"},"tool_use_id":"toolu_1","error":"exit 2","is_interrupt":false}"#;
+    let event = parse_payload(Agent::ClaudeCode, payload).unwrap();
+    assert_eq!(event.event, HookEvent::FileToolFinished { tool: "Bash".into() });
+}
+
+#[test]
+fn fields_cairn_does_not_read_never_reject_an_event() {
+    let claude = r#"{"session_id":"s1","cwd":"/w","hook_event_name":"PostToolUse","permission_mode":42,"tool_name":"Write","tool_input":"raw","tool_response":"done","tool_use_id":7,"stop_hook_active":"no","transcript_path":null}"#;
+    let event = parse_payload(Agent::ClaudeCode, claude).unwrap();
+    assert_eq!(event.event, HookEvent::FileToolFinished { tool: "Write".into() });
+    assert_eq!(event.cwd.as_deref(), Some(Path::new("/w")));
+    let gemini = r#"{"session_id":"s2","cwd":"/w","hook_event_name":"AfterTool","timestamp":1700000000,"tool_name":"replace","tool_response":["x"],"stop_hook_active":1,"permission_mode":{"a":1}}"#;
+    let event = parse_payload(Agent::GeminiCli, gemini).unwrap();
+    assert_eq!(event.event, HookEvent::FileToolFinished { tool: "replace".into() });
+}
+
+#[test]
+fn a_rejected_event_is_named_without_quoting_it() {
+    for text in [
+        "",
+        "{\"session_id\": \"s\", \"prompt\": \"my secret plan\"",
+        "{\"session_id\": [\"my secret plan\"], \"hook_event_name\": \"UserPromptSubmit\"}",
+        "\"my secret plan\"",
+        "{\"prompt\": \"my secret plan\", \"hook_event_name\": \"UserPromptSubmit\"}",
+    ] {
+        let err = parse_payload(Agent::ClaudeCode, text).unwrap_err();
+        assert_eq!(err.code(), Some(REJECTED));
+        assert!(!err.to_string().contains("secret"), "{err}");
+    }
+    let err = parse_payload(Agent::GeminiCli, "{\"cwd\": \"/x\", \"hook_event_name\": \"BeforeAgent\"}")
+        .unwrap_err();
+    assert_eq!(err.to_string(), "the gemini-cli hook event was turned away: it has no `session_id`");
 }

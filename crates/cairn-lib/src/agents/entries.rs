@@ -2,14 +2,21 @@
 //!
 //! Both agents read `"hooks": {EVENT: [{"matcher": ..., "hooks": [{"type": "command",
 //! "command": ..., "timeout": ...}]}]}`. cairn adds one group per event, holding one command
-//! hook that runs `cairn hook AGENT`. A hook is cairn's when its command runs a program named
-//! `cairn` (any path) with the arguments `hook AGENT`, so a hook installed as
-//! `/usr/local/bin/cairn hook claude-code` is recognised too, and nothing else ever is.
+//! hook that runs cairn's binary by its absolute path, for the store it was installed for
+//! ([`HookCommand`]), behind a guard that exits 0 when the binary is gone.
+//!
+//! A hook is cairn's when its command, read as a shell would split it, runs a program named
+//! `cairn` (any path) with the arguments `hook AGENT` and at most a `--store`: the bare
+//! `cairn hook AGENT` of older installs, `/usr/local/bin/cairn hook AGENT`, and the guarded
+//! form cairn writes today, whatever its paths. Nothing else ever is.
+
+use std::path::{Path, PathBuf};
 
 use jsonc_parser::cst::CstInputValue;
 use serde_json::Value;
 
 use super::Agent;
+use crate::error::{Error, Result};
 
 /// One event cairn hooks into.
 #[derive(Debug, Clone, Copy)]
@@ -25,9 +32,13 @@ pub(crate) const CLAUDE_FILE_TOOLS: [&str; 5] = ["Write", "Edit", "MultiEdit", "
 /// Gemini CLI's tools that change files: `write_file`, `replace` (its editor) and the shell.
 pub(crate) const GEMINI_FILE_TOOLS: [&str; 3] = ["write_file", "replace", "run_shell_command"];
 
-const CLAUDE_EVENTS: [EventEntry; 3] = [
+const CLAUDE_TOOL_MATCHER: &str = "Write|Edit|MultiEdit|NotebookEdit|Bash";
+const CLAUDE_EVENTS: [EventEntry; 4] = [
     EventEntry { event: "UserPromptSubmit", matcher: None },
-    EventEntry { event: "PostToolUse", matcher: Some("Write|Edit|MultiEdit|NotebookEdit|Bash") },
+    EventEntry { event: "PostToolUse", matcher: Some(CLAUDE_TOOL_MATCHER) },
+    // A tool that failed half-way (a shell command that exited 1 after writing, an edit cut
+    // short) may still have changed files: Claude Code sends it here, not to PostToolUse.
+    EventEntry { event: "PostToolUseFailure", matcher: Some(CLAUDE_TOOL_MATCHER) },
     EventEntry { event: "Stop", matcher: None },
 ];
 const GEMINI_EVENTS: [EventEntry; 3] = [
@@ -48,13 +59,60 @@ pub(crate) fn events(agent: Agent) -> &'static [EventEntry] {
     }
 }
 
-/// The command the agent runs.
-pub(crate) fn command(agent: Agent) -> String {
-    format!("cairn hook {}", agent.as_str())
+/// What the installed command runs: cairn's binary, by its absolute path, and the store it was
+/// installed for. An agent started from an IDE or a launcher often has another `PATH` and
+/// another environment than the shell `hooks install` ran in, so neither is looked up there.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HookCommand {
+    /// cairn's binary, absolute (the front passes the running executable).
+    pub program: PathBuf,
+    /// The store given at install time (`--store` or `CAIRN_STORE`), absolute, or an
+    /// `s3://` address; `None` leaves the choice to the hook's own environment.
+    pub store: Option<PathBuf>,
+}
+
+impl HookCommand {
+    /// The command for `program` and `store`.
+    pub fn new(program: impl Into<PathBuf>, store: Option<PathBuf>) -> Self {
+        Self { program: program.into(), store }
+    }
+
+    /// The shell command the agent runs, for example
+    /// `if [ -x '/opt/cairn' ]; then '/opt/cairn' hook claude-code --store '/s' || true; fi`.
+    ///
+    /// Why this form: both agents hand the string to a POSIX shell (`sh -c` for Claude Code on
+    /// Linux and macOS, `bash -c` for Gemini CLI), and both treat some exit codes as "stop the
+    /// agent": Claude Code blocks on 2, Gemini CLI (since v0.30) denies on any code but 0 and 1
+    /// that comes with text, so a bare missing binary (the shell's "not found", 127) would
+    /// block every prompt and tool. The `[ -x ]` test makes a binary that is gone or not
+    /// executable a no-op that exits 0 and prints nothing (an `if` whose test fails exits 0);
+    /// `|| true` turns a crash of cairn itself (a panic's 101, a kill) into 0 as well. cairn's
+    /// own stderr is kept, unlike with `2>/dev/null`: its one-line reports reach the user.
+    /// Every path is single-quoted (a `'` inside written `'\''`), the one quoting in which a
+    /// POSIX shell expands nothing. The syntax is plain POSIX, so it reads the same in sh,
+    /// dash, bash and zsh.
+    pub fn render(&self, agent: Agent) -> Result<String> {
+        let program = shell_quote(&self.program)?;
+        let mut run = format!("{program} hook {}", agent.as_str());
+        if let Some(store) = &self.store {
+            run.push_str(" --store ");
+            run.push_str(&shell_quote(store)?);
+        }
+        Ok(format!("if [ -x {program} ]; then {run} || true; fi"))
+    }
+}
+
+/// `path` in single quotes for a POSIX shell; a path that is not UTF-8 cannot go into the
+/// agent's JSON settings.
+fn shell_quote(path: &Path) -> Result<String> {
+    let text = path.to_str().ok_or_else(|| {
+        Error::invalid(format!("{} is not UTF-8 and cannot be written into a hook command", path.display()))
+    })?;
+    Ok(format!("'{}'", text.replace('\'', "'\\''")))
 }
 
 /// The group cairn appends to an event's list, keys in the order the agents' docs show them.
-pub(crate) fn group(agent: Agent, entry: &EventEntry) -> CstInputValue {
+pub(crate) fn group(agent: Agent, entry: &EventEntry, command: &str) -> CstInputValue {
     let text = |s: &str| CstInputValue::String(s.to_owned());
     let mut hook = Vec::new();
     if agent == Agent::GeminiCli {
@@ -62,7 +120,7 @@ pub(crate) fn group(agent: Agent, entry: &EventEntry) -> CstInputValue {
         hook.push(("name".to_owned(), text("cairn")));
     }
     hook.push(("type".to_owned(), text("command")));
-    hook.push(("command".to_owned(), text(&command(agent))));
+    hook.push(("command".to_owned(), text(command)));
     let timeout = match agent {
         Agent::ClaudeCode => CLAUDE_TIMEOUT_S,
         Agent::GeminiCli => GEMINI_TIMEOUT_MS,
@@ -78,16 +136,142 @@ pub(crate) fn group(agent: Agent, entry: &EventEntry) -> CstInputValue {
 
 /// Whether a hook object (an element of a group's `hooks`) is cairn's hook for `agent`.
 pub(crate) fn is_cairn_hook(agent: Agent, hook: &Value) -> bool {
-    let Some(command) = hook.get("command").and_then(Value::as_str) else {
+    hook.get("command").and_then(Value::as_str).is_some_and(|c| is_cairn_command(agent, c))
+}
+
+/// Whether a command string runs cairn's hook for `agent` (see the module documentation).
+pub(crate) fn is_cairn_command(agent: Agent, command: &str) -> bool {
+    let Some(tokens) = shell_words(command) else {
         return false;
     };
-    let mut words = command.split_whitespace();
-    let program = words.next().unwrap_or_default();
-    let name = program.rsplit('/').next().unwrap_or_default();
-    name == "cairn"
-        && words.next() == Some("hook")
-        && words.next() == Some(agent.as_str())
-        && words.next().is_none()
+    let word = |t: &Token, w: &str| matches!(t, Token::Word(x) if x == w);
+    match tokens.as_slice() {
+        // if [ -x P ]; then RUN; fi
+        [if_, open, test, Token::Word(guarded), close, semi, then, run @ .., semi2, fi]
+            if word(if_, "if")
+                && word(open, "[")
+                && word(test, "-x")
+                && word(close, "]")
+                && *semi == Token::Op(";")
+                && word(then, "then")
+                && *semi2 == Token::Op(";")
+                && word(fi, "fi") =>
+        {
+            runs_hook(agent, run).is_some_and(|program| program == guarded)
+        }
+        run => runs_hook(agent, run).is_some(),
+    }
+}
+
+/// The program of `PROGRAM [--store S] hook AGENT [--store S] [|| true]` when it is named
+/// `cairn`.
+fn runs_hook<'a>(agent: Agent, tokens: &'a [Token]) -> Option<&'a str> {
+    let tokens = match tokens {
+        [run @ .., Token::Op("||"), Token::Word(ok)] if ok == "true" || ok == ":" => run,
+        run => run,
+    };
+    let mut words = Vec::with_capacity(tokens.len());
+    for token in tokens {
+        match token {
+            Token::Word(w) => words.push(w.as_str()),
+            Token::Op(_) => return None,
+        }
+    }
+    let (program, args) = words.split_first()?;
+    if program.rsplit('/').next() != Some("cairn") {
+        return None;
+    }
+    let mut rest = Vec::new();
+    let mut args = args.iter();
+    while let Some(arg) = args.next() {
+        match *arg {
+            "--store" => {
+                args.next()?;
+            }
+            a if a.starts_with("--store=") => {}
+            a => rest.push(a),
+        }
+    }
+    (rest == ["hook", agent.as_str()]).then_some(*program)
+}
+
+/// A piece of a command line: a word with its quotes taken off, or a control operator.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Token {
+    Word(String),
+    Op(&'static str),
+}
+
+/// Splits `command` as a POSIX shell does into words and the operators `;`, `&&`, `||`, `|`
+/// and `&` (enough to recognise cairn's own commands); `None` for an unclosed quote.
+fn shell_words(command: &str) -> Option<Vec<Token>> {
+    let mut tokens = Vec::new();
+    let mut word: Option<String> = None;
+    let mut chars = command.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            c if c.is_whitespace() => tokens.extend(word.take().map(Token::Word)),
+            ';' | '&' | '|' => {
+                tokens.extend(word.take().map(Token::Word));
+                let op = match (c, chars.peek()) {
+                    ('&', Some('&')) => "&&",
+                    ('|', Some('|')) => "||",
+                    (';', _) => ";",
+                    ('&', _) => "&",
+                    _ => "|",
+                };
+                if op.len() == 2 {
+                    chars.next();
+                }
+                tokens.push(Token::Op(op));
+            }
+            '\'' => {
+                let w = word.get_or_insert_with(String::new);
+                loop {
+                    match chars.next()? {
+                        '\'' => break,
+                        c => w.push(c),
+                    }
+                }
+            }
+            '"' => {
+                let w = word.get_or_insert_with(String::new);
+                loop {
+                    match chars.next()? {
+                        '"' => break,
+                        '\\' => match chars.next()? {
+                            c @ ('"' | '\\' | '$' | '`') => w.push(c),
+                            '\n' => {}
+                            c => {
+                                w.push('\\');
+                                w.push(c);
+                            }
+                        },
+                        c => w.push(c),
+                    }
+                }
+            }
+            '\\' => match chars.next() {
+                Some('\n') | None => {}
+                Some(c) => word.get_or_insert_with(String::new).push(c),
+            },
+            c => word.get_or_insert_with(String::new).push(c),
+        }
+    }
+    tokens.extend(word.map(Token::Word));
+    Some(tokens)
+}
+
+/// Whether any group of an event's list holds cairn's hook running exactly `command`.
+pub(crate) fn list_has_command(agent: Agent, list: &Value, command: &str) -> bool {
+    list.as_array().into_iter().flatten().any(|group| {
+        group
+            .get("hooks")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .any(|h| is_cairn_hook(agent, h) && h.get("command").and_then(Value::as_str) == Some(command))
+    })
 }
 
 /// Whether any group of an event's list holds cairn's hook.
@@ -111,5 +295,39 @@ mod tests {
         assert!(!is_cairn_hook(Agent::ClaudeCode, &hook("cairn hook claude-code --verbose")));
         assert!(!is_cairn_hook(Agent::ClaudeCode, &hook("echo cairn hook claude-code")));
         assert!(!is_cairn_hook(Agent::ClaudeCode, &hook("mycairn hook claude-code")));
+        assert!(!is_cairn_hook(Agent::ClaudeCode, &hook("cairn hook claude-code; rm -rf ~")));
+        assert!(!is_cairn_hook(Agent::ClaudeCode, &hook("'/opt/cairn hook claude-code")));
+    }
+
+    #[test]
+    fn the_guarded_command_is_recognised_whatever_its_paths() {
+        for (program, store) in [
+            ("/usr/local/bin/cairn", None),
+            ("/home/o'neil/my tools/cairn", Some("/home/o'neil/the store")),
+            ("/opt/cairn", Some("s3://bucket/prefix")),
+        ] {
+            for agent in Agent::ALL {
+                let command = HookCommand::new(program, store.map(PathBuf::from)).render(agent).unwrap();
+                assert!(is_cairn_command(agent, &command), "{command}");
+                let other = if agent == Agent::ClaudeCode { Agent::GeminiCli } else { Agent::ClaudeCode };
+                assert!(!is_cairn_command(other, &command), "{command}");
+            }
+        }
+        assert!(is_cairn_command(Agent::ClaudeCode, "\"/opt/cairn\" --store /s hook claude-code || true"));
+        // The guard must test the program it runs.
+        assert!(!is_cairn_command(
+            Agent::ClaudeCode,
+            "if [ -x '/bin/true' ]; then '/opt/cairn' hook claude-code || true; fi"
+        ));
+    }
+
+    #[test]
+    fn paths_are_single_quoted() {
+        let command =
+            HookCommand::new("/a b/it's/cairn", Some(PathBuf::from("/s $HOME"))).render(Agent::GeminiCli);
+        assert_eq!(
+            command.unwrap(),
+            "if [ -x '/a b/it'\\''s/cairn' ]; then '/a b/it'\\''s/cairn' hook gemini-cli --store '/s $HOME' || true; fi"
+        );
     }
 }

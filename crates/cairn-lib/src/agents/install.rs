@@ -1,16 +1,18 @@
 //! `hooks install|uninstall|status`: cairn's entries in an agent's settings file.
 //!
 //! Install appends cairn's group to each event list that lacks cairn's hook, and nothing else;
-//! installing again changes nothing. Uninstall takes out exactly cairn's hooks; a file cairn
+//! installing again changes nothing. A cairn hook that runs another command (an older install's
+//! bare `cairn hook AGENT`, another binary or store) is replaced, not joined by a second one. Uninstall takes out exactly cairn's hooks; a file cairn
 //! created holds nothing else afterwards and is removed. A dry run computes the same change
-//! and returns it as a diff without writing.
+//! and returns it as a diff without writing. Install and status warn about settings that keep
+//! the agent from running the file's hooks at all.
 
 use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
 use super::settings::{self, SettingsFile};
-use super::{Agent, AgentPlaces, Scope};
+use super::{Agent, AgentPlaces, HookCommand, Scope};
 use crate::error::{Error, Result};
 
 /// Options of [`install`].
@@ -76,6 +78,12 @@ pub struct HooksChange {
     pub dry_run: bool,
     /// The events whose lists got (or lost) cairn's hook.
     pub events: Vec<String>,
+    /// Install: the events among them whose older cairn hook (another command) was replaced.
+    #[serde(default)]
+    pub replaced: Vec<String>,
+    /// Settings of the file that keep the agent from running its hooks, one sentence each.
+    #[serde(default)]
+    pub warnings: Vec<String>,
     /// Whether the file is created (install) or removed (uninstall of a file that held only
     /// cairn's entries).
     pub file_created: bool,
@@ -109,22 +117,34 @@ pub struct HooksPlace {
     pub missing: Vec<String>,
     /// Why the file could not be read, when it could not.
     pub error: Option<String>,
+    /// Settings of the file that keep the agent from running its hooks, one sentence each.
+    #[serde(default)]
+    pub warnings: Vec<String>,
 }
 
-/// Adds cairn's hooks to the agent's settings file at the scope (user by default).
-pub fn install(places: &AgentPlaces, options: &HooksInstallOptions) -> Result<HooksChange> {
+/// Adds cairn's hooks, running `command`, to the agent's settings file at the scope (user by
+/// default).
+pub fn install(
+    places: &AgentPlaces,
+    command: &HookCommand,
+    options: &HooksInstallOptions,
+) -> Result<HooksChange> {
     let scope = options.scope.unwrap_or_default();
     let file = places.settings_file(options.agent, scope)?;
     let settings = SettingsFile::read(options.agent, &file)?;
-    let (text, events) = settings.with_entries(options.agent)?;
-    let created = settings.text.is_none() && !events.is_empty();
+    let entries = settings.with_entries(options.agent, &command.render(options.agent)?)?;
+    let text = entries.text;
+    let created = settings.text.is_none() && !entries.events.is_empty();
+    let owned = |events: &[&str]| events.iter().map(|e| (*e).to_owned()).collect();
     let change = HooksChange {
         agent: options.agent,
         scope,
         diff: diff(&file, settings.text.as_deref().unwrap_or_default(), &text),
-        changed: !events.is_empty(),
+        changed: !entries.events.is_empty(),
         dry_run: options.dry_run,
-        events: events.iter().map(|e| (*e).to_owned()).collect(),
+        events: owned(&entries.events),
+        replaced: owned(&entries.replaced),
+        warnings: settings.warnings(options.agent),
         file_created: created,
         file_removed: false,
         file,
@@ -150,6 +170,8 @@ pub fn uninstall(places: &AgentPlaces, options: &HooksUninstallOptions) -> Resul
         changed: !events.is_empty(),
         dry_run: options.dry_run,
         events,
+        replaced: Vec::new(),
+        warnings: Vec::new(),
         file_created: false,
         file_removed: removed,
         file,
@@ -192,6 +214,7 @@ fn place(agent: Agent, scope: Scope, file: PathBuf) -> HooksPlace {
                 missing: all.into_iter().filter(|e| !installed.contains(e)).collect(),
                 installed,
                 error: None,
+                warnings: settings.warnings(agent),
                 file,
             }
         }
@@ -202,6 +225,7 @@ fn place(agent: Agent, scope: Scope, file: PathBuf) -> HooksPlace {
             installed: Vec::new(),
             missing: all,
             error: Some(error_text(e)),
+            warnings: Vec::new(),
             file,
         },
     }

@@ -3,6 +3,7 @@
 //!
 //! Lines carry what identifies the event (agent, event, session, directory, tool) and the
 //! outcome, never the prompt's text: the log is for diagnosing hooks, not a second transcript.
+//! An event cairn could not read is logged too, as `rejected`, with the reason and its size.
 
 use std::io::Write;
 use std::path::Path;
@@ -32,6 +33,9 @@ pub struct HookLogLine {
     pub tool: Option<String>,
     /// What the hook did, in a few words.
     pub outcome: String,
+    /// A rejected event: its size in bytes (what it held is never logged).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bytes: Option<u64>,
 }
 
 impl HookLogLine {
@@ -52,6 +56,23 @@ impl HookLogLine {
             cwd: invocation.cwd.as_ref().map(|p| p.display().to_string()),
             tool,
             outcome: outcome.to_owned(),
+            bytes: None,
+        }
+    }
+
+    /// The line for an event that could not be read (kind `rejected`): the agent as the
+    /// command named it, why, and the event's size, never its text.
+    pub fn rejected(agent: &str, reason: &str, bytes: u64) -> HookLogLine {
+        HookLogLine {
+            time: crate::time::now_rfc3339(),
+            agent: agent.to_owned(),
+            event: String::new(),
+            kind: "rejected".to_owned(),
+            session_id: String::new(),
+            cwd: None,
+            tool: None,
+            outcome: reason.to_owned(),
+            bytes: Some(bytes),
         }
     }
 }

@@ -7,6 +7,7 @@
 //! in place, so everything cairn does not own keeps its bytes (see [`settings`]).
 
 mod checkpoint;
+mod disabled;
 mod entries;
 mod install;
 mod keep;
@@ -19,12 +20,13 @@ mod settings;
 use serde::{Deserialize, Serialize};
 
 pub use checkpoint::CheckpointOutcome;
+pub use entries::HookCommand;
 pub use install::{
     HooksChange, HooksInstallOptions, HooksPlace, HooksStatus, HooksStatusOptions, HooksUninstallOptions,
     install, status, uninstall,
 };
 pub use log::{HookLogLine, append_hook_log};
-pub use payload::{ClaudeCodePayload, GeminiCliPayload, HookEvent, HookInvocation, parse_payload};
+pub use payload::{ClaudeCodePayload, GeminiCliPayload, HookEvent, HookInvocation, REJECTED, parse_payload};
 pub use places::{AgentPlaces, HOME_UNKNOWN};
 
 /// An agent whose hooks cairn installs.

@@ -3,17 +3,26 @@
 //! Both agents send one JSON object per run with `session_id`, `transcript_path`, `cwd` and
 //! `hook_event_name`, plus fields of the event (`prompt`, `tool_name`, `tool_input`,
 //! `tool_response`, ...). The structs keep the fields cairn uses and ignore the rest, so a
-//! newer agent that adds fields keeps working. [`HookEvent`] is the classification the
-//! moment logic acts on.
+//! newer agent that adds fields keeps working. Every optional field is read leniently
+//! ([`lenient`]): a value of another type than cairn expects (a `tool_response` that is a
+//! string, a number where a string was, a `permission_mode` of a newer agent) reads as absent
+//! rather than rejecting the event, since a hook that turns an event away saves nothing. Only
+//! `session_id` and `hook_event_name`, which every event has, are required. [`HookEvent`] is
+//! the classification the moment logic acts on.
 
 use std::path::PathBuf;
 
-use serde::{Deserialize, Serialize};
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::Value;
 
 use super::Agent;
 use super::entries::{CLAUDE_FILE_TOOLS, GEMINI_FILE_TOOLS};
 use crate::error::{Error, Result};
+
+/// The code of [`parse_payload`]'s refusal, whose message names the agent and the reason and
+/// quotes nothing of the event (a front logs it as is).
+pub const REJECTED: &str = "HOOK_EVENT_REJECTED";
 
 /// A Claude Code hook event (`UserPromptSubmit`, `PostToolUse`, `Stop`, ...).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -21,33 +30,33 @@ pub struct ClaudeCodePayload {
     /// The session's id (the transcript's `sessionId`).
     pub session_id: String,
     /// The session's transcript (`~/.claude/projects/<dir>/<session>.jsonl`).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "lenient")]
     pub transcript_path: Option<PathBuf>,
     /// Claude Code's working directory.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "lenient")]
     pub cwd: Option<PathBuf>,
     /// The event: `UserPromptSubmit`, `PostToolUse`, `Stop`, `SessionStart`, ...
     pub hook_event_name: String,
     /// `default`, `plan`, `acceptEdits`, `bypassPermissions`, ...
-    #[serde(default)]
+    #[serde(default, deserialize_with = "lenient")]
     pub permission_mode: Option<String>,
     /// `UserPromptSubmit`: the prompt as submitted.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "lenient")]
     pub prompt: Option<String>,
     /// Tool events: the tool (`Write`, `Edit`, `Bash`, `mcp__server__tool`, ...).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "lenient")]
     pub tool_name: Option<String>,
     /// Tool events: the tool's arguments.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "lenient")]
     pub tool_input: Option<Value>,
     /// `PostToolUse`: the tool's result.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "lenient")]
     pub tool_response: Option<Value>,
     /// Tool events: the tool call's id (`toolu_...`).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "lenient")]
     pub tool_use_id: Option<String>,
     /// `Stop`: whether Claude Code is already continuing because of a stop hook.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "lenient")]
     pub stop_hook_active: Option<bool>,
 }
 
@@ -58,33 +67,33 @@ pub struct GeminiCliPayload {
     pub session_id: String,
     /// The session file (`~/.gemini/tmp/<project>/chats/session-*.jsonl`); empty when
     /// Gemini CLI records no session.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "lenient")]
     pub transcript_path: Option<PathBuf>,
     /// Gemini CLI's working directory.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "lenient")]
     pub cwd: Option<PathBuf>,
     /// The event: `BeforeAgent`, `AfterTool`, `AfterAgent`, `SessionStart`, ...
     pub hook_event_name: String,
     /// When the event fired (ISO 8601).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "lenient")]
     pub timestamp: Option<String>,
     /// `BeforeAgent` and `AfterAgent`: the user's prompt.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "lenient")]
     pub prompt: Option<String>,
     /// `AfterAgent`: the agent's final answer.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "lenient")]
     pub prompt_response: Option<String>,
     /// `AfterAgent`: whether this runs within a retry a hook asked for.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "lenient")]
     pub stop_hook_active: Option<bool>,
     /// Tool events: the tool (`write_file`, `replace`, `run_shell_command`, ...).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "lenient")]
     pub tool_name: Option<String>,
     /// Tool events: the tool's arguments.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "lenient")]
     pub tool_input: Option<Value>,
     /// `AfterTool`: the result (`llmContent`, `returnDisplay`, `error`).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "lenient")]
     pub tool_response: Option<Value>,
 }
 
@@ -131,7 +140,7 @@ pub struct HookInvocation {
 /// Parses the JSON an agent sent on stdin and classifies it.
 pub fn parse_payload(agent: Agent, text: &str) -> Result<HookInvocation> {
     let refuse = |e: serde_json::Error| {
-        Error::invalid(format!("the {agent} hook event is not the JSON object it should be ({e})"))
+        Error::invalid(format!("the {agent} hook event was turned away: {}", reason(&e))).with_code(REJECTED)
     };
     match agent {
         Agent::ClaudeCode => {
@@ -157,6 +166,35 @@ pub fn parse_payload(agent: Agent, text: &str) -> Result<HookInvocation> {
                 cwd: non_empty(p.cwd),
                 event,
             })
+        }
+    }
+}
+
+/// Reads a field as `T` when it is one, else as absent: a field of the wrong type never
+/// rejects the event.
+fn lenient<'de, D: Deserializer<'de>, T: DeserializeOwned>(
+    deserializer: D,
+) -> std::result::Result<Option<T>, D::Error> {
+    let value = Value::deserialize(deserializer)?;
+    Ok(serde_json::from_value(value).ok())
+}
+
+/// Why serde refused an event, in words that quote nothing of it: serde's own message can
+/// hold a value of the payload (`invalid type: string "..."`), which may be the prompt.
+fn reason(e: &serde_json::Error) -> String {
+    use serde_json::error::Category;
+    let at = format!("line {}, column {}", e.line(), e.column());
+    match e.classify() {
+        Category::Eof if e.line() == 1 && e.column() == 0 => "it is empty".to_owned(),
+        Category::Eof => format!("it ends early ({at})"),
+        Category::Syntax => format!("it is not JSON ({at})"),
+        Category::Io => "it could not be read".to_owned(),
+        Category::Data => {
+            let message = e.to_string();
+            match message.strip_prefix("missing field ") {
+                Some(rest) => format!("it has no {}", rest.split(" at line").next().unwrap_or_default()),
+                None => format!("it is not an event object, or a field cairn reads has another type ({at})"),
+            }
         }
     }
 }

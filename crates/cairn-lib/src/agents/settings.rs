@@ -25,6 +25,17 @@ use super::Agent;
 use super::entries::{self, EventEntry};
 use crate::error::{Error, Result};
 
+/// The keys of Gemini CLI's `hooks` that are switches, not events (0.24 and 0.25).
+const GEMINI_HOOKS_SWITCHES: [&str; 3] = ["enabled", "disabled", "notifications"];
+
+/// The text [`SettingsFile::with_entries`] gives, and what changed.
+#[derive(Debug, Clone)]
+pub(crate) struct Entries {
+    pub text: String,
+    pub events: Vec<&'static str>,
+    pub replaced: Vec<&'static str>,
+}
+
 /// A settings file as read: its text (`None` when it does not exist) and its parsed value.
 #[derive(Debug, Clone)]
 pub(crate) struct SettingsFile {
@@ -55,7 +66,10 @@ impl SettingsFile {
             let Some(events) = hooks.as_object() else {
                 return Err(malformed(path, "\"hooks\" is not an object"));
             };
-            if let Some((event, _)) = events.iter().find(|(_, list)| !list.is_array()) {
+            // Gemini CLI 0.24 and 0.25 kept their switches in `hooks` too (`enabled`,
+            // `disabled`, `notifications`); everything else there is an event's list.
+            let switch = |key: &str| agent == Agent::GeminiCli && GEMINI_HOOKS_SWITCHES.contains(&key);
+            if let Some((event, _)) = events.iter().find(|(key, list)| !list.is_array() && !switch(key)) {
                 return Err(malformed(path, &format!("\"hooks\".\"{event}\" is not a list")));
             }
         }
@@ -74,14 +88,25 @@ impl SettingsFile {
             .collect()
     }
 
-    /// The text with cairn's groups added for every event that lacks one, and those events.
-    pub(crate) fn with_entries(&self, agent: Agent) -> Result<(String, Vec<&'static str>)> {
-        let installed = self.installed(agent);
-        let missing: Vec<&EventEntry> =
-            entries::events(agent).iter().filter(|e| !installed.contains(&e.event)).collect();
+    /// The text with cairn's group running `command` added for every event that lacks one,
+    /// the events whose lists change, and those among them whose older cairn hook (a bare
+    /// `cairn hook AGENT`, another path or store) is replaced: taken out where it was, the new
+    /// group appended, so an upgrade leaves one cairn hook per event and an uninstall still
+    /// gives back the bytes from before the first install.
+    pub(crate) fn with_entries(&self, agent: Agent, command: &str) -> Result<Entries> {
+        let hooks = self.value.get("hooks");
+        let mut todo: Vec<(&EventEntry, bool)> = Vec::new();
+        for entry in entries::events(agent) {
+            let list = hooks.and_then(|h| h.get(entry.event));
+            let current = list.is_some_and(|l| entries::list_has_command(agent, l, command));
+            if !current {
+                let stale = list.is_some_and(|l| entries::list_has_cairn(agent, l));
+                todo.push((entry, stale));
+            }
+        }
         let original = self.text.clone().unwrap_or_default();
-        if missing.is_empty() {
-            return Ok((original, Vec::new()));
+        if todo.is_empty() {
+            return Ok(Entries { text: original, events: Vec::new(), replaced: Vec::new() });
         }
         let base = if original.trim().is_empty() { "{}\n" } else { original.as_str() };
         let root = self.tree(base)?;
@@ -89,13 +114,26 @@ impl SettingsFile {
         let hooks = object
             .object_value_or_create("hooks")
             .ok_or_else(|| malformed(&self.path, "\"hooks\" is not an object"))?;
-        for entry in &missing {
+        for (entry, stale) in &todo {
             let list = hooks.array_value_or_create(entry.event).ok_or_else(|| {
                 malformed(&self.path, &format!("\"hooks\".\"{}\" is not a list", entry.event))
             })?;
-            list.append(entries::group(agent, entry));
+            if *stale {
+                remove_from_list(agent, &list);
+            }
+            list.append(entries::group(agent, entry, command));
         }
-        Ok((root.to_string(), missing.iter().map(|e| e.event).collect()))
+        Ok(Entries {
+            text: root.to_string(),
+            events: todo.iter().map(|(e, _)| e.event).collect(),
+            replaced: todo.iter().filter(|(_, stale)| *stale).map(|(e, _)| e.event).collect(),
+        })
+    }
+
+    /// Why the agent would not run the hooks of this file, one sentence each (see
+    /// [`super::disabled`]).
+    pub(crate) fn warnings(&self, agent: Agent) -> Vec<String> {
+        super::disabled::warnings(agent, &self.path, &self.value)
     }
 
     /// The text with every hook of cairn's for `agent` taken out (a group left empty goes,

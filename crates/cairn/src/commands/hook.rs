@@ -2,7 +2,8 @@
 //!
 //! It must never break the agent: it always exits 0, prints no text on stdout (both agents
 //! read a hook's stdout, Claude Code even adds plain text to the prompt), says what went wrong
-//! in one line on stderr, and logs each run to `<store>/logs/hooks.log`.
+//! in one line on stderr, and logs each run to `<store>/logs/hooks.log`, an event it could not
+//! read included (its agent, the reason and its size; never its text).
 //!
 //! One thing the agent's user must see: a workspace an interrupted restore left mixed, which
 //! gets no checkpoint until they resolve it. Stderr of a hook that exits 0 is shown only in a
@@ -75,7 +76,26 @@ pub fn run(global: &GlobalArgs, args: HookArgs) -> CommandResult {
 /// The hook itself: reads the event, hands it to a child and waits for it within the budget.
 fn foreground(global: &GlobalArgs, agent: &str) -> CommandResult {
     let started = Instant::now();
-    let (text, invocation) = read_event(agent)?;
+    let kind = agent_named(agent)?;
+    let bytes = read_stdin()?;
+    let parsed = match std::str::from_utf8(&bytes) {
+        Ok(text) => agents::parse_payload(kind, text).map(|invocation| (text, invocation)),
+        Err(_) => {
+            Err(cairn_lib::Error::invalid(format!("the {kind} hook event was turned away: it is not UTF-8")))
+        }
+    };
+    let (text, invocation) = match parsed {
+        Ok(parsed) => parsed,
+        Err(err) => {
+            // Logged as well as said: the stderr of a hook that exits 0 is seldom seen. The
+            // reason quotes nothing of the event, which may hold the prompt.
+            let line = HookLogLine::rejected(agent, &err.message(), bytes.len() as u64);
+            if let Ok(address) = store_address(global) {
+                let _ = agents::append_hook_log(&address.local_dir().join("logs").join("hooks.log"), &line);
+            }
+            return Err(err);
+        }
+    };
     if nothing_to_save(&invocation.event) {
         // Do not even open the store.
         let said =
@@ -218,18 +238,27 @@ fn checkpoint(store: &Repository, invocation: &HookInvocation) -> CommandResult<
 }
 
 fn read_event(agent: &str) -> CommandResult<(String, HookInvocation)> {
-    let agent = match agent {
-        "claude-code" => Agent::ClaudeCode,
-        "gemini-cli" => Agent::GeminiCli,
-        other => return Err(usage(format!("unknown agent {other:?}; use claude-code or gemini-cli"))),
-    };
-    let mut text = String::new();
-    std::io::stdin()
-        .take(MAX_EVENT_BYTES)
-        .read_to_string(&mut text)
-        .map_err(|e| usage(format!("cannot read the hook event on stdin: {e}")))?;
+    let agent = agent_named(agent)?;
+    let text = String::from_utf8(read_stdin()?).map_err(|_| usage("the hook event on stdin is not UTF-8"))?;
     let invocation = agents::parse_payload(agent, &text)?;
     Ok((text, invocation))
+}
+
+fn agent_named(agent: &str) -> CommandResult<Agent> {
+    match agent {
+        "claude-code" => Ok(Agent::ClaudeCode),
+        "gemini-cli" => Ok(Agent::GeminiCli),
+        other => Err(usage(format!("unknown agent {other:?}; use claude-code or gemini-cli"))),
+    }
+}
+
+fn read_stdin() -> CommandResult<Vec<u8>> {
+    let mut bytes = Vec::new();
+    std::io::stdin()
+        .take(MAX_EVENT_BYTES)
+        .read_to_end(&mut bytes)
+        .map_err(|e| usage(format!("cannot read the hook event on stdin: {e}")))?;
+    Ok(bytes)
 }
 
 fn nothing_to_save(event: &HookEvent) -> bool {

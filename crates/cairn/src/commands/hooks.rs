@@ -2,17 +2,20 @@
 //! command they run is `cairn hook AGENT`, in `hook.rs`).
 //!
 //! `HOME`, `CLAUDE_CONFIG_DIR`, `GEMINI_CLI_HOME` and the current directory are read here and
-//! passed to the library, which reads no environment.
-//!
+//! passed to the library, which reads no environment; so are the running binary's path and
+//! the store given by `--store` or `CAIRN_STORE`, which the installed command names (an agent
+//! started from an IDE may see another `PATH` and no `CAIRN_STORE`).
+
+use std::path::{Path, PathBuf};
 
 use cairn_lib::agents::{
-    self, AgentPlaces, HooksChange, HooksInstallOptions, HooksStatus, HooksStatusOptions,
+    self, AgentPlaces, HookCommand, HooksChange, HooksInstallOptions, HooksStatus, HooksStatusOptions,
     HooksUninstallOptions,
 };
 use clap::Subcommand;
 
 use crate::commands::GlobalArgs;
-use crate::error::CommandResult;
+use crate::error::{CommandResult, usage};
 use crate::printer::Printer;
 
 /// The hooks commands.
@@ -27,11 +30,11 @@ pub enum HooksCommand {
 }
 
 /// Runs a hooks command.
-pub fn run(_global: &GlobalArgs, cmd: HooksCommand, printer: &Printer) -> CommandResult {
+pub fn run(global: &GlobalArgs, cmd: HooksCommand, printer: &Printer) -> CommandResult {
     let places = places()?;
     match cmd {
         HooksCommand::Install(options) => {
-            let change = agents::install(&places, &options)?;
+            let change = agents::install(&places, &hook_command(global)?, &options)?;
             printer.result(&change, |c| human_change(c, "add", "added", "to"));
         }
         HooksCommand::Uninstall(options) => {
@@ -46,6 +49,33 @@ pub fn run(_global: &GlobalArgs, cmd: HooksCommand, printer: &Printer) -> Comman
     Ok(())
 }
 
+/// What the installed hook runs: this binary, by its real path, and the store named at install
+/// time (a relative one made absolute, an `s3://` address as given); with no store named, the
+/// hook's own environment chooses, as every other command does.
+fn hook_command(global: &GlobalArgs) -> CommandResult<HookCommand> {
+    let exe = std::env::current_exe()
+        .and_then(std::fs::canonicalize)
+        .map_err(|e| usage(format!("cannot find cairn's own binary: {e}")))?;
+    let named = global
+        .store
+        .clone()
+        .or_else(|| std::env::var_os("CAIRN_STORE").filter(|v| !v.is_empty()).map(PathBuf::from));
+    let store = match named {
+        Some(store) if store.to_str().is_some_and(|s| s.contains("://")) => Some(store),
+        Some(store) => Some(absolute(&store)?),
+        None => None,
+    };
+    Ok(HookCommand::new(exe, store))
+}
+
+/// `path` made absolute: resolved through links when it exists, else joined to the current
+/// directory (a store the first checkpoint will create).
+fn absolute(path: &Path) -> CommandResult<PathBuf> {
+    std::fs::canonicalize(path)
+        .or_else(|_| std::path::absolute(path))
+        .map_err(|e| usage(format!("cannot make the store's path {} absolute: {e}", path.display())))
+}
+
 /// The agents' settings directories, as the agents find them in the environment.
 fn places() -> CommandResult<AgentPlaces> {
     let project = std::env::current_dir()
@@ -57,6 +87,14 @@ fn places() -> CommandResult<AgentPlaces> {
 }
 
 fn human_change(change: &HooksChange, verb: &str, done: &str, preposition: &str) -> String {
+    let mut out = human_change_lines(change, verb, done, preposition);
+    for warning in &change.warnings {
+        out.push_str(&format!("warning: {warning}\n"));
+    }
+    out
+}
+
+fn human_change_lines(change: &HooksChange, verb: &str, done: &str, preposition: &str) -> String {
     let scope = format!("{} scope", change.scope);
     let file = change.file.display();
     if !change.changed {
@@ -69,6 +107,9 @@ fn human_change(change: &HooksChange, verb: &str, done: &str, preposition: &str)
     } else {
         format!("{done} cairn's {} hooks ({events}) {preposition} {file} ({scope})\n", change.agent)
     };
+    if !change.replaced.is_empty() {
+        out.push_str(&format!("an older cairn hook was replaced in {}\n", change.replaced.join(", ")));
+    }
     if change.dry_run {
         out.push_str(&change.diff);
     } else if change.file_created {
@@ -103,6 +144,9 @@ fn human_status(status: &HooksStatus) -> String {
             place.scope.as_str(),
             place.file.display()
         ));
+        for warning in &place.warnings {
+            out.push_str(&format!("warning: {warning}\n"));
+        }
     }
     out
 }
