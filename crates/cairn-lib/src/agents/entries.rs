@@ -165,7 +165,7 @@ pub(crate) fn is_cairn_command(agent: Agent, command: &str) -> bool {
 
 /// The program of `PROGRAM [--store S] hook AGENT [--store S] [|| true]` when it is named
 /// `cairn`.
-fn runs_hook<'a>(agent: Agent, tokens: &'a [Token]) -> Option<&'a str> {
+fn runs_hook(agent: Agent, tokens: &[Token]) -> Option<&str> {
     let tokens = match tokens {
         [run @ .., Token::Op("||"), Token::Word(ok)] if ok == "true" || ok == ":" => run,
         run => run,
