@@ -341,9 +341,18 @@ fn install_and_status_warn_when_the_file_turns_hooks_off() {
             "{\n  \"hooksConfig\": {\"enabled\": false}\n}\n",
             "hooksConfig.enabled to false, so Gemini CLI 0.26 and later",
         ),
-        ("{\n  \"hooks\": {\n    \"enabled\": false\n  }\n}\n", "hooks.enabled to false, so Gemini CLI 0.24 and 0.25"),
-        ("{\n  \"tools\": {\"enableHooks\": false}\n}\n", "tools.enableHooks to false, so Gemini CLI 0.13 to 0.27"),
-        ("{\n  \"hooksConfig\": {\"disabled\": [\"cairn\"]}\n}\n", "lists cairn's hook in hooksConfig.disabled"),
+        (
+            "{\n  \"hooks\": {\n    \"enabled\": false\n  }\n}\n",
+            "hooks.enabled to false, so Gemini CLI 0.24 and 0.25",
+        ),
+        (
+            "{\n  \"tools\": {\"enableHooks\": false}\n}\n",
+            "tools.enableHooks to false, so Gemini CLI 0.13 to 0.27",
+        ),
+        (
+            "{\n  \"hooksConfig\": {\"disabled\": [\"cairn\"]}\n}\n",
+            "lists cairn's hook in hooksConfig.disabled",
+        ),
     ] {
         let path = env.put(Agent::GeminiCli, Scope::Project, text);
         let change = install(&env.places(), &cmd(), &install_opts(Agent::GeminiCli, Scope::Project)).unwrap();
