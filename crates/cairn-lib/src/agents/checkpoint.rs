@@ -11,7 +11,15 @@
 //! - A workspace an interrupted restore left mixed gets no checkpoint: the refusal a save
 //!   gives, which the hook shows the agent's user.
 //!
+//! The workspace is the agent's project (see [`workspace_of`]), whatever directory its shell
+//! is in. A checkpoint whose capture begins after the agent stopped waiting for the hook
+//! ([`agent_waits_until`]) is recorded with `exact: false`: it may hold the turn's first
+//! edits, and `cairn rewind` refuses it unless forced, naming the nearest exact turn.
+//!
 //! After each checkpoint the auto keep policy runs (see [`Repository::apply_hooks_keep_policy`]).
+
+use std::path::PathBuf;
+use std::time::{Duration, SystemTime};
 
 use serde::Serialize;
 
@@ -53,11 +61,9 @@ impl Repository {
             HookEvent::TurnEnded => return nothing("turn ended; nothing to save"),
             HookEvent::Other { .. } => return nothing("ignored"),
         };
-        let cwd = invocation
-            .cwd
-            .as_ref()
+        let root = workspace_of(invocation)
             .ok_or_else(|| Error::invalid("the hook event names no working directory; nothing was saved"))?;
-        let workspace = Target::parse(&project_root(cwd).display().to_string())?.key();
+        let workspace = Target::parse(&root.display().to_string())?.key();
         // Said before anything is read, in one sentence whose code the hook recognises to show
         // it where the agent's user looks (`ops/interrupted.rs`).
         self.refuse_interrupted(&workspace)?;
@@ -100,6 +106,10 @@ impl Repository {
             Some(line) => format!("turn {number}: {line}"),
             None => format!("turn {number}: after {trigger}"),
         };
+        // Taken as late as possible before the capture: a checkpoint that waited (on a busy
+        // store, on another checkpoint) past the moment the agent went on may hold the turn's
+        // first edits, and must not be labelled "before prompt N".
+        let exact = invocation.agent_waits_until.is_none_or(|until| SystemTime::now() <= until);
         let take = TakeOptions {
             description: Some(description),
             auto: true,
@@ -111,7 +121,7 @@ impl Repository {
                 trigger,
                 prompt: first_line,
                 start,
-                exact: true,
+                exact,
                 forked_from,
             }),
             // A tool checkpoint of a workspace that did not change records nothing.
@@ -140,7 +150,12 @@ impl Repository {
         let kinds: Vec<&str> = moment.parts.iter().map(|p| p.kind.as_str()).collect();
         // Never the prompt's text: the hook log is for diagnosing hooks, not a transcript.
         let turn = moment.turn.as_ref().map_or(0, |t| t.number);
-        let mut said = format!("saved moment {} (turn {turn}: {})", moment.id, kinds.join(" + "));
+        let late = if moment.turn.as_ref().is_some_and(|t| !t.exact) {
+            "; taken after the agent went on, marked inexact"
+        } else {
+            ""
+        };
+        let mut said = format!("saved moment {} (turn {turn}: {}{late})", moment.id, kinds.join(" + "));
         if removed > 0 {
             said.push_str(&format!("; the keep policy removed {removed} older checkpoints"));
         }
@@ -163,9 +178,54 @@ impl Repository {
     }
 }
 
-/// The project a hook's working directory is in: the repository it belongs to (its top
-/// directory, holding `.git`), or else the directory itself. An agent's shell may `cd` into a
-/// subdirectory; the turn is still of the whole project.
-fn project_root(cwd: &std::path::Path) -> std::path::PathBuf {
-    cwd.ancestors().find(|dir| dir.join(".git").exists()).unwrap_or(cwd).to_path_buf()
+/// The directory a hook's turn is of: the agent's project directory when the front found one
+/// (an absolute path to a directory), else the repository the working directory is in (its top
+/// directory, holding `.git`), else the working directory itself. An agent's shell may `cd`
+/// into a subdirectory, and the payload's `cwd` follows it; the turn is still of the whole
+/// project, so `cairn rewind` finds every turn from the root or any subdirectory.
+fn workspace_of(invocation: &HookInvocation) -> Option<PathBuf> {
+    let declared = invocation.project_dir.as_ref().filter(|dir| dir.is_absolute() && dir.is_dir());
+    if let Some(dir) = declared {
+        return Some(dir.clone());
+    }
+    let cwd = invocation.cwd.as_deref()?;
+    Some(cwd.ancestors().find(|dir| dir.join(".git").exists()).unwrap_or(cwd).to_path_buf())
+}
+
+/// How long after the store opened a checkpoint the agent never waited for (`hooks.budget =
+/// 0s`) may begin and still be exact: less than an agent takes to send the prompt to its model
+/// and act on the answer, and far less than a wait on a busy store (a gc, an import, another
+/// save), which is what makes a checkpoint late.
+pub const UNWAITED_GRACE: Duration = Duration::from_secs(1);
+
+/// When the agent stops waiting for a hook that started at `hook_started`, waits at most
+/// `budget`, and whose checkpoint opened the store at `store_open`: the hook waits for the
+/// store to open before it counts the budget down, so the later of the two. With a budget of
+/// 0 the hook returns once the store is open, and the checkpoint gets [`UNWAITED_GRACE`]
+/// from then. A front passes the result as [`HookInvocation::agent_waits_until`].
+pub fn agent_waits_until(hook_started: SystemTime, store_open: SystemTime, budget: Duration) -> SystemTime {
+    if budget.is_zero() {
+        return store_open + UNWAITED_GRACE;
+    }
+    (hook_started + budget).max(store_open)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_agent_goes_on_after_the_budget_or_once_the_store_is_open() {
+        let started = SystemTime::UNIX_EPOCH + Duration::from_secs(1000);
+        let second = Duration::from_secs(1);
+        // A store that opened in time: the budget counts from the event.
+        assert_eq!(agent_waits_until(started, started + second, 5 * second), started + 5 * second);
+        // A store slower to open than the budget: the hook waited for it, and no longer.
+        assert_eq!(agent_waits_until(started, started + 9 * second, 5 * second), started + 9 * second);
+        // Never waited for: the grace from the open.
+        assert_eq!(
+            agent_waits_until(started, started + second, Duration::ZERO),
+            started + second + UNWAITED_GRACE
+        );
+    }
 }

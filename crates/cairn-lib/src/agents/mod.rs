@@ -19,7 +19,7 @@ mod settings;
 
 use serde::{Deserialize, Serialize};
 
-pub use checkpoint::CheckpointOutcome;
+pub use checkpoint::{CheckpointOutcome, UNWAITED_GRACE, agent_waits_until};
 pub use entries::HookCommand;
 pub use install::{
     HooksChange, HooksInstallOptions, HooksPlace, HooksStatus, HooksStatusOptions, HooksUninstallOptions,

@@ -11,6 +11,7 @@
 //! the classification the moment logic acts on.
 
 use std::path::PathBuf;
+use std::time::SystemTime;
 
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Deserializer, Serialize};
@@ -135,6 +136,16 @@ pub struct HookInvocation {
     pub cwd: Option<PathBuf>,
     /// What it means.
     pub event: HookEvent,
+    /// The agent's project directory, which the agents put in the hook's environment rather
+    /// than in the event (`CLAUDE_PROJECT_DIR`, `GEMINI_PROJECT_DIR`): the front fills it in.
+    /// The turn's workspace is this directory, not `cwd`, which follows the agent's shell.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub project_dir: Option<PathBuf>,
+    /// When the agent stopped waiting for this hook (see [`super::agent_waits_until`]): the
+    /// front fills it in. A checkpoint whose capture begins later is marked inexact. `None`:
+    /// the caller waits for the checkpoint, which is then exact.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent_waits_until: Option<SystemTime>,
 }
 
 /// Parses the JSON an agent sent on stdin and classifies it.
@@ -153,6 +164,8 @@ pub fn parse_payload(agent: Agent, text: &str) -> Result<HookInvocation> {
                 transcript_path: non_empty(p.transcript_path),
                 cwd: non_empty(p.cwd),
                 event,
+                project_dir: None,
+                agent_waits_until: None,
             })
         }
         Agent::GeminiCli => {
@@ -165,6 +178,8 @@ pub fn parse_payload(agent: Agent, text: &str) -> Result<HookInvocation> {
                 transcript_path: non_empty(p.transcript_path),
                 cwd: non_empty(p.cwd),
                 event,
+                project_dir: None,
+                agent_waits_until: None,
             })
         }
     }

@@ -18,16 +18,21 @@
 //! the turn goes on; the child logs its outcome as usual. The child talks to the hook over
 //! its stdout, one line per step: `budget MS` once the store is open, then `done TEXT`,
 //! `error TEXT`, or `paused TEXT` (no checkpoint until an interrupted restore is resolved).
-//! With `hooks.budget = 0s` the turn never waits.
+//! With `hooks.budget = 0s` the turn never waits for the checkpoint, only for the store to open.
+//! The child is told when the hook started (`--hook-started`), so it knows when the agent went
+//! on; a checkpoint that begins after that (it waited on a busy store) is recorded as inexact
+//! (see `agents::agent_waits_until`). The child also reads the agent's project directory from
+//! the environment it inherits from the hook.
 //!
 //! A checkpoint of a workspace of `hooks.watch_from` entries or more starts a change-journal
 //! watcher for it (`hooks.watch = false` turns that off), so that the next ones stat only what
 //! changed. A target that another checkpoint still holds is waited for, not skipped.
 
 use std::io::{BufRead, BufReader, Read, Write};
+use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::sync::mpsc::{self, RecvTimeoutError};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use cairn_lib::agents::{self, Agent, CheckpointOutcome, HookEvent, HookInvocation, HookLogLine};
 use cairn_lib::ops::interrupted;
@@ -57,11 +62,19 @@ pub struct HookArgs {
     /// Run the checkpoint itself, reporting to the hook on stdout (the hook starts this).
     #[arg(long, hide = true)]
     pub background: bool,
+    /// With `--background`: when the hook started, in milliseconds since the Unix epoch, from
+    /// which the child knows when the agent stops waiting for it.
+    #[arg(long, hide = true, requires = "background")]
+    pub hook_started: Option<u64>,
 }
 
 pub fn run(global: &GlobalArgs, args: HookArgs) -> CommandResult {
-    let outcome =
-        if args.background { background(global, &args.agent) } else { foreground(global, &args.agent) };
+    let outcome = if args.background {
+        let started = args.hook_started.map(|ms| UNIX_EPOCH + Duration::from_millis(ms));
+        background(global, &args.agent, started)
+    } else {
+        foreground(global, &args.agent)
+    };
     if let Err(err) = outcome {
         // Never `--json` here: stdout belongs to the agent (or, in the child, to the hook).
         if args.background {
@@ -76,6 +89,8 @@ pub fn run(global: &GlobalArgs, args: HookArgs) -> CommandResult {
 /// The hook itself: reads the event, hands it to a child and waits for it within the budget.
 fn foreground(global: &GlobalArgs, agent: &str) -> CommandResult {
     let started = Instant::now();
+    // The same instant on the wall clock, which the child shares.
+    let started_ms = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis());
     let kind = agent_named(agent)?;
     let bytes = read_stdin()?;
     let parsed = match std::str::from_utf8(&bytes) {
@@ -105,6 +120,7 @@ fn foreground(global: &GlobalArgs, agent: &str) -> CommandResult {
     let exe = std::env::current_exe().map_err(|e| usage(format!("cannot find cairn's own binary: {e}")))?;
     let mut command = Command::new(exe);
     command.arg("--store").arg(store_path(global)?).args(["hook", agent, "--background"]);
+    command.arg("--hook-started").arg(started_ms.to_string());
     command.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null());
     // Its own process group: the agent may kill the hook's group when the turn is cancelled,
     // and a checkpoint cut short mid-write only costs the next command a clean-up.
@@ -170,8 +186,14 @@ fn foreground(global: &GlobalArgs, agent: &str) -> CommandResult {
 
 /// The child: opens the store, reports the budget, checkpoints, logs, reports the outcome,
 /// then starts a watcher if the workspace is large.
-fn background(global: &GlobalArgs, agent: &str) -> CommandResult {
-    let (_, invocation) = read_event(agent)?;
+///
+/// It tells the engine two things the event does not say: the agent's project directory,
+/// from the environment the agent gave the hook, and when the agent stops waiting (from
+/// when the hook `started`, the budget and when the store opened), so that a checkpoint
+/// taken later is marked inexact.
+fn background(global: &GlobalArgs, agent: &str, started: Option<SystemTime>) -> CommandResult {
+    let (_, mut invocation) = read_event(agent)?;
+    invocation.project_dir = project_dir(invocation.agent);
     let store = match crate::context::open_store(global) {
         Ok(store) => store,
         Err(err) => {
@@ -182,6 +204,7 @@ fn background(global: &GlobalArgs, agent: &str) -> CommandResult {
     };
     let config = store.config();
     let budget = config.hooks_budget();
+    invocation.agent_waits_until = started.map(|at| agents::agent_waits_until(at, SystemTime::now(), budget));
     say(&format!("budget {}", budget.as_millis()));
     let outcome = checkpoint(&store, &invocation);
     let said = match &outcome {
@@ -201,12 +224,12 @@ fn background(global: &GlobalArgs, agent: &str) -> CommandResult {
         Err(err) => return Err(err),
     };
     if wants_watcher(config, AutoWatch::Hooks, entries)
-        && let Some(cwd) = &invocation.cwd
+        && let Some(dir) = invocation.project_dir.as_ref().or(invocation.cwd.as_ref())
     {
         // The turn no longer waits for this; a failure only shows in the log.
-        let options = WatchOptions { dirs: vec![cwd.clone()] };
+        let options = WatchOptions { dirs: vec![dir.clone()] };
         let said = match super::watch::ensure_detached(global, &store, &options) {
-            Ok(()) => format!("watching {} for the next checkpoints", cwd.display()),
+            Ok(()) => format!("watching {} for the next checkpoints", dir.display()),
             Err(e) => format!("could not start a watcher: {}", crate::error::render(&e)),
         };
         log(global, &invocation, &said)?;
@@ -242,6 +265,18 @@ fn read_event(agent: &str) -> CommandResult<(String, HookInvocation)> {
     let text = String::from_utf8(read_stdin()?).map_err(|_| usage("the hook event on stdin is not UTF-8"))?;
     let invocation = agents::parse_payload(agent, &text)?;
     Ok((text, invocation))
+}
+
+/// The project directory the agent names in the hook's environment: Claude Code's
+/// `CLAUDE_PROJECT_DIR` (its project root, whatever directory its shell is in) or Gemini CLI's
+/// `GEMINI_PROJECT_DIR` (the directory it runs in). Gemini CLI also sets `CLAUDE_PROJECT_DIR`,
+/// for compatibility, so each agent's own is read.
+fn project_dir(agent: Agent) -> Option<PathBuf> {
+    let var = match agent {
+        Agent::ClaudeCode => "CLAUDE_PROJECT_DIR",
+        Agent::GeminiCli => "GEMINI_PROJECT_DIR",
+    };
+    std::env::var_os(var).filter(|v| !v.is_empty()).map(PathBuf::from)
 }
 
 fn agent_named(agent: &str) -> CommandResult<Agent> {
