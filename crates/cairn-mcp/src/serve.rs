@@ -45,6 +45,9 @@ pub struct ServeOptions {
     pub pinned_session: Option<String>,
     /// Capabilities allowed for this server's lifetime (`--allow restore,remove`).
     pub allow: Vec<String>,
+    /// Capabilities refused for this server's lifetime, whatever the store's settings or the
+    /// profile allow (`--deny restore`).
+    pub deny: Vec<String>,
     /// The folder holding codecalc session workspaces (`--workspace-root`).
     pub workspace_root: Option<PathBuf>,
     /// How to unlock the store when it is encrypted.
@@ -60,6 +63,7 @@ impl CairnServer {
     pub fn from_options(options: &ServeOptions) -> Result<Self, ServeError> {
         let profile = profiles::find(&options.profile)?;
         let allow = if options.allow.is_empty() { Vec::new() } else { parse_capabilities(&options.allow)? };
+        let deny = if options.deny.is_empty() { Vec::new() } else { parse_capabilities(&options.deny)? };
         if profile.name == "codecalc" {
             match &options.workspace_root {
                 Some(root) if root.is_dir() => {}
@@ -91,6 +95,7 @@ impl CairnServer {
             store: Arc::new(store),
             pinned_session: options.pinned_session.clone(),
             allow,
+            deny,
             workspace_root: options.workspace_root.clone(),
             debug: Default::default(),
             pi: Default::default(),
@@ -130,7 +135,8 @@ async fn serve_http(
         Arc::new(LocalSessionManager::default()),
         config,
     );
-    let mut router = axum::Router::new().nest_service("/mcp", service);
+    let mut router =
+        axum::Router::new().nest_service("/mcp", service).layer(axum::middleware::from_fn(session_ended_ok));
     if let Some(token) = token {
         let expected: Arc<str> = Arc::from(token);
         router = router.layer(axum::middleware::from_fn(move |req, next| {
@@ -148,4 +154,20 @@ async fn serve_http(
         })
         .await
         .map_err(|e| ServeError::Transport(e.to_string()))
+}
+
+/// Answers a session-ending `DELETE` with `200 OK`. rmcp answers `202 Accepted`, which the
+/// official SDKs read as a failure ("Session termination failed: 202", logged by the Python
+/// SDK on every close): they accept 200 or 204, as the transport spec's "the server MAY
+/// respond … to terminate the session" is read by them. The session is closed either way.
+async fn session_ended_ok(
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    let delete = request.method() == axum::http::Method::DELETE;
+    let mut response = next.run(request).await;
+    if delete && response.status() == axum::http::StatusCode::ACCEPTED {
+        *response.status_mut() = axum::http::StatusCode::OK;
+    }
+    response
 }

@@ -5,7 +5,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use cairn_lib::ops::permissions::{Capability, INVALID_CONFIG_CODE, check_agent_permission};
+use cairn_lib::ops::permissions::{Capability, INVALID_CONFIG_CODE, check_agent_permission_with_default};
 use cairn_lib::ops::watch::{AutoWatch, snapshot_wants_watcher};
 use cairn_lib::{Repository, Snapshot};
 
@@ -21,6 +21,8 @@ pub struct ServerState {
     pub pinned_session: Option<String>,
     /// Capabilities allowed for this server's lifetime (`--allow`).
     pub allow: Vec<Capability>,
+    /// Capabilities refused for this server's lifetime whatever else allows them (`--deny`).
+    pub deny: Vec<Capability>,
     /// Where the codecalc profile's workspaces live.
     pub workspace_root: Option<PathBuf>,
     /// The debug profile's live debug session, one at a time.
@@ -57,12 +59,30 @@ impl ServerState {
     /// each call; an invalid config refuses, and also warns on stderr (never stdout, which
     /// carries the protocol on stdio).
     pub fn permit(&self, capability: Capability) -> Result<(), ToolError> {
-        check_agent_permission(&self.store, capability, &self.allow).map_err(|err| {
-            if err.code() == Some(INVALID_CONFIG_CODE) {
-                warn(&err.render(&crate::words::CliWords));
-            }
-            ToolError::from(err)
-        })
+        self.permit_with_default(capability, None)
+    }
+
+    /// [`ServerState::permit`] for a tool the profile's original lets agents use without a
+    /// gate (arcave's `rollback`, debug's `snapshot_delete`, …): allowed unless the user said
+    /// otherwise (`cairn agent deny`, the store's settings, `cairn mcp --deny`).
+    pub fn permit_ungated(&self, capability: Capability) -> Result<(), ToolError> {
+        self.permit_with_default(capability, Some(true))
+    }
+
+    /// [`ServerState::permit`] with `default` replacing the capability's built-in default when
+    /// the store's settings leave it unset.
+    pub fn permit_with_default(
+        &self,
+        capability: Capability,
+        default: Option<bool>,
+    ) -> Result<(), ToolError> {
+        check_agent_permission_with_default(&self.store, capability, &self.allow, &self.deny, default)
+            .map_err(|err| {
+                if err.code() == Some(INVALID_CONFIG_CODE) {
+                    warn(&err.render(&crate::words::CliWords));
+                }
+                ToolError::from(err)
+            })
     }
 }
 

@@ -246,8 +246,43 @@ async fn arcave_savepoint_remove_validates_first_and_dry_runs_without_permission
     let dry =
         h.ok("savepoint_remove", json!({"project": project, "retain_recent": 0, "dry_run": true})).await;
     assert_eq!(dry, json!({"dry_run": true, "removed": []}));
+    // arcave lets agents remove without asking; a user's `cairn agent deny remove` still holds.
+    let removed = h.ok("savepoint_remove", json!({"project": project, "retain_recent": 0})).await;
+    assert_eq!(removed, json!({"dry_run": false, "removed": []}));
+    let mut store = cairn_lib::Repository::open(&h.dir.path().join("store")).unwrap();
+    store.agent_deny(&[cairn_lib::ops::permissions::Capability::Remove]).unwrap();
     let refused = h.err("savepoint_remove", json!({"project": project, "retain_recent": 0})).await;
     assert!(refused.contains("allow remove"), "{refused}");
+}
+
+/// Issue 40: an agent written for arcave rolls back and removes savepoints with no prior
+/// `cairn agent allow`, a taken name is refused without advice to pass an argument arcave's
+/// tool lacks, and a server started with `--deny` refuses what it denies.
+#[tokio::test]
+async fn an_arcave_agent_rolls_back_and_removes_with_no_prior_allow() {
+    let p = Project::up();
+    let h = arcave_allowing(None, &[]).await;
+    let sp = h.ok("savepoint_create", json!({"project": p.name, "name": "sp1"})).await;
+    let taken = h.err("savepoint_create", json!({"project": p.name, "name": "sp1"})).await;
+    assert_eq!(
+        taken,
+        format!("a savepoint named \"sp1\" already exists for project {}; pick another name", p.name)
+    );
+    let back = h.ok("rollback", json!({"project": p.name, "ref": "sp1"})).await;
+    assert_eq!(back["rolled_back_to"]["id"], sp["id"]);
+    let removed = h.ok("savepoint_remove", json!({"project": p.name, "ids": [sp["id"]]})).await;
+    assert_eq!(removed["removed"][0]["id"], sp["id"]);
+
+    let denied = Harness::start_with(|o| {
+        o.profile = "arcave".into();
+        o.deny = vec!["restore".into()];
+    })
+    .await;
+    let refused = denied.err("rollback", json!({"project": p.name, "ref": "latest"})).await;
+    assert_eq!(
+        refused,
+        "restoring snapshots is denied to agents on this server (it was started with --deny restore); ask the user to restart it without that flag"
+    );
 }
 
 #[tokio::test]

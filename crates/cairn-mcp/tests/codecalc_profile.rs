@@ -99,16 +99,17 @@ async fn refusals() {
 }
 
 #[tokio::test]
-async fn replace_needs_the_restore_permission() {
+async fn replace_and_delete_are_allowed_until_the_user_denies_them() {
     let (h, _) = codecalc(&[]).await;
     let saved = h.ok("session_snapshot", json!({"session_id": "s1"})).await;
-    let refusal = h
-        .err(
-            "session_snapshot",
-            json!({"action": "restore", "session_id": "s1", "snapshot_id": saved["snapshot_id"], "replace": true}),
-        )
-        .await;
+    let replace = json!({"action": "restore", "session_id": "s1", "snapshot_id": saved["snapshot_id"], "replace": true});
+    assert_eq!(h.ok("session_snapshot", replace.clone()).await["replaced"], true);
+    let mut store = cairn_lib::Repository::open(&h.dir.path().join("store")).unwrap();
+    store.agent_deny(&[cairn_lib::ops::permissions::Capability::Restore]).unwrap();
+    let refusal = h.err("session_snapshot", replace).await;
     assert!(refusal.contains("agent allow restore"), "{refusal}");
+    let delete = json!({"action": "delete", "session_id": "s1", "snapshot_id": saved["snapshot_id"]});
+    assert_eq!(h.ok("session_snapshot", delete).await["deleted"], true);
 }
 
 #[tokio::test]

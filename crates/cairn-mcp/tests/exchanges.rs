@@ -214,7 +214,13 @@ async fn arcave_profile_refusals_without_a_project() {
             ("savepoint_list", json!({})),
         ]
     );
-    let denied = Harness::start_with(|o| o.profile = "arcave".into()).await;
+    // rollback and savepoint_remove are allowed by default, as arcave allows them; a server
+    // started with --deny refuses them (and session_delete, gated in every case).
+    let denied = Harness::start_with(|o| {
+        o.profile = "arcave".into();
+        o.deny = vec!["restore".into(), "remove".into()];
+    })
+    .await;
     assert_exchanges!(
         denied,
         "arcave_denied",
@@ -247,4 +253,23 @@ async fn debug_profile_refusals_without_an_adapter() {
             ("debug_attach", json!({"bogus": 1})),
         ]
     );
+}
+
+#[tokio::test]
+async fn codecalc_unknown_id_and_long_echoes_keep_their_advice() {
+    let h = codecalc(&[]).await;
+    let unknown = h
+        .err(
+            "session_snapshot",
+            json!({"action": "delete", "session_id": "s1", "snapshot_id": "0190ffff-0000-7000-8000-000000000000"}),
+        )
+        .await;
+    assert!(unknown.starts_with("unknown snapshot_id 0190ffff-0000-7000-8000-000000000000"), "{unknown}");
+    assert!(!unknown.contains("does not belong"), "{unknown}");
+    let long = "x".repeat(5000);
+    for args in [json!({"session_id": long}), json!({"action": long, "session_id": "s1"})] {
+        let refusal = h.err("session_snapshot", args).await;
+        assert!(refusal.len() < 1000, "{refusal}");
+        assert!(refusal.ends_with("workspace root") || refusal.contains("use one of"), "{refusal}");
+    }
 }

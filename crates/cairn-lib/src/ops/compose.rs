@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 
 use super::resolve::CallContext;
 use crate::Repository;
-use crate::error::{Error, ErrorKind, Hint, Operation, Result};
+use crate::error::{Error, ErrorKind, Hint, Operation, Result, echo};
 use crate::name::validate_name;
 use crate::snapshot::Snapshot;
 use crate::store::catalog::SnapshotFilter;
@@ -151,7 +151,8 @@ fn project_key(project: &str) -> Result<String> {
         && project.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_');
     if !ok {
         return Err(Error::invalid(format!(
-            "invalid compose project name {project:?}: use lowercase letters, digits, '-' and '_', starting with a letter or digit, as `docker compose ls` shows it"
+            "invalid compose project name {:?}: use lowercase letters, digits, '-' and '_', starting with a letter or digit, as `docker compose ls` shows it",
+            echo(project)
         )));
     }
     Ok(format!("compose:{project}"))

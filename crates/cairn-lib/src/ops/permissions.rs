@@ -26,6 +26,10 @@ pub use super::pi_settings::{PI_SETTINGS_NAMESPACE, PiToolDefaults, pi_tool_defa
 /// end can also warn the user (the refusal itself is what fails closed).
 pub const INVALID_CONFIG_CODE: &str = "AGENT_CONFIG_INVALID";
 
+/// The code attached to a refusal because the user has not allowed (or has denied) the
+/// capability; a profile whose original tool prefixes its errors with a code shows it so.
+pub const NOT_ALLOWED_CODE: &str = "AGENT_NOT_ALLOWED";
+
 /// Parses capability words (`save`, `restore`, `remove`, or `all`), each possibly a
 /// comma-separated list as `--allow restore,remove` takes them. Duplicates are dropped.
 pub fn parse_capabilities<S: AsRef<str>>(words: &[S]) -> Result<Vec<Capability>> {
@@ -184,18 +188,32 @@ pub fn check_agent_permission(
     capability: Capability,
     server_allow: &[Capability],
 ) -> Result<()> {
-    check_agent_permission_with_default(store, capability, server_allow, None)
+    check_agent_permission_with_default(store, capability, server_allow, &[], None)
 }
 
 /// [`check_agent_permission`] where `default`, when given, replaces the built-in default of a
 /// capability the store's config leaves unset: the pi profile takes it from Pi's own settings
-/// ([`pi_tool_defaults`]). An answer set in the store's config still wins.
+/// ([`pi_tool_defaults`]), and a compatibility profile whose original tool lets agents do
+/// something without asking allows it. An answer set in the store's config still wins, and
+/// `server_deny` (`cairn mcp --deny`) wins over everything: a deny only narrows what agents
+/// may do, so the narrowest answer is the safe one.
 pub fn check_agent_permission_with_default(
     store: &Repository,
     capability: Capability,
     server_allow: &[Capability],
+    server_deny: &[Capability],
     default: Option<bool>,
 ) -> Result<()> {
+    if server_deny.contains(&capability) {
+        return Err(Error::new(
+            ErrorKind::PermissionDenied,
+            format!(
+                "{} is denied to agents on this server (it was started with --deny {capability}); ask the user to restart it without that flag",
+                capability.doing()
+            ),
+        )
+        .with_code(NOT_ALLOWED_CODE));
+    }
     if server_allow.contains(&capability) {
         return Ok(());
     }
@@ -230,7 +248,7 @@ pub fn check_agent_permission_with_default(
     Err(Error::new(ErrorKind::PermissionDenied, format!("{} is not allowed for agents", capability.doing()))
         .hint(Hint::Allow { capability, store: store.root().to_path_buf() })
         .purpose(", then retry")
-        .with_code("AGENT_NOT_ALLOWED"))
+        .with_code(NOT_ALLOWED_CODE))
 }
 
 /// Quotes `text` for a POSIX shell when it holds anything but plain path characters, so a
@@ -275,6 +293,19 @@ mod tests {
         check_agent_permission(&store, Capability::Restore, &[]).unwrap();
         store.agent_reset(&Capability::ALL).unwrap();
         assert!(check_agent_permission(&store, Capability::Restore, &[]).is_err());
+    }
+
+    #[test]
+    fn a_profile_default_yields_to_the_users_answer_and_a_server_deny_wins() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Repository::open(dir.path()).unwrap();
+        let restore = Capability::Restore;
+        check_agent_permission_with_default(&store, restore, &[], &[], Some(true)).unwrap();
+        let denied = check_agent_permission_with_default(&store, restore, &[restore], &[restore], Some(true));
+        assert!(denied.unwrap_err().message().contains("--deny restore"));
+        store.agent_deny(&[restore]).unwrap();
+        let err = check_agent_permission_with_default(&store, restore, &[], &[], Some(true)).unwrap_err();
+        assert_eq!(err.code(), Some(NOT_ALLOWED_CODE));
     }
 
     #[test]

@@ -176,8 +176,8 @@ pub struct ArcaveSessionList {
 
 const CREATE: &str = "Capture a savepoint of a compose project: its services are stopped, every volume, bind mount and container layer is captured (only what changed since the last savepoint is read), and the services are started again. Returns the savepoint record; report its not_covered before relying on it. An error 'savepoint <id> committed; services failed to start: ...' means the savepoint exists and is safe to roll back to; only the restart failed: report the id, do not take another savepoint.";
 const LIST: &str = "List a compose project's savepoints, newest first. Reads the store only: stops nothing, takes no lock. Returns {\"savepoints\": [...]}.";
-const REMOVE: &str = "Delete savepoints of a compose project, permanently: either ids, or retention fields (retain_recent, retain_for, before_date), not both. dry_run reports without deleting and needs no permission; deleting needs the user's permission.";
-const ROLLBACK: &str = "Return a compose project to a savepoint. Destructive: every volume and bind mount it covers is overwritten with the savepoint's data and container layers are put back. A safety snapshot of the live state is taken first and replayed if the rollback fails. A project with no containers is recreated from the savepoint. Needs the user's permission.";
+const REMOVE: &str = "Delete savepoints of a compose project, permanently: either ids, or retention fields (retain_recent, retain_for, before_date), not both. dry_run reports without deleting. Refused only when the user has denied removing to agents.";
+const ROLLBACK: &str = "Return a compose project to a savepoint. Destructive: every volume and bind mount it covers is overwritten with the savepoint's data and container layers are put back. A safety snapshot of the live state is taken first and replayed if the rollback fails. A project with no containers is recreated from the savepoint. Refused only when the user has denied restoring to agents.";
 const S_LIST: &str = "List the sessions, newest first. Read-only. Returns {\"sessions\": [...]}; current marks the session a call given no session works in.";
 const S_CREATE: &str = "Create a session: empty, or with from a fork holding every savepoint of another session (records only: nothing is copied and no container is touched). Returns the session record.";
 const S_DELETE: &str = "Delete a session and every savepoint it holds, permanently. Running projects are left as they are. baseline cannot be deleted. Needs the user's permission.";
@@ -254,7 +254,18 @@ fn create(state: &ServerState, a: CreateArgs) -> Result<ComposeSavepoint, ToolEr
         session: a.session,
         ..ComposeSaveOptions::default()
     };
-    Ok(state.store.compose_save(&options, &state.context()).map_err(arcave_error)?.savepoint)
+    Ok(state.store.compose_save(&options, &state.context()).map_err(without_force)?.savepoint)
+}
+
+/// A taken name in arcave's terms: `savepoint_create` has no `force` (the engine's advice to
+/// move the name), so the refusal keeps only its own sentence ("…; pick another name").
+fn without_force(err: cairn_lib::Error) -> ToolError {
+    if err.kind() == cairn_lib::ErrorKind::Conflict
+        && err.hints().contains(&cairn_lib::Hint::SetOption("force"))
+    {
+        return ToolError::from(cairn_lib::Error::conflict(err.render_message(&WORDS)));
+    }
+    arcave_error(err)
 }
 
 fn list(state: &ServerState, a: ListArgs) -> Result<ComposeSavepointList, ToolError> {
@@ -293,7 +304,8 @@ fn remove(state: &ServerState, a: RemoveArgs) -> Result<Removed, ToolError> {
     };
     let mut r = state.store.remove(&options, &state.context()).map_err(arcave_error)?;
     if !a.dry_run {
-        state.permit(Capability::Remove)?;
+        // arcave lets agents remove savepoints without asking; the user may still deny it.
+        state.permit_ungated(Capability::Remove)?;
         options.dry_run = false;
         r = state.store.remove(&options, &state.context()).map_err(arcave_error)?;
     }
@@ -303,8 +315,10 @@ fn remove(state: &ServerState, a: RemoveArgs) -> Result<Removed, ToolError> {
     })
 }
 
+/// `rollback`: allowed unless the user denied `restore`, as arcave lets agents roll back ("what
+/// you take, an agent rolls back to"); a safety snapshot of the live state makes it undoable.
 fn rollback(state: &ServerState, a: RollbackArgs) -> Result<ComposeRollbackResult, ToolError> {
-    state.permit(Capability::Restore)?;
+    state.permit_ungated(Capability::Restore)?;
     let options = ComposeRollbackOptions {
         project: a.project,
         reference: a.reference,

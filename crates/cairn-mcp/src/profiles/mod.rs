@@ -74,8 +74,12 @@ pub const PROFILES: &[Profile] = &[
     },
 ];
 
-/// The profile named `name`, or an error listing the profiles.
+/// Other names `--profile` takes: the name the original tool goes by.
+const ALIASES: &[(&str, &str)] = &[("debugger", "debug")];
+
+/// The profile named `name` (or one of its [`ALIASES`]), or an error listing the profiles.
 pub fn find(name: &str) -> Result<&'static Profile, ServeError> {
+    let name = ALIASES.iter().find(|(alias, _)| *alias == name).map_or(name, |(_, profile)| profile);
     PROFILES.iter().find(|p| p.name == name).ok_or_else(|| ServeError::UnknownProfile {
         name: name.to_owned(),
         known: PROFILES.iter().map(|p| p.name).collect::<Vec<_>>().join(", "),

@@ -159,8 +159,7 @@ pub fn tools() -> Result<Vec<ToolSpec>, ServeError> {
 fn save(state: &ServerState, a: SaveArgs) -> Result<SaveResult, ToolError> {
     let places = places()?;
     permit(state, Capability::TranscriptSave, &places)?;
-    let fork_copy =
-        places.pi_agent_dir().join(PI_SETTINGS_NAMESPACE).join(format!("{}.jsonl", a.name.trim()));
+    let fork_copy = extension_file(&places, &a.name);
     let options = TranscriptSaveOptions {
         file: served_file(state),
         name: Some(a.name.clone()),
@@ -194,6 +193,7 @@ fn restore(state: &ServerState, a: RestoreArgs) -> Result<RestoreResult, ToolErr
     {
         state.pi.keep(newest);
     }
+    let extension = extension_file(&places, &a.name);
     let options = TranscriptLoadOptions {
         name: a.name.clone(),
         places,
@@ -202,7 +202,26 @@ fn restore(state: &ServerState, a: RestoreArgs) -> Result<RestoreResult, ToolErr
         names_only: true,
         restore_note: Some(PI_SETTINGS_NAMESPACE.to_owned()),
     };
-    let loaded = state.store.transcript_load(&options, &state.context())?;
+    let loaded = match state.store.transcript_load(&options, &state.context()) {
+        // A snapshot the extension itself saved, before the user switched to cairn: take it
+        // into the store as it is, then restore it like any other.
+        Err(e) if e.kind() == cairn_lib::ErrorKind::NotFound && extension.is_file() => {
+            let import = TranscriptSaveOptions {
+                file: Some(extension),
+                name: Some(a.name.clone()),
+                description: Some("saved by the pi-session-snapshot extension".to_owned()),
+                force: false,
+                places: options.places.clone(),
+                session: None,
+                strict: false,
+                cut_unanswered_tool_calls: false,
+                fork_copy: None,
+            };
+            state.store.transcript_save(&import, &state.context())?;
+            state.store.transcript_load(&options, &state.context())?
+        }
+        other => other?,
+    };
     Ok(RestoreResult {
         name: a.name,
         session_file: loaded.file.to_string_lossy().into_owned(),
@@ -211,6 +230,13 @@ fn restore(state: &ServerState, a: RestoreArgs) -> Result<RestoreResult, ToolErr
         prompt: loaded.prompt,
         prompt_file: loaded.prompt_file.map(|f| f.to_string_lossy().into_owned()),
     })
+}
+
+/// The extension's snapshot file for `name`: `<Pi agent dir>/pi-session-snapshot/<name>.jsonl`,
+/// which `pi --fork` opens; cairn keeps it in step on each save and reads one the extension
+/// wrote itself.
+fn extension_file(places: &AgentPlaces, name: &str) -> PathBuf {
+    places.pi_agent_dir().join(PI_SETTINGS_NAMESPACE).join(format!("{}.jsonl", name.trim()))
 }
 
 /// The conversation this server saves: `CAIRN_TRANSCRIPT`, else the one it kept; `None` lets
@@ -233,6 +259,7 @@ fn permit(state: &ServerState, capability: Capability, places: &AgentPlaces) -> 
         &state.store,
         capability,
         &state.allow,
+        &state.deny,
         defaults.default_for(capability),
     )
     .map_err(|err| {

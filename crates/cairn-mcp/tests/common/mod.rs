@@ -30,6 +30,7 @@ pub fn options(dir: &tempfile::TempDir) -> ServeOptions {
         profile: "cairn".into(),
         pinned_session: None,
         allow: Vec::new(),
+        deny: Vec::new(),
         workspace_root: None,
         unlock: Default::default(),
         watch: None,

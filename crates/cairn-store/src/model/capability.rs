@@ -12,9 +12,11 @@ use crate::config::Config;
 pub enum Capability {
     /// Save snapshots (allowed unless the user denied it).
     Save,
-    /// Restore snapshots, overwriting live state (denied unless the user allowed it).
+    /// Restore snapshots, overwriting live state (denied unless the user allowed it, or the
+    /// compatibility profile's original tool lets agents do it without asking).
     Restore,
-    /// Remove snapshots and delete sessions (denied unless the user allowed it).
+    /// Remove snapshots and delete sessions (denied unless the user allowed it, or the
+    /// compatibility profile's original tool lets agents do it without asking).
     Remove,
     /// Save transcript snapshots through the pi profile (denied unless the user allowed it).
     #[serde(rename = "transcript-save")]

@@ -33,6 +33,10 @@ pub struct McpArgs {
     pub session: Option<String>,
     #[arg(long, value_delimiter = ',', value_name = "CAPABILITY", help = allow_help())]
     pub allow: Vec<String>,
+    /// Refuse these to agents for this server's lifetime (comma-separated), whatever the store's
+    /// settings or the profile allow; e.g. --deny restore,remove under --profile arcave.
+    #[arg(long, value_delimiter = ',', value_name = "CAPABILITY")]
+    pub deny: Vec<String>,
     /// The folder holding codecalc session workspaces (codecalc profile).
     #[arg(long, value_name = "DIR")]
     pub workspace_root: Option<PathBuf>,
@@ -81,6 +85,7 @@ pub fn run(global: &GlobalArgs, args: McpArgs, _printer: &Printer) -> CommandRes
         profile: args.profile.clone(),
         pinned_session: pinned_session(args.session, &args.profile),
         allow: args.allow,
+        deny: args.deny,
         workspace_root: args.workspace_root,
         watch: Some(watch_starter(global)),
     };

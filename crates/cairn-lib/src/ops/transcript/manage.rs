@@ -62,6 +62,9 @@ pub struct TranscriptDeleteOptions {
 pub struct TranscriptDeleteResult {
     /// Its record, as it was.
     pub removed: Snapshot,
+    /// The `pi --fork` copy its save wrote, now removed with it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fork_file_removed: Option<PathBuf>,
 }
 
 impl Repository {
@@ -94,6 +97,28 @@ impl Repository {
         let _names = self.lock_target(NAMES_LOCK, "a transcript delete")?;
         let snapshot = self.find_transcript(&session, &options.name)?;
         self.catalog().remove_membership(session.id, snapshot.id)?;
-        Ok(TranscriptDeleteResult { removed: snapshot })
+        let fork_file_removed = self.remove_fork_file(&session, &snapshot)?;
+        Ok(TranscriptDeleteResult { removed: snapshot, fork_file_removed })
+    }
+
+    /// Removes the `pi --fork` copy `snapshot`'s save wrote, unless another snapshot of the
+    /// session wrote the same file since.
+    fn remove_fork_file(&self, session: &crate::Session, snapshot: &Snapshot) -> Result<Option<PathBuf>> {
+        let fork_file = |s: &Snapshot| {
+            serde_json::from_value::<super::Details>(s.details.clone()).ok().and_then(|d| d.fork_file)
+        };
+        let Some(file) = fork_file(snapshot) else { return Ok(None) };
+        let still_used = self
+            .list_kind(KIND, session)?
+            .iter()
+            .any(|other| other.id != snapshot.id && fork_file(other).as_ref() == Some(&file));
+        if still_used {
+            return Ok(None);
+        }
+        match std::fs::remove_file(&file) {
+            Ok(()) => Ok(Some(file)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(crate::error::Error::io("remove the fork copy", &file, e)),
+        }
     }
 }

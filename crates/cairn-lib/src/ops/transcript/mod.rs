@@ -150,6 +150,10 @@ pub(crate) struct Details {
     /// The entries that hold secret-shaped strings (which, never the strings).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     secrets: Vec<TranscriptSecret>,
+    /// The copy written for `pi --fork`, which `cairn transcript delete` removes with the
+    /// snapshot.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    fork_file: Option<PathBuf>,
 }
 
 /// Converts an error of the transcript crate into an engine error of the matching kind.

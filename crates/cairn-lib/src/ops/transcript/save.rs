@@ -117,6 +117,7 @@ impl Repository {
             pi_version: path.pi_version,
             summary: summary.clone(),
             secrets: secrets.clone(),
+            fork_file: options.fork_copy.clone().filter(|_| path.format == cairn_transcript::Format::Pi),
         };
         let details = serde_json::to_value(&details)
             .map_err(|e| Error::corrupt(format!("could not encode the transcript details: {e}")))?;
@@ -126,6 +127,20 @@ impl Repository {
             Some(name) => self.transcript_named(&session, name)?,
             None => None,
         };
+        // A snapshot file already under the fork copy's name was written by someone else (the
+        // Pi extension itself, before the user switched to cairn): never overwrite it silently.
+        if let (None, false, Some(dest)) = (&holder, options.force, &options.fork_copy)
+            && path.format == cairn_transcript::Format::Pi
+            && dest.exists()
+        {
+            return Err(Error::conflict(format!(
+                "a snapshot named {:?} already exists ({}); pick another name",
+                options.name.as_deref().unwrap_or_default(),
+                dest.display()
+            ))
+            .or_hint(Hint::SetOption("force"))
+            .purpose("to replace it"));
+        }
         if let (Some(holder), false) = (&holder, options.force) {
             return Err(Error::conflict(format!(
                 "a transcript snapshot named {:?} already exists ({}, saved from {}); pick another name",

@@ -118,9 +118,24 @@ fn dap(err: cairn_dap::Error) -> ToolError {
 }
 
 fn coded(err: cairn_lib::Error) -> ToolError {
+    let err = without_session(err);
     match err.code() {
         // `context` keeps the kind, the code and the hints, which the profile's words render.
         Some(code) if !err.message().starts_with(code) => err.context(code),
+        _ => err,
+    }
+}
+
+/// The engine's not-found sentence names the cairn session it looked in ("… in session
+/// \"baseline\""); the debugger's tools have no sessions of that kind, so an agent written for
+/// them reads only which snapshot does not exist.
+fn without_session(err: cairn_lib::Error) -> cairn_lib::Error {
+    let code = cairn_lib::ops::debug::SNAPSHOT_NOT_FOUND;
+    let message = err.render_message(&WORDS);
+    match message.rfind(" in session \"") {
+        Some(at) if err.code() == Some(code) => {
+            cairn_lib::Error::not_found(&message[..at]).with_hints(err.hints()).with_code(code)
+        }
         _ => err,
     }
 }

@@ -18,7 +18,7 @@ const BUSY: &str = "the debug session, busy with another debug tool call \
 /// debug tool call that holds the session (a `debug_continue` waiting for its next stop
 /// holds it for up to its `wait_ms`), not only the reading of the variables.
 pub(super) fn create(state: &ServerState, args: CreateArgs) -> Result<CreateResult, ToolError> {
-    state.permit(Capability::Save)?;
+    state.permit(Capability::Save).map_err(coded)?;
     if args.timeout_ms == Some(0) {
         return Err(coded(
             cairn_lib::Error::invalid(
@@ -65,8 +65,11 @@ pub(super) fn diff(state: &ServerState, args: DiffArgs) -> Result<DiffResult, To
 /// `snapshot_delete`: with no id, clears the captures of this server's debug session (the live
 /// one, else the latest), as the contract's in-memory store holds only those; captures of
 /// earlier debug sessions stay until deleted by id. `remaining` counts the same scope.
+///
+/// The contract's tool deletes without asking (its captures live in memory), so it is allowed
+/// unless the user denied `remove`; a refusal then starts with its code, as this profile's do.
 pub(super) fn delete(state: &ServerState, args: DeleteArgs) -> Result<DeleteResult, ToolError> {
-    state.permit(Capability::Remove)?;
+    state.permit_ungated(Capability::Remove).map_err(coded)?;
     // A server that never ran a debug session holds no captures of its own: scope to an id no
     // capture has, so "all" deletes nothing.
     let debug_session = Some(state.debug.latest().unwrap_or_else(|| "none".to_owned()));
