@@ -115,7 +115,12 @@ impl TestEnv {
 
     /// Runs cairn and returns what it printed and its exit code, whatever it is.
     pub fn run(&self, args: &[&str]) -> Run {
-        let out = self.cairn(args).output().expect("run cairn");
+        self.run_in(&self.work(), args)
+    }
+
+    /// [`TestEnv::run`] with `dir` as the current directory instead of the work tree.
+    pub fn run_in(&self, dir: &Path, args: &[&str]) -> Run {
+        let out = self.cairn(args).current_dir(dir).output().expect("run cairn");
         Run {
             code: out.status.code().unwrap_or(-1),
             stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
@@ -128,9 +133,15 @@ impl TestEnv {
     /// stable tokens.
     #[must_use = "the exit codes are not checked: snapshot the transcript"]
     pub fn transcript(&self, commands: &[&[&str]]) -> String {
+        self.transcript_in(&self.work(), commands)
+    }
+
+    /// [`TestEnv::transcript`] of commands run with `dir` as the current directory.
+    #[must_use = "the exit codes are not checked: snapshot the transcript"]
+    pub fn transcript_in(&self, dir: &Path, commands: &[&[&str]]) -> String {
         let mut out = String::new();
         for args in commands {
-            let run = self.run(args);
+            let run = self.run_in(dir, args);
             let mut block = format!("$ cairn {}\nexit: {}\n", args.join(" "), run.code);
             for (name, text) in [("stdout", &run.stdout), ("stderr", &run.stderr)] {
                 if text.is_empty() {
