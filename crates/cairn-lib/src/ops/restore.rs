@@ -16,11 +16,14 @@ use serde::{Deserialize, Serialize};
 
 use super::interrupted::{Recovered, Resolve};
 use super::moment::{MomentRestoreOptions, MomentRestoreResult};
+pub use super::pipeline::narrow::RestoreRule;
+use super::pipeline::narrow::{Narrowed, Sources, narrow};
 use super::resolve::CallContext;
 use super::save::{Progress, SaveOptions};
 use super::transcript::AgentPlaces;
 use crate::Repository;
 use crate::error::{Error, Hint, Operation, Result, echo};
+use crate::id::ObjectId;
 use crate::snapshot::Snapshot;
 use crate::store::writer::BlobWriter;
 use crate::targets::TargetKind;
@@ -101,6 +104,20 @@ pub struct RestoreOptions {
     #[serde(skip)]
     #[cfg_attr(feature = "clap", arg(long = "abort", conflicts_with_all = ["reference", "dry_run", "to"]))]
     pub abort_interrupted: bool,
+    /// Put back only these files or directories (relative to the target, or absolute inside
+    /// it); the rest of the target stays as it is.
+    #[schemars(
+        description = "Put back only these files or directories, relative to the target's top directory; everything else stays as it is. Every path when omitted."
+    )]
+    #[serde(default)]
+    #[cfg_attr(feature = "clap", arg(last = true, value_name = "PATH"))]
+    pub paths: Vec<String>,
+    /// How the engine narrows an in-place restore beyond `paths` (a rewind puts back only what
+    /// the agent changed); never set by a front.
+    #[serde(skip)]
+    #[schemars(skip)]
+    #[cfg_attr(feature = "clap", arg(skip))]
+    pub rule: Option<RestoreRule>,
 }
 
 /// Where a restore writes.
@@ -173,6 +190,9 @@ impl Repository {
                     session: options.session.clone(),
                     places: places?,
                     cut: None,
+                    paths: options.paths.clone(),
+                    dry_run: false,
+                    rule: None,
                 };
                 return self.moment_restore(&moment, context).map(|r| Restored::Moment(Box::new(r)));
             }
@@ -221,6 +241,11 @@ impl Repository {
             self.prefetch_dir(&root_id)?;
         }
         let root = tree::read_root(self, &root_id)?;
+        if !options.paths.is_empty() && options.to.is_some() {
+            return Err(Error::invalid(
+                "paths narrow a restore in place; a restore to a new directory writes the whole snapshot",
+            ));
+        }
         match &options.to {
             Some(dest) => self.restore_new(snapshot, &root, dest, options.dry_run, progress),
             None => self.restore_in_place(&session, snapshot, &root, options, progress),
@@ -236,6 +261,12 @@ impl Repository {
         progress: &Progress,
     ) -> Result<RestoreResult> {
         let path = PathBuf::from(&snapshot.target);
+        if !path.exists() && (!options.paths.is_empty() || options.rule.is_some()) {
+            return Err(Error::not_found(format!(
+                "{} does not exist; only a whole snapshot is restored where there is nothing",
+                path.display()
+            )));
+        }
         if !path.exists() {
             return self.restore_new(snapshot, want, &path, options.dry_run, progress).map(|mut r| {
                 r.mode = RestoreMode::InPlace;
@@ -244,6 +275,7 @@ impl Repository {
         }
         self.refuse_overlap(&path)?;
         let key = snapshot.target.clone();
+        let paths = relative_paths(&options.paths, &path)?;
         let filter = capture::Filter::of_snapshot(&snapshot.details);
         let no_ignore = filter.no_ignore;
         let _lock = (!options.dry_run).then(|| self.lock_target(&key, "a restore")).transpose()?;
@@ -255,13 +287,19 @@ impl Repository {
             let writer = BlobWriter::dry(self);
             let live = capture::capture_observed(&writer, &path, &cache, filter, progress)?;
             let live_root = read_dry_root(&writer, &live.root)?;
-            let plan = Plan::between(&writer, &live_root, want, options.preserve_mtime, &live.uncovered)?;
+            let read = |id: &ObjectId| writer.read_object(id);
+            let sources = Sources { trees: &writer, read: &read, live_dir: &path };
+            let narrowed = narrow(&sources, &writer, &live_root, want, &paths, options.rule.as_ref())?;
+            let goal = narrowed.as_ref().map_or(want, |n| &n.goal);
+            let plan = Plan::between(&writer, &live_root, goal, options.preserve_mtime, &live.uncovered)?;
+            let mut entries = plan.entries();
+            entries.extend(narrowed.map(|n| n.report).unwrap_or_default());
             return Ok(RestoreResult {
                 destination: key,
                 mode: RestoreMode::InPlace,
                 dry_run: true,
                 safety_snapshot: None,
-                plan: plan.entries(),
+                plan: entries,
                 files_written: 0,
                 bytes_written: 0,
                 snapshot,
@@ -283,6 +321,19 @@ impl Repository {
             self,
             &published.snapshot.root.ok_or_else(|| Error::corrupt("safety snapshot has no root"))?,
         )?;
+        // A narrowed restore goes to a goal grafted from the live state and the snapshot, stored
+        // before the journal names it, so a `continue` finishes the same narrowed restore.
+        let (narrowed, journaled) = match self.narrowed_goal(&safety_root, want, &paths, options, &path)? {
+            Some(narrowed) => {
+                let root = self.store_goal(&narrowed.goal)?;
+                (Some(narrowed), Snapshot { root: Some(root), ..snapshot.clone() })
+            }
+            None => (None, snapshot.clone()),
+        };
+        let (want, held) = match &narrowed {
+            Some(n) => (&n.goal, n.report.clone()),
+            None => (want, Vec::new()),
+        };
         // The safety snapshot's trees are in the store once its packs are published: while its
         // record is committed, the plan is made and the journal written, each on a thread of its
         // own. Nothing changes until the record and the journal are both durable, so a journal
@@ -292,7 +343,7 @@ impl Repository {
             let planning =
                 scope.spawn(|| Plan::between(self, &safety_root, want, options.preserve_mtime, &uncovered));
             let journaling = scope.spawn(|| {
-                self.write_journal(&key, &snapshot, &safety_snapshot, no_ignore, options.preserve_mtime)
+                self.write_journal(&key, &journaled, &safety_snapshot, no_ignore, options.preserve_mtime)
             });
             let committed = published.commit();
             let journal = journaling.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
@@ -348,6 +399,8 @@ impl Repository {
         };
         let _ = std::fs::remove_file(&journal);
         expired?;
+        let mut plan = plan;
+        plan.extend(held);
         Ok(RestoreResult {
             destination: key,
             mode: RestoreMode::InPlace,
@@ -359,6 +412,33 @@ impl Repository {
             snapshot,
             interrupted_restore: None,
         })
+    }
+
+    /// The goal of an in-place restore narrowed by `paths` or the options' rule, its new trees
+    /// and merged files written; `None` when nothing narrows it.
+    fn narrowed_goal(
+        &self,
+        live: &DirRoot,
+        want: &DirRoot,
+        paths: &[Vec<u8>],
+        options: &RestoreOptions,
+        dir: &std::path::Path,
+    ) -> Result<Option<Narrowed>> {
+        let writer = BlobWriter::new(self);
+        let read = |id: &ObjectId| self.read_blob(id);
+        let sources = Sources { trees: self.store(), read: &read, live_dir: dir };
+        let narrowed = narrow(&sources, &writer, live, want, paths, options.rule.as_ref())
+            .inspect_err(|_| writer.abandon())?;
+        writer.finish()?;
+        Ok(narrowed)
+    }
+
+    /// Stores a goal's root document, so a journal can name it.
+    fn store_goal(&self, goal: &DirRoot) -> Result<ObjectId> {
+        let writer = BlobWriter::new(self);
+        let id = tree::write_root(&writer, goal).inspect_err(|_| writer.abandon())?;
+        writer.finish()?;
+        Ok(id)
     }
 
     /// Finishes or rolls back an interrupted restore, as the options ask.
@@ -416,6 +496,52 @@ impl Repository {
             interrupted_restore: Some(recovered),
         })
     }
+}
+
+/// `paths` as relative paths of the target `dir`: a relative one as it is, an absolute one
+/// inside `dir` made relative; anything leading outside the target is refused. A path below
+/// another given one is dropped (the other covers it).
+fn relative_paths(paths: &[String], dir: &std::path::Path) -> Result<Vec<Vec<u8>>> {
+    use std::os::unix::ffi::OsStrExt;
+    use std::path::{Component, Path};
+    let mut out: Vec<Vec<u8>> = Vec::new();
+    for given in paths {
+        let path = Path::new(given);
+        let relative = if path.is_absolute() {
+            path.strip_prefix(dir).map_err(|_| {
+                Error::invalid(format!("{} is not inside the target {}", echo(given), dir.display()))
+            })?
+        } else {
+            path
+        };
+        let mut parts: Vec<&[u8]> = Vec::new();
+        for component in relative.components() {
+            match component {
+                Component::Normal(name) => parts.push(name.as_bytes()),
+                Component::CurDir => {}
+                _ => {
+                    return Err(Error::invalid(format!(
+                        "{} leads outside the target; give a path inside it",
+                        echo(given)
+                    )));
+                }
+            }
+        }
+        if parts.is_empty() {
+            // The target itself: the whole of it, as with no path.
+            return Ok(Vec::new());
+        }
+        out.push(parts.join(&b'/'));
+    }
+    out.sort();
+    out.dedup();
+    let mut kept: Vec<Vec<u8>> = Vec::new();
+    for path in out {
+        if !kept.iter().any(|k| crate::tree::graft::is_at_or_below(&path, k)) {
+            kept.push(path);
+        }
+    }
+    Ok(kept)
 }
 
 /// Refuses a snapshot a directory restore cannot put back, saying what puts it back instead:

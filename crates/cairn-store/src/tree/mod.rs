@@ -9,6 +9,7 @@
 //! capture that changed a few of them stores it again without reading the others (`rewrite.rs`).
 
 pub mod diff;
+pub mod graft;
 pub mod memo;
 pub mod parts;
 pub mod rewrite;

@@ -22,6 +22,8 @@ pub struct RestoreArgs {
 }
 
 pub fn run(global: &GlobalArgs, args: RestoreArgs, printer: &Printer) -> CommandResult {
+    let mut args = args;
+    args.options.paths = paths_from_here(std::mem::take(&mut args.options.paths));
     let store = open_store(global)?;
     let places = super::moment::transcript_places();
     let progress = Progress::default();
@@ -33,6 +35,30 @@ pub fn run(global: &GlobalArgs, args: RestoreArgs, printer: &Printer) -> Command
         Restored::Moment(result) => printer.result(result.as_ref(), super::moment::human_restore),
     }
     Ok(())
+}
+
+/// Paths given after `--`, as a shell user means them: relative to the current directory (the
+/// engine takes absolute paths inside the target, and relative ones from the target's top).
+pub fn paths_from_here(paths: Vec<String>) -> Vec<String> {
+    use std::path::{Component, PathBuf};
+    let Ok(here) = std::env::current_dir() else { return paths };
+    paths
+        .into_iter()
+        .map(|p| {
+            // `..` is folded by name, as the shell user wrote it, without following links.
+            let mut out = PathBuf::new();
+            for part in here.join(&p).components() {
+                match part {
+                    Component::ParentDir => {
+                        out.pop();
+                    }
+                    Component::CurDir => {}
+                    other => out.push(other),
+                }
+            }
+            out.display().to_string()
+        })
+        .collect()
 }
 
 fn human(r: &RestoreResult) -> String {

@@ -1,9 +1,9 @@
-//! `cairn rewind [TURN|MOMENT] [--code|--conversation] [--force]`: go back to an agent turn of the
+//! `cairn rewind [TURN|MOMENT] [--code|--conversation] [--exact|--undo] [--force] [-- PATH…]`: go back to an agent turn of the
 //! current directory. With no argument it lists the turns, or on a terminal asks which one.
 
 use std::io::{BufRead, IsTerminal, Write};
 
-use cairn_lib::ops::moment::{RewindList, RewindListOptions, RewindOptions};
+use cairn_lib::ops::moment::{MomentRestoreResult, RewindList, RewindListOptions, RewindOptions};
 use clap::Args;
 
 use crate::commands::GlobalArgs;
@@ -25,6 +25,7 @@ pub fn run(global: &GlobalArgs, args: RewindArgs, printer: &Printer) -> CommandR
     let places = super::moment::transcript_places()?;
     let RewindArgs { mut options } = args;
     options.workspace = places.cwd.clone();
+    options.paths = super::restore::paths_from_here(std::mem::take(&mut options.paths));
     options.places = places;
     if options.turn.is_none() {
         let list = store.rewind_list(
@@ -42,39 +43,68 @@ pub fn run(global: &GlobalArgs, args: RewindArgs, printer: &Printer) -> CommandR
         }
     }
     let result = store.rewind(&options, &context)?;
-    printer.result(&result, |r| {
-        let mut out = format!("rewound to {}\n", super::moment::moment_line(&r.moment));
-        for p in &r.parts {
-            match p.kind.as_str() {
-                "dir" => out.push_str(&format!(
+    let dry_run = options.dry_run;
+    printer.result(&result, |r| human_rewind(r, dry_run));
+    Ok(())
+}
+
+/// What a rewind did (or, as a dry run, would do).
+fn human_rewind(r: &MomentRestoreResult, dry_run: bool) -> String {
+    let mut out = if dry_run {
+        format!("would rewind to {}\n", super::moment::moment_line(&r.moment))
+    } else {
+        format!("rewound to {}\n", super::moment::moment_line(&r.moment))
+    };
+    for p in &r.parts {
+        if p.kind == "dir" {
+            if dry_run {
+                let count = match p.plan.len() {
+                    0 => "nothing to put back".to_owned(),
+                    1 => "1 change".to_owned(),
+                    n => format!("{n} changes"),
+                };
+                out.push_str(&format!("  files of {}: {count}\n", format::path(&p.target)));
+                for entry in &p.plan {
+                    out.push_str(&format!("    {:<8} {}\n", entry.action, format::text(&entry.path)));
+                }
+            } else {
+                out.push_str(&format!(
                     "  files of {} put back{}\n",
                     format::path(&p.target),
-                    p.safety_snapshot
-                        .as_deref()
-                        .map(|s| format!(" (safety snapshot {s})"))
-                        .unwrap_or_default()
-                )),
-                _ => {
-                    if let Some(note) = &p.note {
-                        out.push_str(&format!("  conversation: {note}\n"));
-                        continue;
-                    }
-                    let file = p.file.as_ref().map(|f| f.display().to_string()).unwrap_or_default();
-                    out.push_str(&format!("  conversation forked before that prompt: {}\n", format::text(&file)));
-                    if let Some(cmd) = &p.resume_command {
-                        out.push_str(&format!("  resume it with: {cmd}\n"));
-                    }
-                }
+                    p.safety_snapshot.as_deref().map(|s| format!(" (safety snapshot {s})")).unwrap_or_default()
+                ));
             }
+            for held in &p.held {
+                let why = match (held.action.as_str(), dry_run) {
+                    ("keep", _) => "kept: changed since by someone other than the agent",
+                    ("merge", false) => "merged: your changes kept, the agent's taken back",
+                    ("merge", true) => "would be merged: your changes kept, the agent's taken back",
+                    (_, false) => "conflict: both changed it; resolve the marked lines",
+                    (_, true) => "would conflict: both changed it",
+                };
+                out.push_str(&format!("    {} ({why})\n", format::text(&held.path)));
+            }
+            continue;
         }
-        out
-    });
-    Ok(())
+        if let Some(note) = &p.note {
+            out.push_str(&format!("  conversation: {note}\n"));
+            continue;
+        }
+        let file = p.file.as_ref().map(|f| f.display().to_string()).unwrap_or_default();
+        out.push_str(&format!("  conversation forked before that prompt: {}\n", format::text(&file)));
+        if let Some(cmd) = &p.resume_command {
+            out.push_str(&format!("  resume it with: {cmd}\n"));
+        }
+    }
+    out
 }
 
 fn human_list(list: &RewindList) -> String {
     if list.turns.is_empty() {
-        return format!("no agent turns recorded for {}\n", format::path(&list.workspace));
+        return format!(
+            "no agent turns recorded for {}; run `cairn hooks install claude-code` (or gemini-cli) to checkpoint each turn\n",
+            format::path(&list.workspace)
+        );
     }
     let session_label = |agent_session: &str| {
         let s = list.sessions.iter().find(|s| s.agent_session == agent_session);

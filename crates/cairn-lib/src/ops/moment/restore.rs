@@ -47,6 +47,22 @@ pub struct MomentRestoreOptions {
     #[schemars(skip)]
     #[cfg_attr(feature = "clap", arg(skip))]
     pub cut: Option<super::ConversationCut>,
+    /// Put back only these paths of the directory part (relative to it, or absolute inside it).
+    #[serde(skip)]
+    #[schemars(skip)]
+    #[cfg_attr(feature = "clap", arg(skip))]
+    pub paths: Vec<String>,
+    /// Show what would change and change nothing: the directory part's plan, and what the
+    /// other parts would do.
+    #[serde(skip)]
+    #[schemars(skip)]
+    #[cfg_attr(feature = "clap", arg(skip))]
+    pub dry_run: bool,
+    /// How the directory part's restore is narrowed (a rewind: only what the agent changed).
+    #[serde(skip)]
+    #[schemars(skip)]
+    #[cfg_attr(feature = "clap", arg(skip))]
+    pub rule: Option<crate::ops::restore::RestoreRule>,
 }
 
 /// What restoring a moment did.
@@ -85,7 +101,15 @@ pub struct RestoredPart {
     /// Files written beside the new session (subagent transcripts).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub extra_files: Vec<PathBuf>,
-    /// Why a part was left as it is, when it was (a conversation with nothing before the turn).
+    /// Paths of the directory part a narrowed restore kept as they were (`keep`) or merged
+    /// (`merge`, `conflict`: written with conflict markers).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub held: Vec<crate::PlanEntry>,
+    /// What a dry run of the directory part would change, entry by entry.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub plan: Vec<crate::PlanEntry>,
+    /// Why a part was left as it is, when it was (a conversation with nothing before the turn),
+    /// or what it would do (a dry run).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
 }
@@ -129,6 +153,10 @@ impl Repository {
         for part in &chosen {
             self.part_snapshot(session, part)?;
         }
+        if options.dry_run {
+            let parts = chosen.into_iter().map(|part| self.preview_part(session, part, options)).collect::<Result<_>>()?;
+            return Ok(MomentRestoreResult { moment, parts });
+        }
         let mut done: Vec<RestoredPart> = Vec::new();
         for part in chosen {
             match self.restore_part(session, part, options) {
@@ -168,6 +196,8 @@ impl Repository {
             session_id: None,
             resume_command: None,
             extra_files: Vec::new(),
+            held: Vec::new(),
+            plan: Vec::new(),
             note: None,
         };
         match part.kind.as_str() {
@@ -177,12 +207,15 @@ impl Repository {
                         reference: Some(part.snapshot.to_string()),
                         target: Some(part.target.clone()),
                         session: in_session,
+                        paths: options.paths.clone(),
+                        rule: options.rule.clone(),
                         ..RestoreOptions::default()
                     },
                     &CallContext::default(),
                 )?;
                 out.safety_snapshot = result.safety_snapshot.map(|s| s.id.to_string());
                 out.files_written = Some(result.files_written);
+                out.held = result.plan.into_iter().filter(|e| matches!(e.action.as_str(), "keep" | "merge" | "conflict")).collect();
             }
             "transcript" => {
                 if options.cut == Some(super::ConversationCut::AfterEntry(None)) {
@@ -212,6 +245,55 @@ impl Repository {
                 out.safety_snapshot = result.safety_snapshot;
             }
             other => return Err(Error::invalid(format!("a {other} part cannot be restored with a moment"))),
+        }
+        Ok(out)
+    }
+
+    /// What restoring `part` would do, changing nothing.
+    fn preview_part(&self, session: &Session, part: &MomentPart, options: &MomentRestoreOptions) -> Result<RestoredPart> {
+        let mut out = RestoredPart {
+            kind: part.kind.clone(),
+            target: part.target.clone(),
+            snapshot: part.snapshot,
+            safety_snapshot: None,
+            files_written: None,
+            file: None,
+            session_id: None,
+            resume_command: None,
+            extra_files: Vec::new(),
+            held: Vec::new(),
+            plan: Vec::new(),
+            note: None,
+        };
+        match part.kind.as_str() {
+            "dir" => {
+                let result = self.restore(
+                    &RestoreOptions {
+                        reference: Some(part.snapshot.to_string()),
+                        target: Some(part.target.clone()),
+                        session: Some(session.id.to_string()),
+                        dry_run: true,
+                        paths: options.paths.clone(),
+                        rule: options.rule.clone(),
+                        ..RestoreOptions::default()
+                    },
+                    &CallContext::default(),
+                )?;
+                let (held, plan) =
+                    result.plan.into_iter().partition(|e| matches!(e.action.as_str(), "keep" | "merge" | "conflict"));
+                out.held = held;
+                out.plan = plan;
+            }
+            "transcript" => {
+                out.note = Some(match options.cut {
+                    Some(super::ConversationCut::AfterEntry(None)) => {
+                        "this turn began the conversation: nothing would be written".to_owned()
+                    }
+                    Some(_) => "the conversation would be written as a new session, cut before that prompt".to_owned(),
+                    None => "the conversation would be written as a new session".to_owned(),
+                });
+            }
+            _ => out.note = Some("a Compose project is not previewed; its rollback shows its own plan".to_owned()),
         }
         Ok(out)
     }

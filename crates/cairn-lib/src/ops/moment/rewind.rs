@@ -17,7 +17,8 @@ use serde::{Deserialize, Serialize};
 use super::{ConversationCut, ForkOrigin, Moment, MomentRestoreOptions, MomentRestoreResult};
 use crate::Repository;
 use crate::error::{Error, Hint, Result, echo};
-use crate::id::MomentId;
+use crate::id::{MomentId, ObjectId};
+use crate::ops::restore::RestoreRule;
 use crate::ops::diff::DiffOptions;
 use crate::ops::resolve::CallContext;
 use crate::ops::transcript::AgentPlaces;
@@ -56,6 +57,24 @@ pub struct RewindOptions {
     #[serde(default)]
     #[cfg_attr(feature = "clap", arg(long))]
     pub force: bool,
+    /// Make the files exactly the turn's, including what others changed since (behind the
+    /// safety snapshot); by default only what the agent changed is put back.
+    #[serde(default)]
+    #[cfg_attr(feature = "clap", arg(long, conflicts_with = "undo"))]
+    pub exact: bool,
+    /// Take back only this turn's file changes, keeping every later turn's (the conversation
+    /// is not touched).
+    #[serde(default)]
+    #[cfg_attr(feature = "clap", arg(long, conflicts_with = "conversation"))]
+    pub undo: bool,
+    /// Show what would change, and change nothing.
+    #[serde(default)]
+    #[cfg_attr(feature = "clap", arg(long))]
+    pub dry_run: bool,
+    /// Put back only these files or directories.
+    #[serde(default)]
+    #[cfg_attr(feature = "clap", arg(last = true, value_name = "PATH"))]
+    pub paths: Vec<String>,
     /// The workspace directory (the front passes the current one): the project it is in.
     #[serde(default)]
     #[cfg_attr(feature = "clap", arg(skip))]
@@ -194,7 +213,7 @@ impl Repository {
             .with_code("TURN_INEXACT")
             .hint(Hint::SetOption("force")));
         }
-        let only: Vec<String> = match (options.code, options.conversation) {
+        let only: Vec<String> = match (options.code || options.undo, options.conversation) {
             (true, false) => vec!["dir".into()],
             (false, true) => vec!["transcript".into()],
             _ => moment.parts.iter().filter(|p| p.kind != "compose").map(|p| p.kind.clone()).collect(),
@@ -209,17 +228,25 @@ impl Repository {
             Some(start) => Some(ConversationCut::AfterEntry(start.after_entry.clone())),
             None => t.prompt.clone().map(ConversationCut::BeforePrompt),
         });
+        let rule = match (options.undo, options.exact) {
+            (true, _) => Some(turns.undo_rule(self, &session, &moment)?),
+            (false, true) => None,
+            (false, false) => Some(turns.agent_rule(self, &session, &moment)?),
+        };
         let restore = MomentRestoreOptions {
             reference: moment.id.to_string(),
             only,
             session: None,
             places: options.places.clone(),
             cut,
+            paths: options.paths.clone(),
+            dry_run: options.dry_run,
+            rule,
         };
         let turn = moment.turn.clone();
         let result = self.restore_moment(&session, moment, &restore)?;
         // The fork continues the numbering of the session it was cut from.
-        if let Some(turn) = turn {
+        if let Some(turn) = turn.filter(|_| !options.dry_run) {
             for part in result.parts.iter().filter(|p| p.kind == "transcript") {
                 if let Some(forked) = &part.session_id {
                     let origin = ForkOrigin { agent_session: turn.agent_session.clone(), before_turn: turn.number };
@@ -261,6 +288,60 @@ impl ProjectTurns {
             at = dir.parent();
         }
         Ok(Self { workspace: asked, moments: Vec::new() })
+    }
+
+    /// The rule that puts back only what agents changed since `moment`: every checkpoint of
+    /// the project from it on, oldest first, each marked when an agent took it inside a turn.
+    fn agent_rule(&self, store: &Repository, session: &Session, moment: &Moment) -> Result<RestoreRule> {
+        let mut checkpoints = Vec::new();
+        for m in store.moments_of(session)?.iter().filter(|m| m.id >= moment.id) {
+            let inside_turn = m.auto && m.turn.as_ref().is_some_and(|t| t.trigger != "prompt");
+            // The first is the turn's own: the state the others are changes from.
+            if (m.id == moment.id || m.auto)
+                && let Some(root) = self.dir_root(store, session, m)?
+            {
+                checkpoints.push((root, inside_turn && m.id != moment.id));
+            }
+        }
+        Ok(RestoreRule::AgentOnly { checkpoints })
+    }
+
+    /// The rule that takes back turn `moment`'s file changes: from its checkpoint to the next
+    /// turn's, or to the newest agent checkpoint when it is the last turn.
+    fn undo_rule(&self, store: &Repository, session: &Session, moment: &Moment) -> Result<RestoreRule> {
+        let turn = moment.turn.as_ref().ok_or_else(|| Error::invalid("only an agent turn can be undone"))?;
+        let before = self.dir_root(store, session, moment)?.ok_or_else(|| {
+            Error::invalid(format!("turn {} holds no workspace to undo", turn.number))
+        })?;
+        let next = self.in_lineage(&turn.agent_session, turn.number + 1).cloned();
+        let after_moment = match next {
+            Some(next) => Some(next),
+            None => store
+                .moments_of(session)?
+                .into_iter()
+                .rev()
+                .find(|m| m.auto && m.id > moment.id && m.part("dir").is_some_and(|p| p.target == self.workspace)),
+        };
+        let after = match after_moment {
+            Some(m) => self.dir_root(store, session, &m)?,
+            None => None,
+        };
+        match after {
+            Some(after) if after != before => Ok(RestoreRule::Undo { before, after }),
+            _ => Err(Error::not_found(format!(
+                "turn {} changed no file that a later checkpoint saw; there is nothing to undo",
+                turn.number
+            ))
+            .with_code("NOTHING_TO_UNDO")),
+        }
+    }
+
+    /// The root of `moment`'s part for this project's workspace, if it has one.
+    fn dir_root(&self, store: &Repository, session: &Session, moment: &Moment) -> Result<Option<ObjectId>> {
+        let Some(part) = moment.parts.iter().find(|p| p.kind == "dir" && p.target == self.workspace) else {
+            return Ok(None);
+        };
+        Ok(store.part_snapshot(session, part)?.root)
     }
 
     /// The agent session of the newest turn: the one a bare turn number means.
