@@ -220,15 +220,21 @@ async function restore(e, to) {
 }
 
 async function rewind(e) {
-  const dirPart = e.parts.find((p) => p.kind === "dir");
-  const body = [el("p", {}, `The files of ${e.turn.workspace} go back to just before prompt ${e.turn.number} (a safety snapshot is taken first), and the conversation is written as a new session that ends before it.`)];
-  if (dirPart) {
-    try { body.push(planList((await api("plan", { ref: dirPart.snapshot, session: state.session })).plan)); }
-    catch (err) { body.push(el("p", { class: "muted" }, err.message)); }
-  }
+  const ask = { turn: e.id, workspace: e.turn.workspace, session: state.session };
+  const body = [el("p", {}, `What the agent changed in ${e.turn.workspace} since just before prompt ${e.turn.number} goes back (a safety snapshot is taken first); files changed by anyone else since are kept, or merged when the agent changed them too. The conversation is written as a new session that ends before that prompt.`)];
+  // The same rewind as a dry run: its plan is what the confirmation shows.
+  try {
+    const preview = await api("rewind", {}, { ...ask, dry_run: true });
+    for (const part of preview.parts.filter((p) => p.kind === "dir")) {
+      body.push(el("h3", {}, `files of ${part.target}`), planList(part.plan || []));
+      const held = part.held || [];
+      if (held.length) body.push(el("h3", {}, "left to you"),
+        el("ul", { class: "plan" }, ...held.map((h) => el("li", {}, `${h.action === "keep" ? "kept" : h.action === "merge" ? "merged" : "conflict"}: ${h.path}`))));
+    }
+  } catch (err) { body.push(el("p", { class: "muted" }, err.message)); }
   await act(`Rewind to turn ${e.turn.number}?`, body,
-    () => api("rewind", {}, { turn: e.id, workspace: e.turn.workspace, session: state.session }),
-    (r) => "rewound" + r.parts.map((p) => p.resume_command ? `; resume with: ${p.resume_command}` : "").join(""));
+    () => api("rewind", {}, ask),
+    (r) => "rewound" + r.parts.map((p) => p.resume_command ? `; resume with: ${p.resume_command}` : (p.note ? `; ${p.note}` : "")).join(""));
 }
 
 async function remove(e) {
