@@ -122,6 +122,19 @@ fn an_exact_rewind_makes_the_tree_the_turns() {
 }
 
 #[test]
+fn restoring_an_agents_checkpoint_keeps_the_users_work_unless_exact() {
+    let env = TestEnv::new();
+    four_turns(&env);
+    let turns = env.json(&["rewind"]);
+    let turn_2 = turns["turns"][1]["moment"].as_str().unwrap().to_owned();
+    env.ok(&["restore", &turn_2, "--only", "dir"]);
+    assert_eq!(read(&env, "a.txt").as_deref(), Some("a1\n"));
+    assert_eq!(read(&env, "notes.txt").as_deref(), Some("the user's note\n"));
+    env.ok(&["restore", &turn_2, "--only", "dir", "--exact"]);
+    assert_eq!(read(&env, "notes.txt").as_deref(), Some("n0\n"));
+}
+
+#[test]
 fn a_file_both_changed_is_merged_or_marked() {
     let env = TestEnv::new();
     env.write("list.txt", "alpha\nbeta\ngamma\ndelta\nepsilon\n");

@@ -104,6 +104,14 @@ pub struct RestoreOptions {
     #[serde(skip)]
     #[cfg_attr(feature = "clap", arg(long = "abort", conflicts_with_all = ["reference", "dry_run", "to"]))]
     pub abort_interrupted: bool,
+    /// An agent's checkpoint (a moment): make the files exactly it, including what others
+    /// changed since (by default only what the agent changed goes back).
+    #[schemars(
+        description = "When `ref` names an agent's checkpoint: make the files exactly the checkpoint's, including what others changed since. By default only what the agent changed goes back."
+    )]
+    #[serde(default)]
+    #[cfg_attr(feature = "clap", arg(long))]
+    pub exact: bool,
     /// Put back only these files or directories (relative to the target, or absolute inside
     /// it); the rest of the target stays as it is.
     #[schemars(
@@ -192,6 +200,7 @@ impl Repository {
                     cut: None,
                     paths: options.paths.clone(),
                     dry_run: false,
+                    exact: options.exact,
                     rule: None,
                 };
                 return self.moment_restore(&moment, context).map(|r| Restored::Moment(Box::new(r)));

@@ -37,6 +37,14 @@ pub struct MomentRestoreOptions {
     /// The session (name or id).
     #[cfg_attr(feature = "clap", arg(long))]
     pub session: Option<String>,
+    /// An agent's checkpoint: make the files exactly the checkpoint's, including what others
+    /// changed since (by default only what the agent changed goes back).
+    #[schemars(
+        description = "For an agent's checkpoint: make the files exactly the checkpoint's, including what others changed since. By default only what the agent changed goes back, and files others changed are kept or merged."
+    )]
+    #[serde(default)]
+    #[cfg_attr(feature = "clap", arg(long))]
+    pub exact: bool,
     /// Where the agents keep their sessions, for the conversation part (filled in by the front).
     #[serde(skip)]
     #[schemars(skip)]
@@ -126,6 +134,15 @@ impl Repository {
     ) -> Result<MomentRestoreResult> {
         let session = self.resolve_session(&context.choice(options.session.clone()))?;
         let moment = self.resolve_moment(&session, &options.reference)?;
+        // An agent's checkpoint puts back what the agent changed, as a rewind does.
+        if options.rule.is_none()
+            && !options.exact
+            && moment.auto
+            && let Some(turn) = &moment.turn
+        {
+            let rule = self.agent_changes_rule(&session, &moment, &turn.workspace)?;
+            return self.restore_moment(&session, moment, &MomentRestoreOptions { rule: Some(rule), ..options.clone() });
+        }
         self.restore_moment(&session, moment, options)
     }
 

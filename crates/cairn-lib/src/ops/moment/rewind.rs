@@ -241,6 +241,7 @@ impl Repository {
             cut,
             paths: options.paths.clone(),
             dry_run: options.dry_run,
+            exact: options.exact,
             rule,
         };
         let turn = moment.turn.clone();
@@ -255,6 +256,26 @@ impl Repository {
             }
         }
         Ok(result)
+    }
+}
+
+impl Repository {
+    /// The rule that puts back only what agents changed in `workspace` since `moment`: every
+    /// checkpoint of it from `moment` on, oldest first, each marked when an agent took it
+    /// inside a turn.
+    pub(crate) fn agent_changes_rule(&self, session: &Session, moment: &Moment, workspace: &str) -> Result<RestoreRule> {
+        let mut checkpoints = Vec::new();
+        for m in self.moments_of(session)?.iter().filter(|m| m.id >= moment.id) {
+            let inside_turn = m.auto && m.turn.as_ref().is_some_and(|t| t.trigger != "prompt");
+            // The first is the turn's own: the state the others are changes from.
+            if (m.id == moment.id || m.auto)
+                && let Some(part) = m.parts.iter().find(|p| p.kind == "dir" && p.target == workspace)
+                && let Some(root) = self.part_snapshot(session, part)?.root
+            {
+                checkpoints.push((root, inside_turn && m.id != moment.id));
+            }
+        }
+        Ok(RestoreRule::AgentOnly { checkpoints })
     }
 }
 
@@ -290,20 +311,8 @@ impl ProjectTurns {
         Ok(Self { workspace: asked, moments: Vec::new() })
     }
 
-    /// The rule that puts back only what agents changed since `moment`: every checkpoint of
-    /// the project from it on, oldest first, each marked when an agent took it inside a turn.
     fn agent_rule(&self, store: &Repository, session: &Session, moment: &Moment) -> Result<RestoreRule> {
-        let mut checkpoints = Vec::new();
-        for m in store.moments_of(session)?.iter().filter(|m| m.id >= moment.id) {
-            let inside_turn = m.auto && m.turn.as_ref().is_some_and(|t| t.trigger != "prompt");
-            // The first is the turn's own: the state the others are changes from.
-            if (m.id == moment.id || m.auto)
-                && let Some(root) = self.dir_root(store, session, m)?
-            {
-                checkpoints.push((root, inside_turn && m.id != moment.id));
-            }
-        }
-        Ok(RestoreRule::AgentOnly { checkpoints })
+        store.agent_changes_rule(session, moment, &self.workspace)
     }
 
     /// The rule that takes back turn `moment`'s file changes: from its checkpoint to the next
