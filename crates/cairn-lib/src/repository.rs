@@ -6,7 +6,7 @@
 //! plain [`Store`]: they sit below the operations and never call one.
 
 use std::ops::{Deref, DerefMut};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::error::Result;
@@ -20,6 +20,9 @@ use crate::store::{Backend, OpenMode, Store, Unlock};
 #[derive(Debug)]
 pub struct Repository {
     store: Store,
+    /// The directory the caller stands in, when it stands in one (the CLI's current directory):
+    /// `latest` then means the newest snapshot of that directory's target ([`Repository::scope`]).
+    scope: Option<PathBuf>,
 }
 
 impl Repository {
@@ -72,11 +75,24 @@ impl Repository {
     pub fn store(&self) -> &Store {
         &self.store
     }
+
+    /// Scopes references to `dir`, the directory the caller stands in: with no target given,
+    /// `latest` is the newest snapshot of the directory target holding `dir`, and an in-place
+    /// restore of another directory needs its target named. A front with no current directory
+    /// (an MCP server, the web app) leaves the scope unset and references stay session-wide.
+    pub fn set_scope(&mut self, dir: Option<PathBuf>) {
+        self.scope = dir;
+    }
+
+    /// The directory references are scoped to (see [`Repository::set_scope`]).
+    pub fn scope(&self) -> Option<&Path> {
+        self.scope.as_deref()
+    }
 }
 
 impl From<Store> for Repository {
     fn from(store: Store) -> Self {
-        Self { store }
+        Self { store, scope: None }
     }
 }
 

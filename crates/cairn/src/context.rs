@@ -72,11 +72,14 @@ fn prompt() -> cairn_lib::Prompt {
     Arc::new(crate::password::store_secret)
 }
 
-/// Opens the store; a command that only reads refuses a store that does not exist (see
+/// Opens the store, scoped to the current directory; a command that only reads refuses a store that does not exist (see
 /// [`GlobalArgs::open_mode`]) rather than leave an empty one behind.
 pub fn open_store(global: &GlobalArgs) -> CommandResult<Repository> {
     let mut store = Repository::open_located(&opener(global)?, global.open_mode)?;
     store.set_notifier(crate::printer::Printer::notice);
+    // A command works on the directory it is run in: `latest` is that directory's newest
+    // snapshot, and restoring another directory in place needs its target named.
+    store.set_scope(std::env::current_dir().and_then(|d| d.canonicalize()).ok());
     Ok(store)
 }
 

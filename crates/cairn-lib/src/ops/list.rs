@@ -98,14 +98,24 @@ impl SortOrder {
 }
 
 impl Repository {
-    /// Lists the snapshots of a session.
+    /// Lists the snapshots of a session; with a scope ([`Repository::set_scope`]) and no
+    /// target, those of the scope's directory first.
     pub fn list(&self, options: &ListOptions, context: &CallContext) -> Result<SnapshotList> {
         let order = SortOrder::parse(options.sort.as_deref())?;
         let session = self.call_session(options.session.as_deref(), context)?;
         let target = options.target.as_deref().map(list_target_key).transpose()?;
         let filter = SnapshotFilter { target, include_safety: options.include_safety_snapshots };
+        let scoped = filter.target.is_none();
         let mut snapshots = self.catalog().list_snapshots(session.id, &filter)?;
         order.apply(&mut snapshots);
+        // The directory the caller stands in comes first (a stable sort keeps the order asked
+        // for within each group), so `latest` is the first row of what the user looks at.
+        if scoped
+            && let Some(scope) = self.scope()
+            && let Some(key) = super::resolve::scope_target(&snapshots, scope)
+        {
+            snapshots.sort_by_key(|s| s.target != key);
+        }
         Ok(SnapshotList { snapshots })
     }
 

@@ -1,4 +1,12 @@
 //! Resolving what a command acts on: the session, and a snapshot reference within it.
+//!
+//! References are scoped to what the command acts on: with no target given, `latest` and
+//! `latest~N` count among the snapshots of the directory the caller stands in (the
+//! repository's scope, the CLI's current directory), never another directory's; and an
+//! in-place restore of a directory the caller does not stand in (nor above) needs its target
+//! named ([`Repository::refuse_out_of_scope`]).
+
+use std::path::Path;
 
 use crate::Repository;
 use crate::error::{Error, Hint, Operation, Result, echo};
@@ -6,6 +14,7 @@ use crate::id::{SessionId, SnapshotId};
 use crate::session::Session;
 use crate::snapshot::Snapshot;
 use crate::store::catalog::SnapshotFilter;
+use crate::targets::TargetKind;
 
 /// Which session a command works in, in order of precedence: the command's own `--session`,
 /// a pinned session (`CAIRN_SESSION`, a pinned MCP server), the store's current-session pointer,
@@ -71,8 +80,10 @@ impl Repository {
         }
     }
 
-    /// Resolves `reference` (an id, a unique id prefix, a name, or `latest`) among the snapshots
-    /// of `session`, optionally of one target. Safety snapshots are found by id only.
+    /// Resolves `reference` (an id, a unique id prefix, a name, `latest` or `latest~N`) among
+    /// the snapshots of `session`, optionally of one target. Safety snapshots are found by id
+    /// only. With no target and a scope ([`Repository::set_scope`]), `latest~N` counts among
+    /// the snapshots of the scope's directory target only.
     pub fn resolve_snapshot(
         &self,
         session: &Session,
@@ -88,15 +99,8 @@ impl Repository {
         }
         let filter = SnapshotFilter { target: target.map(str::to_owned), include_safety: false };
         let all = self.catalog().list_snapshots(session.id, &filter)?;
-        if reference == "latest" {
-            return all.into_iter().last().ok_or_else(|| {
-                Error::not_found(format!(
-                    "session {:?} has no snapshots{}",
-                    session.name,
-                    target.map(|t| format!(" of {t}")).unwrap_or_default()
-                ))
-                .hint(Hint::Run(Operation::Save))
-            });
+        if let Some(back) = latest_offset(reference)? {
+            return self.resolve_latest(session, all, back, target);
         }
         let named: Vec<&Snapshot> = all.iter().filter(|s| s.name.as_deref() == Some(reference)).collect();
         match named.as_slice() {
@@ -129,6 +133,100 @@ impl Repository {
         }
         matches.pop().ok_or_else(|| not_found(reference, session))
     }
+}
+
+impl Repository {
+    /// The snapshot `back` places before the newest of `all` (oldest first), counted among the
+    /// scope's directory target when no target was given.
+    fn resolve_latest(
+        &self,
+        session: &Session,
+        all: Vec<Snapshot>,
+        back: usize,
+        target: Option<&str>,
+    ) -> Result<Snapshot> {
+        let (candidates, of) = match (target, self.scope()) {
+            (None, Some(scope)) => {
+                let Some(key) = scope_target(&all, scope) else {
+                    return Err(Error::not_found(format!(
+                        "session {:?} has no snapshot of {} (the current directory) or of a directory above it; \
+                         `latest` means the newest snapshot of the directory you are in",
+                        session.name,
+                        echo(&scope.display().to_string())
+                    ))
+                    .hint(Hint::GiveOption("target"))
+                    .hint(Hint::Run(Operation::ListSnapshots)));
+                };
+                let of = format!(" of {key}");
+                (all.into_iter().filter(|s| s.target == key).collect::<Vec<_>>(), of)
+            }
+            _ => (all, target.map(|t| format!(" of {t}")).unwrap_or_default()),
+        };
+        let count = candidates.len();
+        if count == 0 {
+            return Err(Error::not_found(format!("session {:?} has no snapshots{of}", session.name))
+                .hint(Hint::Run(Operation::Save)));
+        }
+        candidates.into_iter().rev().nth(back).ok_or_else(|| {
+            Error::not_found(format!(
+                "latest~{back} goes back past the oldest of the {count} snapshot(s){of} in session {:?}",
+                session.name
+            ))
+            .hint(Hint::Run(Operation::ListSnapshots))
+        })
+    }
+
+    /// Refuses an in-place restore of `snapshot`'s directory when the caller stands neither in
+    /// it nor above it and named no target: a reference such as a name or an id can point at
+    /// another directory's snapshot, and writing over a directory the user is not looking at is
+    /// never what `restore` in this directory means (a dry run, which changes nothing and names
+    /// the directory it would write, is let through). Without a scope (an MCP server, the web
+    /// app) every call names what it restores, and nothing is refused.
+    pub fn refuse_out_of_scope(&self, snapshot: &Snapshot, target_given: bool) -> Result<()> {
+        let Some(scope) = self.scope() else { return Ok(()) };
+        if target_given || snapshot.kind != TargetKind::Dir {
+            return Ok(());
+        }
+        let dir = Path::new(&snapshot.target);
+        // A directory that is not there has nothing to write over (an import's `./NAME`).
+        if scope.starts_with(dir) || dir.starts_with(scope) || !dir.exists() {
+            return Ok(());
+        }
+        Err(Error::invalid(format!(
+            "snapshot {} is of {}, not of the current directory {}, and restoring it in place writes over {}",
+            snapshot.id,
+            echo(&snapshot.target),
+            echo(&scope.display().to_string()),
+            echo(&snapshot.target),
+        ))
+        .hint(Hint::GiveOneOf(&["target", "to"]))
+        .with_code("OUT_OF_SCOPE"))
+    }
+}
+
+/// How far back a `latest` reference goes: `latest` is 0, `latest~N` is N; `None` when the
+/// reference is not of that form.
+fn latest_offset(reference: &str) -> Result<Option<usize>> {
+    let Some(rest) = reference.strip_prefix("latest") else { return Ok(None) };
+    if rest.is_empty() {
+        return Ok(Some(0));
+    }
+    let Some(n) = rest.strip_prefix('~') else { return Ok(None) };
+    n.parse::<usize>().map(Some).map_err(|_| {
+        Error::invalid(format!(
+            "{:?} counts back from the newest snapshot with a number: `latest~1` is the one before it",
+            echo(reference)
+        ))
+    })
+}
+
+/// The directory target the scope belongs to: the deepest directory among `all`'s targets that
+/// is the scope or holds it.
+pub(crate) fn scope_target(all: &[Snapshot], scope: &Path) -> Option<String> {
+    all.iter()
+        .filter(|s| s.kind == TargetKind::Dir && scope.starts_with(Path::new(&s.target)))
+        .map(|s| s.target.clone())
+        .max_by_key(|t| Path::new(t).components().count())
 }
 
 fn not_found(reference: &str, session: &Session) -> Error {

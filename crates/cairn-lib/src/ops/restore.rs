@@ -242,6 +242,7 @@ impl Repository {
             ));
         }
         let snapshot = self.resolve_snapshot(&session, reference, target_key.as_deref())?;
+        self.refuse_out_of_scope(&snapshot, target_key.is_some() || options.to.is_some() || options.dry_run)?;
         restorable(&snapshot)?;
         let root_id =
             snapshot.root.ok_or_else(|| Error::corrupt(format!("snapshot {} has no root", snapshot.id)))?;
