@@ -4,8 +4,11 @@
 //! none and none races it), marks every object reachable from a snapshot the catalog holds, a
 //! stat cache, or a record object the catalog lacks and no removal explains (`ops/live.rs`),
 //! then deletes packs that hold only dead blobs and rewrites packs that are mostly dead. Packs
-//! younger than `gc.grace` are left alone. A new pack is indexed before the old one is
-//! deleted, so a crash at any point loses nothing that is referenced.
+//! younger than `gc.grace` are left alone and reported as held, with the time a gc can free
+//! them; `now` frees them at once in a store of this machine's own, where the exclusive lock
+//! already proves no other process is writing (a shared store's other machines take no lock of
+//! ours, so there the two phases and their grace stay). A new pack is indexed before the old
+//! one is deleted, so a crash at any point loses nothing that is referenced.
 //!
 //! It deletes only what it can explain: a record object only when the catalog committed its
 //! removal; a pack only when its header reads (so it is what its name says) and the walk was
@@ -40,6 +43,15 @@ pub struct GcOptions {
     #[serde(default)]
     #[cfg_attr(feature = "clap", arg(long))]
     pub prune_orphans: bool,
+    /// Free unreferenced data at once, without waiting `gc.grace` for packs written in the last
+    /// hour. Only in a store of this machine's own: gc holds it alone, so no other process is
+    /// writing; a shared store keeps its two phases.
+    #[schemars(
+        description = "Free unreferenced data at once instead of keeping packs younger than gc.grace; refused for a shared store."
+    )]
+    #[serde(default)]
+    #[cfg_attr(feature = "clap", arg(long))]
+    pub now: bool,
 }
 
 /// A pack is rewritten when at least this share of its bytes is dead.
@@ -54,6 +66,15 @@ impl Repository {
     /// Reclaims unreferenced data.
     pub fn gc(&self, options: &GcOptions) -> Result<GcResult> {
         let started = Instant::now();
+        if options.now && self.is_shared() {
+            // Other machines save into a shared store without this machine's lock: a pack
+            // younger than the grace may be one a save elsewhere is about to refer to.
+            return Err(crate::error::Error::invalid(format!(
+                "a shared store's unreferenced data cannot be freed at once: other machines may be saving into it without this machine's lock, so a gc marks packs now and deletes them once the mark is older than gc.grace ({})",
+                unit_bearing(self.config().gc_grace())
+            ))
+            .hint(crate::error::Hint::DropOption("now")));
+        }
         let _lock = self.lock_store_exclusive("a gc")?;
         let mark = self.layout().locks().join(GC_MARK);
         crate::store::backend::replace_file(
@@ -102,24 +123,29 @@ impl Repository {
             result.kept.extend(shared.kept);
             return Ok(GcResult { records_removed: result.records_removed, kept: result.kept, ..shared });
         }
-        self.collect_packs(&live.objects, prune, &mut result)?;
+        self.collect_packs(&live.objects, prune, options.now, &mut result)?;
         self.collect_unknown_packs(&live.objects, prune, &mut result)?;
         result.bytes_kept = self.catalog().stored_bytes()?;
         Ok(result)
     }
 
     /// Deletes or rewrites the catalog's packs whose blobs are dead.
-    fn collect_packs(&self, live: &HashSet<ObjectId>, prune: bool, result: &mut GcResult) -> Result<()> {
-        let grace = self.config().gc_grace().as_secs() as i64;
+    /// With `at_once`, no grace period: the caller holds the store alone (see [`Repository::gc`]).
+    fn collect_packs(
+        &self,
+        live: &HashSet<ObjectId>,
+        prune: bool,
+        at_once: bool,
+        result: &mut GcResult,
+    ) -> Result<()> {
+        let grace = if at_once { 0 } else { self.config().gc_grace().as_secs() as i64 };
         let now = jiff::Timestamp::now().as_second();
+        let mut held_until = None;
         for (key, size, created) in self.catalog().ready_packs()? {
             let blobs = self.catalog().pack_blobs(&key)?;
             // A pack the index no longer places any blob in (each was stored again elsewhere,
             // after the pack was found damaged) serves nothing: no grace period protects it.
             let emptied = blobs.is_empty();
-            if now - created < grace && !emptied {
-                continue;
-            }
             let dead: Vec<_> = blobs.iter().filter(|(id, _)| !live.contains(id)).collect();
             if dead.is_empty() && !emptied {
                 continue;
@@ -132,6 +158,14 @@ impl Repository {
                 .map(|((_, length), _)| length)
                 .sum();
             if dead.len() < blobs.len() && (dead_bytes as f64) < size as f64 * REWRITE_DEAD_SHARE {
+                continue;
+            }
+            if now - created < grace && !emptied {
+                // What the grace keeps is said, with when it ends, so a gc right after a
+                // remove does not look like one that found nothing.
+                result.bytes_held += if dead.len() < blobs.len() { dead_bytes } else { size };
+                result.packs_held += 1;
+                held_until = held_until.max(Some(created + grace));
                 continue;
             }
             if !prune && !self.pack_header_sound(&key, size) {
@@ -177,6 +211,9 @@ impl Repository {
             self.catalog().forget_pack(&key)?;
             self.backend().delete(&key)?;
         }
+        result.held_until = held_until
+            .and_then(|t| jiff::Timestamp::from_second(t).ok())
+            .map(|t| t.strftime("%Y-%m-%dT%H:%M:%SZ").to_string());
         Ok(())
     }
 
@@ -225,6 +262,15 @@ impl Repository {
             ));
         }
         Ok(())
+    }
+}
+
+/// A duration as the settings take it: `1h`, `30m`, `90s`.
+fn unit_bearing(d: std::time::Duration) -> String {
+    match d.as_secs() {
+        s if s >= 3600 && s % 3600 == 0 => format!("{}h", s / 3600),
+        s if s >= 60 && s % 60 == 0 => format!("{}m", s / 60),
+        s => format!("{s}s"),
     }
 }
 
@@ -514,7 +560,7 @@ mod tests {
         let gc = store.gc(&GcOptions::default()).unwrap();
         assert!(gc.kept.iter().any(|k| k.contains("header is damaged")), "{gc:?}");
         assert!(store.backend().size(&damaged).unwrap().is_some());
-        store.gc(&GcOptions { prune_orphans: true }).unwrap();
+        store.gc(&GcOptions { prune_orphans: true, ..GcOptions::default() }).unwrap();
         assert!(store.backend().size(&damaged).unwrap().is_none());
         assert!(store.backend().size(&live).unwrap().is_some(), "never one that holds live data");
     }

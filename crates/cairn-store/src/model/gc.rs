@@ -18,6 +18,16 @@ pub struct GcResult {
     /// Record objects deleted: of removed snapshots, or orphans pruned.
     #[serde(skip_serializing_if = "is_zero")]
     pub records_removed: u64,
+    /// Bytes of unreferenced data gc left alone because their packs are younger than
+    /// `gc.grace`: freed by a gc after `held_until`, or at once by a gc with `now`.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub bytes_held: u64,
+    /// The packs holding `bytes_held`.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub packs_held: u64,
+    /// When the last held pack is past `gc.grace` (RFC 3339), so a gc then frees `bytes_held`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub held_until: Option<String>,
     /// What gc kept because it could not prove it unreferenced, one sentence each.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub kept: Vec<String>,

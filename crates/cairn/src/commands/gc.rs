@@ -1,4 +1,4 @@
-//! `cairn gc`.
+//! `cairn gc [--now] [--prune-orphans]`: what it freed, and what the grace period held.
 
 use cairn_lib::ops::gc::{GcOptions, GcResult};
 
@@ -30,6 +30,15 @@ fn human(r: &GcResult) -> String {
     );
     if r.records_removed > 0 {
         out.push_str(&format!("deleted {} snapshot record(s) no catalog needs\n", r.records_removed));
+    }
+    if r.bytes_held > 0 {
+        // Else a gc right after a remove reads as one that found nothing to free.
+        out.push_str(&format!(
+            "held {} of unreferenced data in {} pack(s) written within gc.grace; a gc after {} frees it, or `cairn gc --now` at once\n",
+            format::bytes(r.bytes_held),
+            r.packs_held,
+            r.held_until.as_deref().unwrap_or("the grace period"),
+        ));
     }
     for line in &r.kept {
         out.push_str(&format!("{line}\n"));

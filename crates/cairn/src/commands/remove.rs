@@ -33,7 +33,7 @@ fn human(r: &RemoveResult) -> String {
         out.push_str(&format!("  {} {}\n", format::label(s), s.target));
     }
     if !r.dry_run && !r.removed.is_empty() {
-        out.push_str("run `cairn gc` to reclaim the space their data used\n");
+        out.push_str("run `cairn gc --now` to reclaim the space their data used (a plain `cairn gc` keeps data written within the last gc.grace, 1h by default)\n");
     }
     out
 }
