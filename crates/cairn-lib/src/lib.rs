@@ -29,7 +29,7 @@ mod targets;
 
 pub use config::{Config, Setting};
 pub use duration::{BARE_NUMBER, parse_duration};
-pub use error::{ECHO_LIMIT, Error, ErrorKind, Hint, NeutralWords, Operation, Result, Words, echo};
+pub use error::{ECHO_LIMIT, Error, ErrorKind, Hint, NO_STORE, NeutralWords, Operation, Result, Words, echo};
 pub use id::{MomentId, ObjectId, SessionId, SnapshotId};
 pub use name::{NAME_RULE, validate_name};
 pub use repository::Repository;

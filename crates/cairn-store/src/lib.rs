@@ -211,7 +211,10 @@ impl Store {
     ) -> Result<Self> {
         let layout = Layout { root: absolute(root)? };
         if mode == OpenMode::Existing && !layout.format_file().exists() {
-            return Err(Error::not_found(format!("there is no store at {}", layout.root.display())));
+            // A reader never makes a store; saving does, so that is the next step.
+            return Err(Error::not_found(format!("there is no store at {}", layout.root.display()))
+                .hint(crate::error::Hint::Run(crate::error::Operation::Save))
+                .with_code(crate::error::NO_STORE));
         }
         let created = layout.init_or_check()?;
         let catalog = Catalog::open(&layout.catalog())?;

@@ -42,7 +42,7 @@ fn a_cli_user_with_cairn_session_set_is_not_told_to_restart_the_server() {
 fn a_huge_ref_gets_a_short_error() {
     let env = TestEnv::new();
     // `show` on a store that does not exist says only that; make the store first.
-    env.ok(&["session", "list"]);
+    env.ok(&["init"]);
     // One argument may be 128 KiB at most on Linux; that is plenty to show the cut.
     let huge = "x".repeat(100_000);
     let err = env.fails(&["show", &huge], 1);

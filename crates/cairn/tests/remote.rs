@@ -20,7 +20,11 @@ fn a_reader_on_a_missing_local_store_says_so_in_one_line_and_creates_nothing() {
     let env = TestEnv::new();
     for args in [&["list"][..], &["show", "latest"], &["check"], &["gc"]] {
         let err = env.fails(args, 1);
-        assert_eq!(env.normalize(&err), "error: there is no store at [TMP]/store\n", "{args:?}");
+        assert_eq!(
+            env.normalize(&err),
+            "error: there is no store at [TMP]/store; run `cairn save`\n",
+            "{args:?}"
+        );
         assert!(!env.store().exists(), "{args:?} left a store behind");
     }
     env.write("a.txt", "a\n");
@@ -34,7 +38,7 @@ fn a_reader_on_a_missing_remote_store_says_so_and_writes_nothing() {
     moto.create_bucket("empty");
     let env = machine(&moto, "s3://empty/none");
     let err = env.fails(&["list"], 1);
-    assert_eq!(err, "error: there is no store at s3://empty/none\n");
+    assert_eq!(err, "error: there is no store at s3://empty/none; run `cairn save`\n");
     assert!(moto.backend("empty", "").list("").unwrap().is_empty(), "the bucket stays empty");
 }
 

@@ -83,8 +83,8 @@ fn references_resolve_by_id_prefix_name_and_latest() {
 fn list_is_newest_first_wrapped_and_refuses_other_sorts() {
     let env = TestEnv::new();
     // A reader refuses a store that does not exist; once it exists, an empty list is `[]`.
-    insta::assert_snapshot!(env.normalize(&env.fails(&["list"], 1)), @"error: there is no store at [TMP]/store");
-    env.ok(&["session", "list"]);
+    insta::assert_snapshot!(env.normalize(&env.fails(&["list"], 1)), @"error: there is no store at [TMP]/store; run `cairn save`");
+    env.ok(&["init"]);
     let empty = env.json(&["list"]);
     assert_eq!(empty, serde_json::json!({ "snapshots": [] }));
     write(&env.work(), "a.txt", "a\n");

@@ -10,6 +10,8 @@ use common::{TestEnv, noise, write};
 #[test]
 fn baseline_always_exists_and_cannot_be_deleted() {
     let env = TestEnv::new();
+    // Readers never make a store (`session list` on none says to run `cairn save`).
+    env.ok(&["init"]);
     let list = env.json(&["session", "list"]);
     assert_eq!(list["sessions"][0]["name"], "baseline");
     assert_eq!(list["sessions"][0]["id"], "00000000-0000-0000-0000-000000000001");
@@ -90,7 +92,13 @@ fn remove_refusals_name_the_cli_flags() {
         err,
         "error: name the snapshots to remove, or pass --retain-recent, --retain-for or --before-date\n"
     );
-    insta::assert_snapshot!(env.fails(&["remove", "--before-date", "2026-06-01"], 2), @r#"error: invalid --before-date "2026-06-01": failed to find time component, which is required for parsing a timestamp; use an RFC 3339 time such as 2026-06-01T00:00:00Z"#);
+    // A bare date is that day's midnight UTC (it was refused for want of a time).
+    let by_date = env.json(&["remove", "--before-date", "2026-06-01", "--dry-run"]);
+    assert!(by_date["removed"].is_array(), "{by_date}");
+    assert_eq!(
+        env.fails(&["remove", "--before-date", "2026-06"], 2),
+        "error: invalid --before-date \"2026-06\": failed to parse separator after month: expected `-` separator, but found end of input; use a date such as 2026-06-01 (midnight UTC) or an RFC 3339 time such as 2026-06-01T12:00:00Z\n"
+    );
     let err = env.fails(&["remove", "--retain-for", "120"], 2);
     assert_eq!(err, "error: invalid --retain-for \"120\": want a unit-bearing value like 2m, 90s or 1h30m\n");
 }

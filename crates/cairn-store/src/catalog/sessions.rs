@@ -15,12 +15,14 @@ pub(super) fn ensure_baseline(conn: &Connection) -> Result<()> {
     Ok(())
 }
 
+// The count and the size are of the same snapshots: the ones `cairn list` shows, without the
+// safety snapshots restores take.
 const SELECT: &str = "SELECT s.id, s.name, s.created_at, s.from_session,
         (SELECT COUNT(*) FROM memberships m JOIN snapshots x ON x.id = m.snapshot_id
             WHERE m.session_id = s.id AND x.safety = 0),
         (SELECT COALESCE(group_concat(DISTINCT m.target), '') FROM memberships m WHERE m.session_id = s.id),
         (SELECT COALESCE(SUM(json_extract(x.stats, '$.bytes')), 0) FROM memberships m
-            JOIN snapshots x ON x.id = m.snapshot_id WHERE m.session_id = s.id)
+            JOIN snapshots x ON x.id = m.snapshot_id WHERE m.session_id = s.id AND x.safety = 0)
      FROM sessions s";
 
 fn from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Session> {

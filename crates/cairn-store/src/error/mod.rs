@@ -22,6 +22,10 @@ pub use hint::{Hint, NeutralWords, Operation, Words};
 /// The result type of every fallible engine call.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
+/// The code of the refusal a reader gets on a store that does not exist: a front that can
+/// answer without a store (defaults, say) tells it from other failures by this.
+pub const NO_STORE: &str = "NO_STORE";
+
 /// How many characters of a message are kept; the rest is cut (it can only be echoed input).
 pub const ECHO_LIMIT: usize = 1000;
 

@@ -36,7 +36,22 @@ struct Settings {
 }
 
 pub fn run(global: &GlobalArgs, cmd: ConfigCommand, printer: &Printer) -> CommandResult {
-    let mut store = open_store(global)?;
+    let mut store = match (open_store(global), &cmd) {
+        (Ok(store), _) => store,
+        // With no store yet, `config get` shows the defaults a new store starts with, and
+        // leaves no store behind (a reader never makes one).
+        (Err(err), ConfigCommand::Get { key }) if err.code() == Some(cairn_lib::NO_STORE) => {
+            let config = cairn_lib::Config::default();
+            let mut settings = config.all();
+            if let Some(key) = key {
+                config.get(key)?;
+                settings.retain(|s| &s.key == key);
+            }
+            printer.result(&Settings { settings }, human);
+            return Ok(());
+        }
+        (Err(err), _) => return Err(err),
+    };
     match cmd {
         ConfigCommand::Get { key } => {
             let mut settings = store.config().all();

@@ -79,6 +79,33 @@ impl Command {
                 | Command::Gc(_)
                 | Command::Check(_)
                 | Command::Key(_)
+                | Command::Rewind(_)
+                | Command::Ui(_)
+                | Command::Session(
+                    session::SessionCommand::List(_)
+                        | session::SessionCommand::Current
+                        | session::SessionCommand::Delete(_)
+                        | session::SessionCommand::Unset
+                )
+                | Command::Config(config::ConfigCommand::Get { .. } | config::ConfigCommand::Unset { .. })
+                | Command::Moment(
+                    moment::MomentCommand::List(_)
+                        | moment::MomentCommand::Show(_)
+                        | moment::MomentCommand::Diff(_)
+                        | moment::MomentCommand::Restore(_)
+                        | moment::MomentCommand::Remove(_)
+                )
+                | Command::Transcript(
+                    transcript::TranscriptCommand::Load(_)
+                        | transcript::TranscriptCommand::Export(_)
+                        | transcript::TranscriptCommand::Delete(_)
+                )
+                | Command::Compose(compose::ComposeCommand::Rollback(_) | compose::ComposeCommand::List(_))
+                | Command::Debug(
+                    debug::DebugCommand::List(_)
+                        | debug::DebugCommand::Diff(_)
+                        | debug::DebugCommand::Delete(_)
+                )
         ) || matches!(self, Command::Watch(args) if args.asks_only())
     }
 }
@@ -138,7 +165,7 @@ pub enum Command {
     Agent(agent::AgentCommand),
     /// Run the MCP server agents use (stdio by default, or --http ADDR).
     Mcp(mcp::McpArgs),
-    /// Print the shell completion script for bash, zsh or fish.
+    /// Print the shell completion script for bash, zsh, fish, elvish or powershell.
     Completions(completions::CompletionsArgs),
     /// Write the man pages, one per command, into a directory.
     Man(man::ManArgs),

@@ -82,7 +82,14 @@ fn human_list(list: &SessionList) -> String {
                 s.id.to_string(),
                 s.snapshot_count.to_string(),
                 format::bytes(s.size_bytes),
-                s.from.as_ref().map(|f| f.session.to_string()).unwrap_or_default(),
+                // The parent by name, as the user named it on `session create --from`.
+                s.from
+                    .as_ref()
+                    .map(|f| {
+                        let parent = list.sessions.iter().find(|p| p.id == f.session);
+                        parent.map(|p| p.name.clone()).unwrap_or_else(|| f.session.to_string())
+                    })
+                    .unwrap_or_default(),
             ]
         })
         .collect();

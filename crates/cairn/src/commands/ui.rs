@@ -47,8 +47,26 @@ pub fn run(global: &GlobalArgs, args: UiArgs, printer: &Printer) -> CommandResul
     let open = args.open;
     let ready = |url: &str| {
         printer.result(&serde_json::json!({ "url": url }), |_| format!("cairn ui: {url}\n"));
-        if open && let Err(e) = std::process::Command::new("xdg-open").arg(url).spawn() {
-            Printer::notice(&format!("could not open a browser ({e}); open the URL above yourself"));
+        if open {
+            // xdg-open's own complaints (seven lines when no browser is installed) are not
+            // cairn's output: one line says what to do instead.
+            let opener = std::process::Command::new("xdg-open")
+                .arg(url)
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
+                .spawn();
+            match opener {
+                Ok(mut child) => {
+                    std::thread::spawn(move || {
+                        if !child.wait().is_ok_and(|s| s.success()) {
+                            Printer::notice("could not open a browser; open the URL above yourself");
+                        }
+                    });
+                }
+                Err(e) => {
+                    Printer::notice(&format!("could not open a browser ({e}); open the URL above yourself"))
+                }
+            }
         }
     };
     runtime.block_on(cairn_ui::serve(options, ready)).map_err(|err| match err {

@@ -176,7 +176,8 @@ fn human_watching(w: &Watching) -> String {
         ));
     }
     if w.started {
-        out.push_str(&format!("watcher pid {}: stop it with Ctrl-C or `cairn watch --stop`\n", w.pid));
+        // `--detach` leaves no terminal to press Ctrl-C in: the one way that always works.
+        out.push_str(&format!("watcher pid {}: stop it with `cairn watch --stop`\n", w.pid));
     } else {
         out.push_str(&format!("handed to the running watcher (pid {})\n", w.pid));
     }
