@@ -89,6 +89,13 @@ impl Layout {
         }
         if self.root.exists() {
             let has_entries = std::fs::read_dir(&self.root).at("read", &self.root)?.next().is_some();
+            // Another command making this store at the same moment (two agent hooks firing at
+            // once into a fresh store) has written its skeleton and not yet its FORMAT: wait
+            // for it, then open what it made.
+            if has_entries && self.only_skeleton()? && self.format_appears() {
+                self.check_format()?;
+                return Ok(Created::No);
+            }
             if has_entries {
                 return Err(Error::invalid(format!(
                     "{} is not a cairn store (it has no FORMAT file and is not empty)",
@@ -113,6 +120,30 @@ impl Layout {
         let text = format!("{FORMAT_PREFIX}{FORMAT_VERSION}\n");
         super::backend::replace_file(&self.tmp(), text.as_bytes(), &format, "create")?;
         Ok(if made_root { Created::WithRoot } else { Created::InEmptyDir })
+    }
+
+    /// Whether the directory holds nothing but the entries a store's skeleton is made of.
+    fn only_skeleton(&self) -> Result<bool> {
+        const SKELETON: [&str; 5] = ["objects", "tmp", "locks", "journal", "FORMAT"];
+        for entry in std::fs::read_dir(&self.root).at("read", &self.root)? {
+            let name = entry.at("read", &self.root)?.file_name();
+            if !SKELETON.iter().any(|s| name == *s) {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+
+    /// Waits a few seconds for the FORMAT file another process is about to write.
+    fn format_appears(&self) -> bool {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        while std::time::Instant::now() < deadline {
+            if self.format_file().exists() {
+                return true;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        false
     }
 
     /// Removes a store this process created and stored nothing in: its own entries, and the

@@ -112,6 +112,21 @@ fn a_rewind_puts_back_the_agents_files_and_keeps_the_users() {
 }
 
 #[test]
+fn a_rewind_after_a_rewind_goes_on_back_without_conflicts() {
+    let env = TestEnv::new();
+    env.write("notes.txt", "zero\n");
+    let mut agent = Agent::new(&env);
+    for (prompt, text) in [("one", "one\n"), ("two", "two\n"), ("three", "three\n"), ("four", "four\n")] {
+        agent.turn(prompt, &[("notes.txt", Some(text))]);
+    }
+    env.ok(&["rewind", "4", "--code"]);
+    assert_eq!(read(&env, "notes.txt").as_deref(), Some("three\n"));
+    let out = env.json(&["rewind", "3", "--code"]);
+    assert_eq!(out["parts"][0]["held"], serde_json::Value::Null, "{out}");
+    assert_eq!(read(&env, "notes.txt").as_deref(), Some("two\n"));
+}
+
+#[test]
 fn an_exact_rewind_makes_the_tree_the_turns() {
     let env = TestEnv::new();
     four_turns(&env);

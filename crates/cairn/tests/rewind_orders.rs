@@ -465,7 +465,7 @@ fn a_cd_in_the_agents_shell_keeps_the_turns_of_the_project_and_rewind_runs_from_
 /// The fork of a rewind run from a subdirectory belongs with the session it was cut from, in
 /// the project's directory of sessions, where `claude --resume ID` run in the project finds it.
 #[test]
-#[ignore = "bug in ops/moment/rewind.rs: the conversation is written for the shell's directory (options.places.cwd), not the turns' project (ProjectTurns::workspace)"]
+
 fn a_rewind_from_a_subdirectory_writes_the_fork_among_the_projects_sessions() {
     let env = TestEnv::new();
     let agent = Agent::claude(&env);

@@ -96,6 +96,9 @@ fn human_rewind(r: &MomentRestoreResult, dry_run: bool) -> String {
             out.push_str(&format!("  resume it with: {cmd}\n"));
         }
     }
+    for note in &r.notes {
+        out.push_str(&format!("  conversation: {note}\n"));
+    }
     out
 }
 

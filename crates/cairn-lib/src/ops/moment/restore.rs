@@ -80,7 +80,14 @@ pub struct MomentRestoreResult {
     pub moment: Moment,
     /// Each part put back, in the order it was.
     pub parts: Vec<RestoredPart>,
+    /// What was left as it is, and why (a conversation with nothing before the turn).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
 }
+
+/// What a rewind to a turn that began the conversation says of it.
+pub(crate) const BEGAN_CONVERSATION: &str =
+    "this turn began the conversation: there is nothing before it to resume; start the agent anew";
 
 /// One part put back.
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
@@ -172,7 +179,7 @@ impl Repository {
         }
         if options.dry_run {
             let parts = chosen.into_iter().map(|part| self.preview_part(session, part, options)).collect::<Result<_>>()?;
-            return Ok(MomentRestoreResult { moment, parts });
+            return Ok(MomentRestoreResult { moment, parts, notes: Vec::new() });
         }
         let mut done: Vec<RestoredPart> = Vec::new();
         for part in chosen {
@@ -193,7 +200,7 @@ impl Repository {
                 }
             }
         }
-        Ok(MomentRestoreResult { moment, parts: done })
+        Ok(MomentRestoreResult { moment, parts: done, notes: Vec::new() })
     }
 
     fn restore_part(
@@ -236,10 +243,7 @@ impl Repository {
             }
             "transcript" => {
                 if options.cut == Some(super::ConversationCut::AfterEntry(None)) {
-                    out.note = Some(
-                        "this turn began the conversation: there is nothing before it to resume; start the agent anew"
-                            .to_owned(),
-                    );
+                    out.note = Some(BEGAN_CONVERSATION.to_owned());
                     return Ok(out);
                 }
                 let snapshot = self.part_snapshot(session, part)?;

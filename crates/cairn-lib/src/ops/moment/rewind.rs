@@ -14,6 +14,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
+use super::restore::BEGAN_CONVERSATION;
 use super::{ConversationCut, ForkOrigin, Moment, MomentRestoreOptions, MomentRestoreResult};
 use crate::Repository;
 use crate::error::{Error, Hint, Result, echo};
@@ -203,11 +204,11 @@ impl Repository {
         if let Some(turn) = moment.turn.as_ref().filter(|t| !t.exact && !options.force) {
             let nearest = turns.nearest_exact_before(turn.number, &turn.agent_session);
             let offer = match nearest {
-                Some(n) => format!("turn {n} is the nearest exact one; "),
+                Some(n) => format!("; turn {n} is the nearest exact one"),
                 None => String::new(),
             };
             return Err(Error::invalid(format!(
-                "turn {}'s checkpoint was taken late (the store was busy), after the agent may already have changed files: {offer}pass --force to use it anyway",
+                "turn {}'s checkpoint was taken late (the store was busy), after the agent may already have changed files{offer}",
                 turn.number
             ))
             .with_code("TURN_INEXACT")
@@ -218,12 +219,17 @@ impl Repository {
             (false, true) => vec!["transcript".into()],
             _ => moment.parts.iter().filter(|p| p.kind != "compose").map(|p| p.kind.clone()).collect(),
         };
-        if only.iter().any(|k| k == "transcript") && moment.part("transcript").is_none() {
+        // A turn whose conversation had not begun when its prompt arrived (Claude Code writes
+        // its session file only after the first prompt's hook) has nothing to fork.
+        let began_conversation = moment.part("transcript").is_none()
+            && moment.turn.as_ref().and_then(|t| t.start.as_ref()).is_some_and(|s| s.after_entry.is_none());
+        if only.iter().any(|k| k == "transcript") && moment.part("transcript").is_none() && !began_conversation {
             return Err(Error::not_found(format!(
                 "turn {} has no conversation part (the agent named no transcript then)",
                 moment.turn.as_ref().map_or(0, |t| t.number)
             )));
         }
+        let only: Vec<String> = only.into_iter().filter(|k| k != "transcript" || !began_conversation).collect();
         let cut = moment.turn.as_ref().and_then(|t| match &t.start {
             Some(start) => Some(ConversationCut::AfterEntry(start.after_entry.clone())),
             None => t.prompt.clone().map(ConversationCut::BeforePrompt),
@@ -233,11 +239,15 @@ impl Repository {
             (false, true) => None,
             (false, false) => Some(turns.agent_rule(self, &session, &moment)?),
         };
+        // The conversation is written where the agent looks for the project's sessions, whatever
+        // subdirectory the command ran in.
+        let mut places = options.places.clone();
+        places.cwd = turns.workspace.clone();
         let restore = MomentRestoreOptions {
             reference: moment.id.to_string(),
             only,
             session: None,
-            places: options.places.clone(),
+            places,
             cut,
             paths: options.paths.clone(),
             dry_run: options.dry_run,
@@ -245,7 +255,15 @@ impl Repository {
             rule,
         };
         let turn = moment.turn.clone();
-        let result = self.restore_moment(&session, moment, &restore)?;
+        let wants_conversation = !options.code && !options.undo;
+        let mut result = if restore.only.is_empty() {
+            MomentRestoreResult { moment, parts: Vec::new(), notes: Vec::new() }
+        } else {
+            self.restore_moment(&session, moment, &restore)?
+        };
+        if began_conversation && wants_conversation {
+            result.notes.push(BEGAN_CONVERSATION.to_owned());
+        }
         // The fork continues the numbering of the session it was cut from.
         if let Some(turn) = turn.filter(|_| !options.dry_run) {
             for part in result.parts.iter().filter(|p| p.kind == "transcript") {

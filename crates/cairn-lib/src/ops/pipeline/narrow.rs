@@ -7,10 +7,11 @@
 //! - **Agent only** (a rewind's default): each path's history is read from the checkpoints
 //!   since the turn. A change that shows between a turn's checkpoints was the agent's; one
 //!   that shows between the end of a turn and the next prompt, or after the last checkpoint,
-//!   was someone else's (the user's, another tool's). A path only the agent changed is put
-//!   back; one only someone else changed is kept and reported; one both changed is merged
-//!   three-way (base: the path before someone else first changed it; ours: the path now;
-//!   theirs: the turn's), conflicts written with markers and reported.
+//!   was someone else's (the user's, another tool's). A path that holds what the turn or the
+//!   agent left in it (an earlier rewind may have put it back) is put back; otherwise one only
+//!   someone else changed is kept and reported, and one both changed is merged three-way
+//!   (base: the path before someone else first changed it; ours: the path now; theirs: the
+//!   turn's), conflicts written with markers and reported.
 //! - **Undo**: one turn's changes taken back, every later change kept: a path the turn changed
 //!   goes back to before it when it still holds what the turn left, is merged three-way when it
 //!   changed since (base: what the turn left; ours: now; theirs: before the turn), and is
@@ -130,7 +131,8 @@ pub(crate) fn narrow(
                 .collect::<Result<_>>()?;
             for (path, now, wanted) in differences(source, live, want, paths)? {
                 let history = History::of(source, &roots, &path, now.as_ref())?;
-                let Some(base) = history.first_by_others else {
+                let left_by_agent = history.agent_left.iter().any(|v| same_entry(v.as_ref(), now.as_ref()));
+                let Some(base) = history.first_by_others.filter(|_| !left_by_agent) else {
                     edits.insert(path, wanted);
                     continue;
                 };
@@ -177,6 +179,8 @@ pub(crate) fn narrow(
 struct History {
     /// Whether a change shows between two checkpoints of one turn (the agent's).
     by_agent: bool,
+    /// What the turn and the agent's changes left in the path.
+    agent_left: Vec<Option<Node>>,
     /// The path before someone other than the agent first changed it, if anyone did: a change
     /// between turns, or after the last checkpoint.
     first_by_others: Option<Option<Node>>,
@@ -184,14 +188,19 @@ struct History {
 
 impl History {
     fn of(source: &dyn TreeSource, roots: &[(DirRoot, bool)], path: &[u8], now: Option<&Node>) -> Result<Self> {
-        let mut history = History { by_agent: false, first_by_others: None };
+        let mut history = History { by_agent: false, agent_left: Vec::new(), first_by_others: None };
         let mut last: Option<Option<Node>> = None;
         for (root, by_agent) in roots {
             let here = node_at(source, root, path)?;
-            if let Some(before) = &last
-                && !same_entry(before.as_ref(), here.as_ref())
-            {
-                history.note(*by_agent, before);
+            match &last {
+                None => history.agent_left.push(here.clone()),
+                Some(before) if !same_entry(before.as_ref(), here.as_ref()) => {
+                    history.note(*by_agent, before);
+                    if *by_agent {
+                        history.agent_left.push(here.clone());
+                    }
+                }
+                Some(_) => {}
             }
             last = Some(here);
         }
