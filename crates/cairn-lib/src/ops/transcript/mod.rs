@@ -61,6 +61,10 @@ pub struct AgentPlaces {
     /// sessions out.
     #[serde(default)]
     pub gemini_dir: Option<PathBuf>,
+    /// Codex CLI's home (`CODEX_HOME`, by default `~/.codex`), which holds its rollouts in
+    /// `sessions/`; `None` leaves Codex CLI's sessions out.
+    #[serde(default)]
+    pub codex_dir: Option<PathBuf>,
 }
 
 impl AgentPlaces {
@@ -73,6 +77,7 @@ impl AgentPlaces {
             claude_dir: dirs.claude_projects,
             cwd: cwd.into(),
             gemini_dir: dirs.gemini,
+            codex_dir: dirs.codex,
         }
     }
 
@@ -111,7 +116,12 @@ impl AgentPlaces {
             (None, None, Some(home)) => AgentDirs::from_home(home).claude_projects,
             (None, None, None) => return Err(missing("Claude Code", "claude_dir")),
         };
-        Ok(Self { pi_dir, claude_dir, cwd: cwd.into(), gemini_dir: vars.gemini_dir() })
+        // Codex CLI reads CODEX_HOME, else ~/.codex.
+        let codex_dir = env("CODEX_HOME")
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+            .or_else(|| home.map(|h| AgentDirs::from_home(h).codex).flatten());
+        Ok(Self { pi_dir, claude_dir, cwd: cwd.into(), gemini_dir: vars.gemini_dir(), codex_dir })
     }
 
     /// The session file a save without a file would take now: the newest session of either
@@ -132,6 +142,7 @@ impl AgentPlaces {
             pi_sessions: self.pi_dir.clone(),
             claude_projects: self.claude_dir.clone(),
             gemini: self.gemini_dir.clone(),
+            codex: self.codex_dir.clone(),
         }
     }
 }
