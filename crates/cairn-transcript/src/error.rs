@@ -169,6 +169,21 @@ pub enum TranscriptError {
     #[error("a Gemini CLI session is loaded into Gemini CLI's own directory; pass that directory to load it")]
     GeminiDirNeeded,
 
+    /// A Codex CLI rollout was to be loaded without Codex CLI's home directory.
+    #[error(
+        "a Codex CLI session is loaded into Codex CLI's own home (CODEX_HOME, by default ~/.codex); pass that directory to load it"
+    )]
+    CodexDirNeeded,
+
+    /// The path, as cut, holds no prompt: the turn began the conversation. Nothing is written.
+    #[error(
+        "the conversation from {file} holds no prompt before this point, so there is nothing to resume; nothing was written"
+    )]
+    NothingToResume {
+        /// The file (or name) the path was read from.
+        file: String,
+    },
+
     /// The destination of an export exists and overwriting was not asked for.
     #[error("{} already exists; choose another path or allow overwriting", path.display())]
     Exists {

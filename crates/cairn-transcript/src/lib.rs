@@ -1,5 +1,5 @@
-//! Agent conversation transcripts: Pi session files, Claude Code transcripts (JSONL) and
-//! Gemini CLI session files.
+//! Agent conversation transcripts: Pi session files, Claude Code transcripts (JSONL), Gemini
+//! CLI session files and Codex CLI rollout files.
 //!
 //! This crate reads a transcript and tells its format from the content, checks it (every line
 //! is JSON, every entry has an id, every parent exists, no cycles), extracts the root-to-leaf
@@ -12,6 +12,8 @@
 //! variables: callers pass the agents' directories in ([`AgentDirs`]).
 
 mod claude;
+mod codex;
+mod codex_write;
 mod diff;
 mod edit;
 mod error;
@@ -28,11 +30,13 @@ mod note;
 mod pending;
 mod pi;
 mod preview;
+mod prompt;
 mod subagents;
 mod summary;
 mod transcript;
 mod write;
 
+pub use codex_write::{codex_sessions_dir, load_codex_session};
 pub use diff::{DiffEntry, TranscriptDiff, diff_paths};
 pub use error::{Result, TranscriptError};
 pub use gemini_write::{gemini_chats_dir, gemini_project_hash, load_gemini_session};
@@ -40,6 +44,7 @@ pub use jsonl::SkippedLine;
 pub use locate::{AgentDirs, SessionFile, claude_dir_name, list_sessions, newest_session, pi_dir_name};
 pub use model::{ActivePath, Entry, Format};
 pub use note::RestoreNote;
+pub use prompt::user_prompt_text;
 pub use subagents::{ATTACHED, AttachedFile, Subagents};
 pub use summary::TranscriptSummary;
 pub use transcript::Transcript;

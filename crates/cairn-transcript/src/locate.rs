@@ -40,6 +40,10 @@ pub struct AgentDirs {
     /// `tmp/<project>/chats/`; `None` leaves Gemini CLI's sessions out.
     #[serde(default)]
     pub gemini: Option<PathBuf>,
+    /// Codex CLI's home (`CODEX_HOME`, by default `~/.codex`), which holds its rollouts in
+    /// `sessions/YYYY/MM/DD/`; `None` leaves Codex CLI's sessions out.
+    #[serde(default)]
+    pub codex: Option<PathBuf>,
 }
 
 impl AgentDirs {
@@ -49,6 +53,7 @@ impl AgentDirs {
             pi_sessions: home.join(".pi").join("agent").join("sessions"),
             claude_projects: home.join(".claude").join("projects"),
             gemini: Some(home.join(".gemini")),
+            codex: Some(home.join(".codex")),
         }
     }
 
@@ -169,6 +174,9 @@ pub fn list_sessions(dirs: &AgentDirs, cwd: &str) -> Result<Vec<SessionFile>> {
     if let Some(gemini) = &dirs.gemini {
         collect(&crate::gemini_write::gemini_chats_dir(gemini, cwd), Format::Gemini, &mut found)?;
     }
+    if let Some(codex) = &dirs.codex {
+        collect_codex(codex, cwd, &mut found)?;
+    }
     // Newest first; equal times fall back to the path so the order is stable.
     found.sort_by(|a, b| b.modified_at.cmp(&a.modified_at).then_with(|| a.path.cmp(&b.path)));
     Ok(found)
@@ -192,6 +200,8 @@ pub fn newest_session(dirs: &AgentDirs, cwd: &str) -> Result<Option<SessionFile>
             Format::Claude => crate::claude::has_main_chain(&text),
             // A Gemini CLI session file is a session of its own.
             Format::Gemini => true,
+            // Codex CLI lists a rollout only once it holds a prompt.
+            Format::Codex => crate::codex::has_prompt(&text),
         };
         if is_session {
             return Ok(Some(found));
@@ -225,6 +235,48 @@ fn collect(dir: &Path, format: Format, found: &mut Vec<SessionFile>) -> Result<(
         });
     }
     Ok(())
+}
+
+/// Codex CLI's rollouts of `cwd`: Codex keeps every session in a directory of the day it began
+/// (`sessions/YYYY/MM/DD/rollout-*.jsonl`) and records its directory in the first line, the
+/// `session_meta`, so each rollout's first line is read.
+fn collect_codex(codex_home: &Path, cwd: &str, found: &mut Vec<SessionFile>) -> Result<()> {
+    let mut days = vec![codex_home.join("sessions")];
+    for _ in 0..3 {
+        let mut next = Vec::new();
+        for dir in &days {
+            next.extend(subdirs(dir)?);
+        }
+        days = next;
+    }
+    let mut rollouts = Vec::new();
+    for day in &days {
+        collect(day, Format::Codex, &mut rollouts)?;
+    }
+    rollouts.retain(|file| {
+        let named = file.path.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with("rollout-"));
+        named && rollout_cwd(&file.path).is_some_and(|recorded| recorded == cwd)
+    });
+    found.extend(rollouts);
+    Ok(())
+}
+
+fn subdirs(dir: &Path) -> Result<Vec<PathBuf>> {
+    let read = match std::fs::read_dir(dir) {
+        Ok(read) => read,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(TranscriptError::io("list", dir, e)),
+    };
+    Ok(read.filter_map(|item| item.ok().map(|i| i.path())).filter(|p| p.is_dir()).collect())
+}
+
+/// The `cwd` of a rollout's `session_meta`, its first line.
+fn rollout_cwd(path: &Path) -> Option<String> {
+    let file = std::fs::File::open(path).ok()?;
+    let first = std::io::BufReader::new(file).lines().next()?.ok()?;
+    let value: serde_json::Value = serde_json::from_str(&first).ok()?;
+    (value.get("type")?.as_str()? == "session_meta").then_some(())?;
+    value.pointer("/payload/cwd")?.as_str().map(str::to_owned)
 }
 
 /// For a name Claude Code shortens: the existing project directories whose name is the

@@ -12,15 +12,18 @@ pub enum Format {
     Claude,
     /// A Gemini CLI session file (`~/.gemini/tmp/<project>/chats/session-*.jsonl`).
     Gemini,
+    /// A Codex CLI rollout file (`~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl`).
+    Codex,
 }
 
 impl Format {
-    /// The lowercase name used in output (`pi`, `claude`).
+    /// The lowercase name used in output (`pi`, `claude`, `gemini`, `codex`).
     pub fn as_str(self) -> &'static str {
         match self {
             Format::Pi => "pi",
             Format::Claude => "claude",
             Format::Gemini => "gemini",
+            Format::Codex => "codex",
         }
     }
 }

@@ -59,6 +59,7 @@ fn call_ids(format: Format, value: &Value) -> Vec<String> {
         Format::Claude => ("tool_use", value.get("type").and_then(Value::as_str) == Some("assistant")),
         // Gemini CLI records each tool call with its result inside one message: none is open.
         Format::Gemini => return Vec::new(),
+        Format::Codex => return codex_call(value, false).into_iter().collect(),
     };
     if !role_ok {
         return Vec::new();
@@ -85,8 +86,26 @@ fn result_ids(format: Format, value: &Value) -> Vec<String> {
             .filter_map(|b| b.get("tool_use_id").and_then(Value::as_str).map(str::to_owned))
             .collect(),
         Format::Gemini => Vec::new(),
+        Format::Codex => codex_call(value, true).into_iter().collect(),
     }
 }
+
+/// The `call_id` of a Codex CLI tool call (`function_call`, `custom_tool_call`, ...) or, with
+/// `output`, of its result (`function_call_output`, `custom_tool_call_output`, ...).
+fn codex_call(value: &Value, output: bool) -> Option<String> {
+    (value.get("type")?.as_str()? == "response_item").then_some(())?;
+    let payload = value.get("payload")?;
+    let kind = payload.get("type")?.as_str()?;
+    let wanted = match kind.strip_suffix("_output") {
+        Some(call) => output && CODEX_CALLS.contains(&call),
+        None => !output && CODEX_CALLS.contains(&kind),
+    };
+    wanted.then_some(())?;
+    payload.get("call_id")?.as_str().map(str::to_owned)
+}
+
+/// Codex CLI's tool calls whose result is a `<call>_output` item with the same `call_id`.
+const CODEX_CALLS: [&str; 3] = ["function_call", "custom_tool_call", "tool_search_call"];
 
 fn message_role(value: &Value) -> Option<&str> {
     value.get("message")?.get("role")?.as_str()

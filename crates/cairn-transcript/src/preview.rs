@@ -16,6 +16,7 @@ pub(crate) fn describe(format: Format, entry: &Entry) -> (String, String) {
         Format::Pi => describe_pi(&entry.kind, &object),
         Format::Claude => describe_claude(&entry.kind, &object),
         Format::Gemini => crate::gemini::describe(&entry.kind, &object),
+        Format::Codex => crate::codex::describe(&entry.kind, &object),
     };
     (role, shorten(&text))
 }

@@ -31,12 +31,14 @@ impl ActivePath {
         // Pi keeps both in the header; Claude Code repeats them on every entry, so the
         // leaf's (the last entry that has them) reflect the session as it was saved.
         let fields_from = match self.format {
-            Format::Pi | Format::Gemini => self.header.iter().collect::<Vec<_>>(),
+            Format::Pi | Format::Gemini | Format::Codex => self.header.iter().collect::<Vec<_>>(),
             Format::Claude => self.entries.iter().rev().map(|e| &e.text).collect(),
         };
         let (id_key, cwd_key) = match self.format {
             Format::Pi => ("id", "cwd"),
             Format::Claude | Format::Gemini => ("sessionId", "cwd"),
+            // Codex CLI's `session_meta` keeps them in its payload.
+            Format::Codex => ("/payload/id", "/payload/cwd"),
         };
         TranscriptSummary {
             format: self.format,
@@ -52,7 +54,8 @@ impl ActivePath {
 fn first_string(lines: &[&String], key: &str) -> Option<String> {
     lines.iter().find_map(|text| {
         let value: Value = serde_json::from_str(text).ok()?;
-        value.get(key)?.as_str().map(str::to_owned)
+        let found = if key.starts_with('/') { value.pointer(key) } else { value.get(key) };
+        found?.as_str().map(str::to_owned)
     })
 }
 
@@ -62,7 +65,7 @@ fn first_string(lines: &[&String], key: &str) -> Option<String> {
 /// `<ide_selection>` / `<ide_opened_file>` beside the real prompt. Those are passed over.
 fn first_prompt(format: Format, entry: &crate::model::Entry) -> Option<String> {
     match format {
-        Format::Pi | Format::Gemini => {
+        Format::Pi | Format::Gemini | Format::Codex => {
             let (role, preview) = describe(format, entry);
             (role == "user" && !preview.is_empty()).then_some(preview)
         }

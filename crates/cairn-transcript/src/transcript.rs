@@ -7,7 +7,7 @@ use crate::error::{Result, TranscriptError};
 use crate::graph::{self, IdIndex};
 use crate::jsonl::{self, SkippedLine};
 use crate::model::{ActivePath, Entry, Format};
-use crate::{claude, gemini, pi};
+use crate::{claude, codex, gemini, pi};
 
 /// A checked transcript: every line parsed, every parent link resolved, no cycles.
 ///
@@ -84,6 +84,8 @@ impl Transcript {
         let first = &lines[0];
         let mut transcript = if pi::is_header(first) {
             pi::parse(source, lines, tolerate_orphans)?
+        } else if codex::is_rollout(&lines) {
+            codex::parse(source, lines)?
         } else if gemini::is_session(&lines) {
             gemini::parse(source, lines)?
         } else if lines.iter().any(claude::is_entry) {
@@ -164,7 +166,9 @@ impl Transcript {
             None => Vec::new(),
         };
         let entries = match self.format {
-            Format::Pi | Format::Gemini => path.iter().map(|&i| self.entries[i].clone()).collect(),
+            Format::Pi | Format::Gemini | Format::Codex => {
+                path.iter().map(|&i| self.entries[i].clone()).collect()
+            }
             Format::Claude => self.claude_path_with_meta(&path),
         };
         ActivePath {

@@ -68,8 +68,11 @@ pub struct WrittenSession {
 /// `options.cwd` ([`AgentDirs::claude_dir_for`]); the file-history snapshots of prompts the
 /// path keeps go with it, their backups linked under the new id in the config directory's
 /// `file-history/` ([`AgentDirs::claude_config_dir`]), and a backup no longer there is left
-/// out of its snapshot. The text is parsed again before anything is
-/// written, and must give back the same path.
+/// out of its snapshot. Gemini CLI: see [`crate::load_gemini_session`]. Codex CLI: a new
+/// rollout of today under [`AgentDirs::codex`], ending where a turn ended, refused with
+/// [`TranscriptError::NothingToResume`] when no prompt is left (see
+/// [`crate::load_codex_session`]). The text is parsed again before anything is written, and
+/// must give back the same path.
 pub fn load_session(path: &ActivePath, dirs: &AgentDirs, options: &LoadOptions) -> Result<WrittenSession> {
     let session_id = uuid::Uuid::now_v7().to_string();
     let now = jiff::Timestamp::now();
@@ -143,6 +146,11 @@ pub fn load_session(path: &ActivePath, dirs: &AgentDirs, options: &LoadOptions) 
             Some(gemini) => crate::gemini_write::load_gemini_session(path, gemini, &options.cwd),
             None => Err(TranscriptError::GeminiDirNeeded),
         },
+        // Codex CLI keeps sessions by date under its home, which `dirs` may not name.
+        Format::Codex => match &dirs.codex {
+            Some(codex) => crate::codex_write::load_codex_session(path, codex, &options.cwd),
+            None => Err(TranscriptError::CodexDirNeeded),
+        },
     }
 }
 
@@ -174,7 +182,7 @@ pub fn export_session(path: &ActivePath, dest: &Path, overwrite: bool) -> Result
             write_checked(dest, &text, &entry_ids(path), overwrite)?;
             Ok(pi_written(dest.to_path_buf(), session_id))
         }
-        Format::Claude | Format::Gemini => {
+        Format::Claude | Format::Gemini | Format::Codex => {
             write_checked(dest, &path.document(), &entry_ids(path), overwrite)?;
             Ok(WrittenSession {
                 path: dest.to_path_buf(),
