@@ -97,8 +97,9 @@ impl Repository {
         let number = turns + u64::from(prompt.is_some());
         let first_line = prompt.map(|p| p.lines().next().unwrap_or_default().trim().to_owned());
         let mut plans = vec![PartPlan { target: workspace.clone(), reuse_unchanged: true }];
+        // The conversation, when the agent's module says cairn reads it (see `AgentSpec`).
         if prompt.is_some()
-            && let Some(file) = invocation.transcript_path.as_ref().filter(|f| f.is_file())
+            && let Some(file) = invocation.conversation_file()
         {
             plans.push(PartPlan { target: format!("transcript:{}", file.display()), reuse_unchanged: false });
         }

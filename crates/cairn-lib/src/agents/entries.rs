@@ -1,12 +1,14 @@
-//! The entries cairn adds to an agent's `hooks` settings, and how cairn recognises its own.
+//! The command cairn's hook entries run, the pieces of the entries the agent modules build,
+//! and how cairn recognises its own.
 //!
-//! Both agents read `"hooks": {EVENT: [{"matcher": ..., "hooks": [{"type": "command",
-//! "command": ..., "timeout": ...}]}]}`. cairn adds one group per event, holding one command
-//! hook that runs cairn's binary by its absolute path, for the store it was installed for
+//! Every agent reads `"hooks": {EVENT: [...]}`, each element a group of hooks (`{"matcher":
+//! ..., "hooks": [{"type": "command", "command": ..., "timeout": ...}]}`) or a hook itself
+//! (Cursor, GitHub Copilot CLI). cairn adds one element per event, holding one command hook
+//! that runs cairn's binary by its absolute path, for the store it was installed for
 //! ([`HookCommand`]), behind a guard that exits 0 when the binary is gone.
 //!
 //! A hook is cairn's when its command, read as a shell would split it, runs a program named
-//! `cairn` (any path) with the arguments `hook AGENT` and at most a `--store`: the bare
+//! `cairn` (any path) with the arguments `hook AGENT`, at most an `--event` and a `--store`: the bare
 //! `cairn hook AGENT` of older installs, `/usr/local/bin/cairn hook AGENT`, and the guarded
 //! form cairn writes today, whatever its paths. Nothing else ever is.
 
@@ -16,48 +18,8 @@ use jsonc_parser::cst::CstInputValue;
 use serde_json::Value;
 
 use super::Agent;
+use super::spec::{EventEntry, Layout};
 use crate::error::{Error, Result};
-
-/// One event cairn hooks into.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct EventEntry {
-    /// The event's key in `hooks` (`UserPromptSubmit`, `AfterTool`, ...).
-    pub event: &'static str,
-    /// The tool-name matcher (a regular expression both agents accept), for tool events.
-    pub matcher: Option<&'static str>,
-}
-
-/// Claude Code's tools that change files: the built-in editors and the shell.
-pub(crate) const CLAUDE_FILE_TOOLS: [&str; 5] = ["Write", "Edit", "MultiEdit", "NotebookEdit", "Bash"];
-/// Gemini CLI's tools that change files: `write_file`, `replace` (its editor) and the shell.
-pub(crate) const GEMINI_FILE_TOOLS: [&str; 3] = ["write_file", "replace", "run_shell_command"];
-
-const CLAUDE_TOOL_MATCHER: &str = "Write|Edit|MultiEdit|NotebookEdit|Bash";
-const CLAUDE_EVENTS: [EventEntry; 4] = [
-    EventEntry { event: "UserPromptSubmit", matcher: None },
-    EventEntry { event: "PostToolUse", matcher: Some(CLAUDE_TOOL_MATCHER) },
-    // A tool that failed half-way (a shell command that exited 1 after writing, an edit cut
-    // short) may still have changed files: Claude Code sends it here, not to PostToolUse.
-    EventEntry { event: "PostToolUseFailure", matcher: Some(CLAUDE_TOOL_MATCHER) },
-    EventEntry { event: "Stop", matcher: None },
-];
-const GEMINI_EVENTS: [EventEntry; 3] = [
-    EventEntry { event: "BeforeAgent", matcher: None },
-    EventEntry { event: "AfterTool", matcher: Some("write_file|replace|run_shell_command") },
-    EventEntry { event: "AfterAgent", matcher: None },
-];
-
-/// How long the agent lets the hook run: Claude Code counts seconds, Gemini CLI milliseconds.
-const CLAUDE_TIMEOUT_S: u64 = 30;
-const GEMINI_TIMEOUT_MS: u64 = 30_000;
-
-/// The events cairn hooks into for `agent`, in the order they are written.
-pub(crate) fn events(agent: Agent) -> &'static [EventEntry] {
-    match agent {
-        Agent::ClaudeCode => &CLAUDE_EVENTS,
-        Agent::GeminiCli => &GEMINI_EVENTS,
-    }
-}
 
 /// What the installed command runs: cairn's binary, by its absolute path, and the store it was
 /// installed for. An agent started from an IDE or a launcher often has another `PATH` and
@@ -92,8 +54,19 @@ impl HookCommand {
     /// POSIX shell expands nothing. The syntax is plain POSIX, so it reads the same in sh,
     /// dash, bash and zsh.
     pub fn render(&self, agent: Agent) -> Result<String> {
+        self.render_for_event(agent, None)
+    }
+
+    /// [`HookCommand::render`] with `--event EVENT` after the agent, for an agent whose
+    /// payloads do not name their event (GitHub Copilot CLI). `event` is one of cairn's own
+    /// event names, a plain word, written as is.
+    pub(crate) fn render_for_event(&self, agent: Agent, event: Option<&str>) -> Result<String> {
         let program = shell_quote(&self.program)?;
         let mut run = format!("{program} hook {}", agent.as_str());
+        if let Some(event) = event {
+            run.push_str(" --event ");
+            run.push_str(event);
+        }
         if let Some(store) = &self.store {
             run.push_str(" --store ");
             run.push_str(&shell_quote(store)?);
@@ -111,20 +84,22 @@ fn shell_quote(path: &Path) -> Result<String> {
     Ok(format!("'{}'", text.replace('\'', "'\\''")))
 }
 
-/// The group cairn appends to an event's list, keys in the order the agents' docs show them.
-pub(crate) fn group(agent: Agent, entry: &EventEntry, command: &str) -> CstInputValue {
+/// A group of one command hook, keys in the order the agents' docs show them: `{"matcher"?,
+/// "hooks": [{"name"?, "type": "command", "command", "timeout"}]}` (Claude Code, Gemini CLI,
+/// Codex CLI).
+pub(crate) fn command_group(
+    entry: &EventEntry,
+    name: Option<&str>,
+    command: &str,
+    timeout: u64,
+) -> CstInputValue {
     let text = |s: &str| CstInputValue::String(s.to_owned());
     let mut hook = Vec::new();
-    if agent == Agent::GeminiCli {
-        // Gemini CLI names hooks in its `/hooks` listing and its enable/disable commands.
-        hook.push(("name".to_owned(), text("cairn")));
+    if let Some(name) = name {
+        hook.push(("name".to_owned(), text(name)));
     }
     hook.push(("type".to_owned(), text("command")));
     hook.push(("command".to_owned(), text(command)));
-    let timeout = match agent {
-        Agent::ClaudeCode => CLAUDE_TIMEOUT_S,
-        Agent::GeminiCli => GEMINI_TIMEOUT_MS,
-    };
     hook.push(("timeout".to_owned(), CstInputValue::Number(timeout.to_string())));
     let mut group = Vec::new();
     if let Some(matcher) = entry.matcher {
@@ -134,9 +109,14 @@ pub(crate) fn group(agent: Agent, entry: &EventEntry, command: &str) -> CstInput
     CstInputValue::Object(group)
 }
 
+/// The shell command of a hook object: `command`, or GitHub Copilot CLI's `bash`.
+pub(crate) fn hook_command(hook: &Value) -> Option<&str> {
+    ["command", "bash"].iter().find_map(|key| hook.get(*key).and_then(Value::as_str))
+}
+
 /// Whether a hook object (an element of a group's `hooks`) is cairn's hook for `agent`.
 pub(crate) fn is_cairn_hook(agent: Agent, hook: &Value) -> bool {
-    hook.get("command").and_then(Value::as_str).is_some_and(|c| is_cairn_command(agent, c))
+    hook_command(hook).is_some_and(|c| is_cairn_command(agent, c))
 }
 
 /// Whether a command string runs cairn's hook for `agent` (see the module documentation).
@@ -163,8 +143,8 @@ pub(crate) fn is_cairn_command(agent: Agent, command: &str) -> bool {
     }
 }
 
-/// The program of `PROGRAM [--store S] hook AGENT [--store S] [|| true]` when it is named
-/// `cairn`.
+/// The program of `PROGRAM [--store S] hook AGENT [--event E] [--store S] [|| true]` when it
+/// is named `cairn`.
 fn runs_hook(agent: Agent, tokens: &[Token]) -> Option<&str> {
     let tokens = match tokens {
         [run @ .., Token::Op("||"), Token::Word(ok)] if ok == "true" || ok == ":" => run,
@@ -192,7 +172,12 @@ fn runs_hook(agent: Agent, tokens: &[Token]) -> Option<&str> {
             a => rest.push(a),
         }
     }
-    (rest == ["hook", agent.as_str()]).then_some(*program)
+    let ours = match rest.as_slice() {
+        ["hook", a] => *a == agent.as_str(),
+        ["hook", a, "--event", event] => *a == agent.as_str() && !event.is_empty(),
+        _ => false,
+    };
+    ours.then_some(*program)
 }
 
 /// A piece of a command line: a word with its quotes taken off, or a control operator.
@@ -262,23 +247,23 @@ fn shell_words(command: &str) -> Option<Vec<Token>> {
     Some(tokens)
 }
 
-/// Whether any group of an event's list holds cairn's hook running exactly `command`.
-pub(crate) fn list_has_command(agent: Agent, list: &Value, command: &str) -> bool {
-    list.as_array().into_iter().flatten().any(|group| {
-        group
-            .get("hooks")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .any(|h| is_cairn_hook(agent, h) && h.get("command").and_then(Value::as_str) == Some(command))
+/// The hook objects of an event's list: each group's `hooks`, or the elements themselves.
+fn hooks_of(layout: Layout, list: &Value) -> impl Iterator<Item = &Value> {
+    let elements = list.as_array().into_iter().flatten();
+    elements.flat_map(move |element| match layout {
+        Layout::Groups => element.get("hooks").and_then(Value::as_array).map_or(&[][..], Vec::as_slice),
+        Layout::Flat => std::slice::from_ref(element),
     })
 }
 
-/// Whether any group of an event's list holds cairn's hook.
-pub(crate) fn list_has_cairn(agent: Agent, list: &Value) -> bool {
-    list.as_array().into_iter().flatten().any(|group| {
-        group.get("hooks").and_then(Value::as_array).into_iter().flatten().any(|h| is_cairn_hook(agent, h))
-    })
+/// Whether an event's list holds cairn's hook running exactly `command`.
+pub(crate) fn list_has_command(agent: Agent, layout: Layout, list: &Value, command: &str) -> bool {
+    hooks_of(layout, list).any(|h| is_cairn_hook(agent, h) && hook_command(h) == Some(command))
+}
+
+/// Whether an event's list holds cairn's hook.
+pub(crate) fn list_has_cairn(agent: Agent, layout: Layout, list: &Value) -> bool {
+    hooks_of(layout, list).any(|h| is_cairn_hook(agent, h))
 }
 
 #[cfg(test)]

@@ -132,7 +132,7 @@ pub fn install(
     let scope = options.scope.unwrap_or_default();
     let file = places.settings_file(options.agent, scope)?;
     let settings = SettingsFile::read(options.agent, &file)?;
-    let entries = settings.with_entries(options.agent, &command.render(options.agent)?)?;
+    let entries = settings.with_entries(options.agent, command)?;
     let text = entries.text;
     let created = settings.text.is_none() && !entries.events.is_empty();
     let owned = |events: &[&str]| events.iter().map(|e| (*e).to_owned()).collect();
@@ -161,8 +161,9 @@ pub fn uninstall(places: &AgentPlaces, options: &HooksUninstallOptions) -> Resul
     let file = places.settings_file(options.agent, scope)?;
     let settings = SettingsFile::read(options.agent, &file)?;
     let (text, events) = settings.without_entries(options.agent)?;
-    // A file left as a bare `{}` held only cairn's entries: cairn created it, so it goes.
-    let removed = !events.is_empty() && is_empty_object(&text);
+    // A file left as a bare `{}` (with the version a file of the agent starts with) held only
+    // cairn's entries: cairn created it, so it goes.
+    let removed = !events.is_empty() && is_bare(options.agent, &text);
     let change = HooksChange {
         agent: options.agent,
         scope,
@@ -203,7 +204,7 @@ pub fn status(places: &AgentPlaces, options: &HooksStatusOptions) -> Result<Hook
 }
 
 fn place(agent: Agent, scope: Scope, file: PathBuf) -> HooksPlace {
-    let all: Vec<String> = super::entries::events(agent).iter().map(|e| e.event.to_owned()).collect();
+    let all: Vec<String> = agent.spec().events().iter().map(|e| e.event.to_owned()).collect();
     match SettingsFile::read(agent, &file) {
         Ok(settings) => {
             let installed: Vec<String> = settings.installed(agent).into_iter().map(str::to_owned).collect();
@@ -235,8 +236,16 @@ fn error_text(e: Error) -> String {
     e.message().to_owned()
 }
 
-fn is_empty_object(text: &str) -> bool {
-    text.chars().filter(|c| !c.is_whitespace()).eq("{}".chars())
+fn is_bare(agent: Agent, text: &str) -> bool {
+    if text.chars().filter(|c| !c.is_whitespace()).eq("{}".chars()) {
+        return true;
+    }
+    let Some(version) = agent.spec().shape().version else {
+        return false;
+    };
+    serde_json::from_str::<serde_json::Value>(text).ok().and_then(|v| v.as_object().cloned()).is_some_and(
+        |o| o.len() == 1 && o.get("version").and_then(serde_json::Value::as_u64) == Some(version),
+    )
 }
 
 fn diff(file: &std::path::Path, old: &str, new: &str) -> String {

@@ -1,14 +1,20 @@
-//! Agent hook integration: cairn's entries in Claude Code's and Gemini CLI's settings files
-//! (install, uninstall, status), and the hook events those agents send `cairn hook AGENT` on
-//! stdin, typed and classified.
+//! Agent hook integration: cairn's entries in the agents' hook settings files (install,
+//! uninstall, status), and the hook events the agents send `cairn hook AGENT` on stdin, typed
+//! and classified.
+//!
+//! One module per agent (`claude_code.rs`, `gemini_cli.rs`, ...) implements [`spec::AgentSpec`]:
+//! its settings file and entry shape, its events, its payload parser and its quirks. Install,
+//! uninstall, status and the hook go through that interface only; adding an agent is one
+//! module and one [`Agent`] variant.
 //!
 //! Nothing here reads the environment: the front passes the home and project directories
 //! (and any agent directory the user moved) in [`AgentPlaces`]. The settings files are edited
 //! in place, so everything cairn does not own keeps its bytes (see [`settings`]).
 
 mod checkpoint;
-mod disabled;
+mod claude_code;
 mod entries;
+mod gemini_cli;
 mod install;
 mod keep;
 pub(crate) mod ledger;
@@ -16,18 +22,22 @@ mod log;
 mod payload;
 pub(crate) mod places;
 mod settings;
+mod spec;
 
 use serde::{Deserialize, Serialize};
 
 pub use checkpoint::{CheckpointOutcome, UNWAITED_GRACE, agent_waits_until};
+pub use claude_code::ClaudeCodePayload;
 pub use entries::HookCommand;
+pub use gemini_cli::GeminiCliPayload;
 pub use install::{
     HooksChange, HooksInstallOptions, HooksPlace, HooksStatus, HooksStatusOptions, HooksUninstallOptions,
     install, status, uninstall,
 };
 pub use log::{HookLogLine, append_hook_log};
-pub use payload::{ClaudeCodePayload, GeminiCliPayload, HookEvent, HookInvocation, REJECTED, parse_payload};
+pub use payload::{HookEvent, HookInvocation, REJECTED, parse_hook_event, parse_payload};
 pub use places::{AgentPlaces, HOME_UNKNOWN};
+pub use spec::Layers;
 
 /// An agent whose hooks cairn installs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, schemars::JsonSchema)]
@@ -55,9 +65,32 @@ impl Agent {
 
     /// The scopes this agent reads settings from, narrowest last.
     pub fn scopes(self) -> &'static [Scope] {
+        self.spec().scopes()
+    }
+
+    /// The variable in which the agent names its project directory to its hooks, if any
+    /// (`CLAUDE_PROJECT_DIR`): a front reads it and passes it in
+    /// [`HookInvocation::project_dir`].
+    pub fn project_dir_var(self) -> Option<&'static str> {
+        self.spec().project_dir_var()
+    }
+
+    /// Which layers a turn of this agent keeps.
+    pub fn layers(self) -> Layers {
+        self.spec().layers()
+    }
+
+    /// What the hook prints on stdout after `invocation`, where the agent reads stdout as a
+    /// decision (`paused`: an interrupted restore stops checkpoints, in one sentence).
+    pub fn reply(self, invocation: &HookInvocation, paused: Option<&str>) -> Option<String> {
+        self.spec().reply(invocation, paused)
+    }
+
+    /// The agent's module: everything cairn knows about its hooks.
+    pub(crate) fn spec(self) -> &'static dyn spec::AgentSpec {
         match self {
-            Agent::ClaudeCode => &[Scope::User, Scope::Project, Scope::Local],
-            Agent::GeminiCli => &[Scope::User, Scope::Project],
+            Agent::ClaudeCode => &claude_code::ClaudeCode,
+            Agent::GeminiCli => &gemini_cli::GeminiCli,
         }
     }
 }

@@ -1,13 +1,14 @@
-//! The hook events Claude Code and Gemini CLI send on stdin, typed, and what each means to cairn.
+//! The one event type every agent's payload is parsed into ([`HookInvocation`], classified as
+//! a [`HookEvent`]), and the lenient reading the agents' parsers share.
 //!
-//! Both agents send one JSON object per run with `session_id`, `transcript_path`, `cwd` and
-//! `hook_event_name`, plus fields of the event (`prompt`, `tool_name`, `tool_input`,
-//! `tool_response`, ...). The structs keep the fields cairn uses and ignore the rest, so a
+//! Each agent module types its own payload (one JSON object per run, with the session, the
+//! transcript, the directory and the event's fields); the structs keep the fields cairn uses
+//! and ignore the rest, so a
 //! newer agent that adds fields keeps working. Every optional field is read leniently
 //! ([`lenient`]): a value of another type than cairn expects (a `tool_response` that is a
 //! string, a number where a string was, a `permission_mode` of a newer agent) reads as absent
 //! rather than rejecting the event, since a hook that turns an event away saves nothing. Only
-//! `session_id` and `hook_event_name`, which every event has, are required. [`HookEvent`] is
+//! the session id and the event's name, which every event has, are required. [`HookEvent`] is
 //! the classification the moment logic acts on.
 
 use std::path::PathBuf;
@@ -18,85 +19,11 @@ use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::Value;
 
 use super::Agent;
-use super::entries::{CLAUDE_FILE_TOOLS, GEMINI_FILE_TOOLS};
 use crate::error::{Error, Result};
 
 /// The code of [`parse_payload`]'s refusal, whose message names the agent and the reason and
 /// quotes nothing of the event (a front logs it as is).
 pub const REJECTED: &str = "HOOK_EVENT_REJECTED";
-
-/// A Claude Code hook event (`UserPromptSubmit`, `PostToolUse`, `Stop`, ...).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ClaudeCodePayload {
-    /// The session's id (the transcript's `sessionId`).
-    pub session_id: String,
-    /// The session's transcript (`~/.claude/projects/<dir>/<session>.jsonl`).
-    #[serde(default, deserialize_with = "lenient")]
-    pub transcript_path: Option<PathBuf>,
-    /// Claude Code's working directory.
-    #[serde(default, deserialize_with = "lenient")]
-    pub cwd: Option<PathBuf>,
-    /// The event: `UserPromptSubmit`, `PostToolUse`, `Stop`, `SessionStart`, ...
-    pub hook_event_name: String,
-    /// `default`, `plan`, `acceptEdits`, `bypassPermissions`, ...
-    #[serde(default, deserialize_with = "lenient")]
-    pub permission_mode: Option<String>,
-    /// `UserPromptSubmit`: the prompt as submitted.
-    #[serde(default, deserialize_with = "lenient")]
-    pub prompt: Option<String>,
-    /// Tool events: the tool (`Write`, `Edit`, `Bash`, `mcp__server__tool`, ...).
-    #[serde(default, deserialize_with = "lenient")]
-    pub tool_name: Option<String>,
-    /// Tool events: the tool's arguments.
-    #[serde(default, deserialize_with = "lenient")]
-    pub tool_input: Option<Value>,
-    /// `PostToolUse`: the tool's result.
-    #[serde(default, deserialize_with = "lenient")]
-    pub tool_response: Option<Value>,
-    /// Tool events: the tool call's id (`toolu_...`).
-    #[serde(default, deserialize_with = "lenient")]
-    pub tool_use_id: Option<String>,
-    /// `Stop`: whether Claude Code is already continuing because of a stop hook.
-    #[serde(default, deserialize_with = "lenient")]
-    pub stop_hook_active: Option<bool>,
-}
-
-/// A Gemini CLI hook event (`BeforeAgent`, `AfterTool`, `AfterAgent`, ...).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct GeminiCliPayload {
-    /// The session's id.
-    pub session_id: String,
-    /// The session file (`~/.gemini/tmp/<project>/chats/session-*.jsonl`); empty when
-    /// Gemini CLI records no session.
-    #[serde(default, deserialize_with = "lenient")]
-    pub transcript_path: Option<PathBuf>,
-    /// Gemini CLI's working directory.
-    #[serde(default, deserialize_with = "lenient")]
-    pub cwd: Option<PathBuf>,
-    /// The event: `BeforeAgent`, `AfterTool`, `AfterAgent`, `SessionStart`, ...
-    pub hook_event_name: String,
-    /// When the event fired (ISO 8601).
-    #[serde(default, deserialize_with = "lenient")]
-    pub timestamp: Option<String>,
-    /// `BeforeAgent` and `AfterAgent`: the user's prompt.
-    #[serde(default, deserialize_with = "lenient")]
-    pub prompt: Option<String>,
-    /// `AfterAgent`: the agent's final answer.
-    #[serde(default, deserialize_with = "lenient")]
-    pub prompt_response: Option<String>,
-    /// `AfterAgent`: whether this runs within a retry a hook asked for.
-    #[serde(default, deserialize_with = "lenient")]
-    pub stop_hook_active: Option<bool>,
-    /// Tool events: the tool (`write_file`, `replace`, `run_shell_command`, ...).
-    #[serde(default, deserialize_with = "lenient")]
-    pub tool_name: Option<String>,
-    /// Tool events: the tool's arguments.
-    #[serde(default, deserialize_with = "lenient")]
-    pub tool_input: Option<Value>,
-    /// `AfterTool`: the result (`llmContent`, `returnDisplay`, `error`).
-    #[serde(default, deserialize_with = "lenient")]
-    pub tool_response: Option<Value>,
-}
 
 /// What an event means to cairn.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -150,44 +77,38 @@ pub struct HookInvocation {
 
 /// Parses the JSON an agent sent on stdin and classifies it.
 pub fn parse_payload(agent: Agent, text: &str) -> Result<HookInvocation> {
-    let refuse = |e: serde_json::Error| {
-        Error::invalid(format!("the {agent} hook event was turned away: {}", reason(&e))).with_code(REJECTED)
-    };
-    match agent {
-        Agent::ClaudeCode => {
-            let p: ClaudeCodePayload = serde_json::from_str(text).map_err(refuse)?;
-            let event = classify(&p.hook_event_name, p.prompt.as_deref(), p.tool_name.as_deref(), agent);
-            Ok(HookInvocation {
-                agent,
-                event_name: p.hook_event_name,
-                session_id: p.session_id,
-                transcript_path: non_empty(p.transcript_path),
-                cwd: non_empty(p.cwd),
-                event,
-                project_dir: None,
-                agent_waits_until: None,
-            })
-        }
-        Agent::GeminiCli => {
-            let p: GeminiCliPayload = serde_json::from_str(text).map_err(refuse)?;
-            let event = classify(&p.hook_event_name, p.prompt.as_deref(), p.tool_name.as_deref(), agent);
-            Ok(HookInvocation {
-                agent,
-                event_name: p.hook_event_name,
-                session_id: p.session_id,
-                transcript_path: non_empty(p.transcript_path),
-                cwd: non_empty(p.cwd),
-                event,
-                project_dir: None,
-                agent_waits_until: None,
-            })
-        }
+    agent.spec().parse(text, None)
+}
+
+/// Parses the JSON an agent sent on stdin, for the event named on the command line (`cairn
+/// hook copilot-cli --event postToolUse`: GitHub Copilot CLI's payloads do not name their
+/// event), and classifies it.
+pub fn parse_hook_event(agent: Agent, text: &str, event: Option<&str>) -> Result<HookInvocation> {
+    agent.spec().parse(text, event)
+}
+
+impl HookInvocation {
+    /// The conversation file a prompt's moment keeps, when the event named one that exists
+    /// and cairn reads this agent's conversations (see [`super::spec::AgentSpec::conversation_file`]).
+    pub(crate) fn conversation_file(&self) -> Option<PathBuf> {
+        let file = self.transcript_path.as_ref().filter(|f| f.is_file())?;
+        self.agent.spec().conversation_file(file)
     }
+}
+
+/// Reads an agent's payload as `T`, refused in a sentence that quotes nothing of it.
+pub(crate) fn from_json<T: DeserializeOwned>(agent: Agent, text: &str) -> Result<T> {
+    serde_json::from_str(text).map_err(|e| refused(agent, &reason(&e)))
+}
+
+/// The refusal of an event of `agent`, for `why`.
+pub(crate) fn refused(agent: Agent, why: &str) -> Error {
+    Error::invalid(format!("the {agent} hook event was turned away: {why}")).with_code(REJECTED)
 }
 
 /// Reads a field as `T` when it is one, else as absent: a field of the wrong type never
 /// rejects the event.
-fn lenient<'de, D: Deserializer<'de>, T: DeserializeOwned>(
+pub(crate) fn lenient<'de, D: Deserializer<'de>, T: DeserializeOwned>(
     deserializer: D,
 ) -> std::result::Result<Option<T>, D::Error> {
     let value = Value::deserialize(deserializer)?;
@@ -214,29 +135,35 @@ fn reason(e: &serde_json::Error) -> String {
     }
 }
 
-fn classify(event: &str, prompt: Option<&str>, tool: Option<&str>, agent: Agent) -> HookEvent {
-    let (prompt_event, tool_events, end_event, file_tools): (&str, &[&str], &str, &[&str]) = match agent {
-        // A tool that failed half-way may still have changed files.
-        Agent::ClaudeCode => {
-            ("UserPromptSubmit", &["PostToolUse", "PostToolUseFailure"], "Stop", &CLAUDE_FILE_TOOLS)
-        }
-        Agent::GeminiCli => ("BeforeAgent", &["AfterTool"], "AfterAgent", &GEMINI_FILE_TOOLS),
-    };
-    if event == prompt_event {
+/// Which of an agent's events mean what to cairn.
+pub(crate) struct Kinds {
+    /// The prompt-submitted event.
+    pub prompt: &'static str,
+    /// The events of a finished tool.
+    pub tools: &'static [&'static str],
+    /// The turn-ended event.
+    pub end: &'static str,
+    /// The tools that can change files.
+    pub file_tools: &'static [&'static str],
+}
+
+/// What `event` (with its prompt and tool, when it has them) means to cairn.
+pub(crate) fn classify(event: &str, prompt: Option<&str>, tool: Option<&str>, kinds: &Kinds) -> HookEvent {
+    if event == kinds.prompt {
         return HookEvent::PromptSubmitted { prompt: prompt.unwrap_or_default().to_owned() };
     }
-    if tool_events.contains(&event)
-        && let Some(tool) = tool.filter(|t| file_tools.contains(t))
+    if kinds.tools.contains(&event)
+        && let Some(tool) = tool.filter(|t| kinds.file_tools.contains(t))
     {
         return HookEvent::FileToolFinished { tool: tool.to_owned() };
     }
-    if event == end_event {
+    if event == kinds.end {
         return HookEvent::TurnEnded;
     }
     HookEvent::Other { event: event.to_owned() }
 }
 
 /// Gemini CLI sends `""` when it records no session; treat that as absent.
-fn non_empty(path: Option<PathBuf>) -> Option<PathBuf> {
+pub(crate) fn non_empty(path: Option<PathBuf>) -> Option<PathBuf> {
     path.filter(|p| !p.as_os_str().is_empty())
 }

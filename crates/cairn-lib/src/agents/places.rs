@@ -87,15 +87,6 @@ impl AgentPlaces {
 
     /// The settings file of `agent` at `scope`; a scope the agent does not have is refused.
     pub fn settings_file(&self, agent: Agent, scope: Scope) -> Result<PathBuf> {
-        match (agent, scope) {
-            (Agent::ClaudeCode, Scope::User) => Ok(self.claude_dir.join("settings.json")),
-            (Agent::ClaudeCode, Scope::Project) => Ok(self.project.join(".claude").join("settings.json")),
-            (Agent::ClaudeCode, Scope::Local) => Ok(self.project.join(".claude").join("settings.local.json")),
-            (Agent::GeminiCli, Scope::User) => Ok(self.gemini_dir.join("settings.json")),
-            (Agent::GeminiCli, Scope::Project) => Ok(self.project.join(".gemini").join("settings.json")),
-            (Agent::GeminiCli, Scope::Local) => Err(Error::invalid(
-                "Gemini CLI has no local settings scope; choose the user or project scope",
-            )),
-        }
+        agent.spec().settings_file(self, scope)
     }
 }

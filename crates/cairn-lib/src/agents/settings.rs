@@ -18,15 +18,13 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use jsonc_parser::ParseOptions;
-use jsonc_parser::cst::{CstArray, CstNode, CstObject, CstRootNode};
+use jsonc_parser::cst::{CstArray, CstInputValue, CstNode, CstObject, CstRootNode};
 use serde_json::Value;
 
-use super::Agent;
-use super::entries::{self, EventEntry};
+use super::entries;
+use super::spec::{EventEntry, Layout};
+use super::{Agent, HookCommand};
 use crate::error::{Error, Result};
-
-/// The keys of Gemini CLI's `hooks` that are switches, not events (0.24 and 0.25).
-const GEMINI_HOOKS_SWITCHES: [&str; 3] = ["enabled", "disabled", "notifications"];
 
 /// The text [`SettingsFile::with_entries`] gives, and what changed.
 #[derive(Debug, Clone)]
@@ -68,7 +66,7 @@ impl SettingsFile {
             };
             // Gemini CLI 0.24 and 0.25 kept their switches in `hooks` too (`enabled`,
             // `disabled`, `notifications`); everything else there is an event's list.
-            let switch = |key: &str| agent == Agent::GeminiCli && GEMINI_HOOKS_SWITCHES.contains(&key);
+            let switch = |key: &str| agent.spec().shape().switches.contains(&key);
             if let Some((event, _)) = events.iter().find(|(key, list)| !list.is_array() && !switch(key)) {
                 return Err(malformed(path, &format!("\"hooks\".\"{event}\" is not a list")));
             }
@@ -79,29 +77,37 @@ impl SettingsFile {
     /// The events whose lists hold cairn's hook for `agent`.
     pub(crate) fn installed(&self, agent: Agent) -> Vec<&'static str> {
         let hooks = self.value.get("hooks");
-        entries::events(agent)
+        let layout = agent.spec().shape().layout;
+        agent
+            .spec()
+            .events()
             .iter()
             .filter(|e| {
-                hooks.and_then(|h| h.get(e.event)).is_some_and(|list| entries::list_has_cairn(agent, list))
+                hooks
+                    .and_then(|h| h.get(e.event))
+                    .is_some_and(|list| entries::list_has_cairn(agent, layout, list))
             })
             .map(|e| e.event)
             .collect()
     }
 
-    /// The text with cairn's group running `command` added for every event that lacks one,
+    /// The text with cairn's hook running `command` added for every event that lacks one,
     /// the events whose lists change, and those among them whose older cairn hook (a bare
     /// `cairn hook AGENT`, another path or store) is replaced: taken out where it was, the new
     /// group appended, so an upgrade leaves one cairn hook per event and an uninstall still
     /// gives back the bytes from before the first install.
-    pub(crate) fn with_entries(&self, agent: Agent, command: &str) -> Result<Entries> {
+    pub(crate) fn with_entries(&self, agent: Agent, command: &HookCommand) -> Result<Entries> {
+        let spec = agent.spec();
+        let shape = spec.shape();
         let hooks = self.value.get("hooks");
-        let mut todo: Vec<(&EventEntry, bool)> = Vec::new();
-        for entry in entries::events(agent) {
+        let mut todo: Vec<(&EventEntry, String, bool)> = Vec::new();
+        for entry in spec.events() {
+            let command = spec.command(command, entry)?;
             let list = hooks.and_then(|h| h.get(entry.event));
-            let current = list.is_some_and(|l| entries::list_has_command(agent, l, command));
+            let current = list.is_some_and(|l| entries::list_has_command(agent, shape.layout, l, &command));
             if !current {
-                let stale = list.is_some_and(|l| entries::list_has_cairn(agent, l));
-                todo.push((entry, stale));
+                let stale = list.is_some_and(|l| entries::list_has_cairn(agent, shape.layout, l));
+                todo.push((entry, command, stale));
             }
         }
         let original = self.text.clone().unwrap_or_default();
@@ -111,29 +117,36 @@ impl SettingsFile {
         let base = if original.trim().is_empty() { "{}\n" } else { original.as_str() };
         let root = self.tree(base)?;
         let object = root.object_value_or_set();
+        // A file cairn creates for an agent whose files carry a version starts with it.
+        if let Some(version) = shape.version
+            && self.text.as_deref().is_none_or(|t| t.trim().is_empty())
+            && object.get("version").is_none()
+        {
+            object.append("version", CstInputValue::Number(version.to_string()));
+        }
         let hooks = object
             .object_value_or_create("hooks")
             .ok_or_else(|| malformed(&self.path, "\"hooks\" is not an object"))?;
-        for (entry, stale) in &todo {
+        for (entry, command, stale) in &todo {
             let list = hooks.array_value_or_create(entry.event).ok_or_else(|| {
                 malformed(&self.path, &format!("\"hooks\".\"{}\" is not a list", entry.event))
             })?;
             if *stale {
-                remove_from_list(agent, &list);
+                remove_from_list(agent, shape.layout, &list);
             }
-            list.append(entries::group(agent, entry, command));
+            list.append(spec.hook(entry, command));
         }
         Ok(Entries {
             text: root.to_string(),
-            events: todo.iter().map(|(e, _)| e.event).collect(),
-            replaced: todo.iter().filter(|(_, stale)| *stale).map(|(e, _)| e.event).collect(),
+            events: todo.iter().map(|(e, _, _)| e.event).collect(),
+            replaced: todo.iter().filter(|(_, _, stale)| *stale).map(|(e, _, _)| e.event).collect(),
         })
     }
 
     /// Why the agent would not run the hooks of this file, one sentence each (see
-    /// [`super::disabled`]).
+    /// [`super::spec::AgentSpec::warnings`]).
     pub(crate) fn warnings(&self, agent: Agent) -> Vec<String> {
-        super::disabled::warnings(agent, &self.path, &self.value)
+        agent.spec().warnings(&self.path, &self.value)
     }
 
     /// The text with every hook of cairn's for `agent` taken out (a group left empty goes,
@@ -159,7 +172,7 @@ impl SettingsFile {
             let Some(list) = prop.value().and_then(|v| v.as_array()) else {
                 continue;
             };
-            if remove_from_list(agent, &list) {
+            if remove_from_list(agent, agent.spec().shape().layout, &list) {
                 removed_from.push(prop.decoded_name().unwrap_or_default());
                 if list.elements().is_empty() {
                     prop.remove();
@@ -178,8 +191,17 @@ impl SettingsFile {
 }
 
 /// Takes cairn's hooks out of one event list; whether any were there.
-fn remove_from_list(agent: Agent, list: &CstArray) -> bool {
+fn remove_from_list(agent: Agent, layout: Layout, list: &CstArray) -> bool {
     let mut removed = false;
+    if layout == Layout::Flat {
+        for hook in list.elements() {
+            if is_cairn(agent, &hook) {
+                hook.remove();
+                removed = true;
+            }
+        }
+        return removed;
+    }
     for group in list.elements() {
         let Some(hooks) = group.as_object().and_then(|g| g.array_value("hooks")) else {
             continue;
@@ -205,12 +227,12 @@ fn is_cairn(agent: Agent, node: &CstNode) -> bool {
         .is_some_and(|v| entries::is_cairn_hook(agent, &v))
 }
 
-/// Parses settings text as the agent does: Claude Code strict JSON, Gemini CLI JSON with
-/// comments.
+/// Parses settings text as the agent does: strict JSON (Claude Code, ...) or JSON with
+/// comments (Gemini CLI).
 fn parse(agent: Agent, text: &str) -> std::result::Result<Value, String> {
-    match agent {
-        Agent::ClaudeCode => serde_json::from_str(text).map_err(|e| e.to_string()),
-        Agent::GeminiCli => {
+    match agent.spec().shape().comments {
+        false => serde_json::from_str(text).map_err(|e| e.to_string()),
+        true => {
             let options = ParseOptions {
                 allow_comments: true,
                 allow_loose_object_property_names: false,

@@ -57,8 +57,11 @@ const OPEN_WAIT: Duration = Duration::from_secs(30);
 /// Arguments of `cairn hook`.
 #[derive(Debug, Args)]
 pub struct HookArgs {
-    /// The agent that runs the hook: claude-code or gemini-cli. Its event is read on stdin.
+    /// The agent that runs the hook (claude-code, gemini-cli, ...). Its event is read on stdin.
     pub agent: String,
+    /// The event, for an agent whose payloads do not name it (copilot-cli).
+    #[arg(long)]
+    pub event: Option<String>,
     /// Run the checkpoint itself, reporting to the hook on stdout (the hook starts this).
     #[arg(long, hide = true)]
     pub background: bool,
@@ -71,9 +74,9 @@ pub struct HookArgs {
 pub fn run(global: &GlobalArgs, args: HookArgs) -> CommandResult {
     let outcome = if args.background {
         let started = args.hook_started.map(|ms| UNIX_EPOCH + Duration::from_millis(ms));
-        background(global, &args.agent, started)
+        background(global, &args.agent, args.event.as_deref(), started)
     } else {
-        foreground(global, &args.agent)
+        foreground(global, &args.agent, args.event.as_deref())
     };
     if let Err(err) = outcome {
         // Never `--json` here: stdout belongs to the agent (or, in the child, to the hook).
@@ -87,14 +90,14 @@ pub fn run(global: &GlobalArgs, args: HookArgs) -> CommandResult {
 }
 
 /// The hook itself: reads the event, hands it to a child and waits for it within the budget.
-fn foreground(global: &GlobalArgs, agent: &str) -> CommandResult {
+fn foreground(global: &GlobalArgs, agent: &str, event: Option<&str>) -> CommandResult {
     let started = Instant::now();
     // The same instant on the wall clock, which the child shares.
     let started_ms = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis());
     let kind = agent_named(agent)?;
     let bytes = read_stdin()?;
     let parsed = match std::str::from_utf8(&bytes) {
-        Ok(text) => agents::parse_payload(kind, text).map(|invocation| (text, invocation)),
+        Ok(text) => agents::parse_hook_event(kind, text, event).map(|invocation| (text, invocation)),
         Err(_) => {
             Err(cairn_lib::Error::invalid(format!("the {kind} hook event was turned away: it is not UTF-8")))
         }
@@ -111,15 +114,45 @@ fn foreground(global: &GlobalArgs, agent: &str) -> CommandResult {
             return Err(err);
         }
     };
+    // What the agent reads on stdout: only where it reads a decision there, and never more
+    // than one line (Cursor waits for `{"continue": true}` before a prompt goes out).
+    let outcome = checkpoint_within_budget(global, agent, event, started, started_ms, text, &invocation);
+    let paused = match &outcome {
+        Ok(paused) => paused.as_deref(),
+        Err(_) => None,
+    };
+    if let Some(reply) = kind.reply(&invocation, paused) {
+        let _ = writeln!(std::io::stdout().lock(), "{reply}");
+    }
+    if let Some(rest) = paused {
+        let _ = writeln!(std::io::stderr().lock(), "error: {rest}");
+    }
+    outcome.map(|_| ())
+}
+
+/// Hands the event to a child and waits for it within the budget; the sentence of an
+/// interrupted restore when one stops the checkpoint.
+fn checkpoint_within_budget(
+    global: &GlobalArgs,
+    agent: &str,
+    event: Option<&str>,
+    started: Instant,
+    started_ms: u128,
+    text: &str,
+    invocation: &HookInvocation,
+) -> CommandResult<Option<String>> {
     if nothing_to_save(&invocation.event) {
         // Do not even open the store.
         let said =
             if invocation.event == HookEvent::TurnEnded { "turn ended; nothing to save" } else { "ignored" };
-        return log(global, &invocation, said);
+        return log(global, invocation, said).map(|()| None);
     }
     let exe = std::env::current_exe().map_err(|e| usage(format!("cannot find cairn's own binary: {e}")))?;
     let mut command = Command::new(exe);
     command.arg("--store").arg(store_path(global)?).args(["hook", agent, "--background"]);
+    if let Some(event) = event {
+        command.arg("--event").arg(event);
+    }
     command.arg("--hook-started").arg(started_ms.to_string());
     command.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null());
     // Its own process group: the agent may kill the hook's group when the turn is cancelled,
@@ -149,17 +182,12 @@ fn foreground(global: &GlobalArgs, agent: &str) -> CommandResult {
                         let budget = Duration::from_millis(rest.parse().unwrap_or(0));
                         deadline = started + budget;
                     }
-                    "done" => return Ok(()),
-                    "paused" => {
-                        let message = serde_json::json!({ "systemMessage": format!("cairn: {rest}") });
-                        let _ = writeln!(std::io::stdout().lock(), "{message}");
-                        let _ = writeln!(std::io::stderr().lock(), "error: {rest}");
-                        return Ok(());
-                    }
+                    "done" => return Ok(None),
+                    "paused" => return Ok(Some(rest.to_owned())),
                     // Already rendered in the CLI's words by the child.
                     _ => {
                         let _ = writeln!(std::io::stderr().lock(), "error: {rest}");
-                        return Ok(());
+                        return Ok(None);
                     }
                 }
             }
@@ -167,14 +195,14 @@ fn foreground(global: &GlobalArgs, agent: &str) -> CommandResult {
                 let waited = started.elapsed().as_secs_f64();
                 if deadline == started {
                     // A budget of 0: the user asked for the checkpoint never to be waited for.
-                    return Ok(());
+                    return Ok(None);
                 }
                 let _ = writeln!(
                     std::io::stderr().lock(),
                     "note: cairn hook: the checkpoint is still running after {waited:.1}s and goes on in the background (pid {}); its outcome goes to the hook log",
                     child.id()
                 );
-                return Ok(());
+                return Ok(None);
             }
             Err(RecvTimeoutError::Disconnected) => {
                 let status = child.wait().map(|s| s.to_string()).unwrap_or_else(|e| e.to_string());
@@ -191,9 +219,16 @@ fn foreground(global: &GlobalArgs, agent: &str) -> CommandResult {
 /// from the environment the agent gave the hook, and when the agent stops waiting (from
 /// when the hook `started`, the budget and when the store opened), so that a checkpoint
 /// taken later is marked inexact.
-fn background(global: &GlobalArgs, agent: &str, started: Option<SystemTime>) -> CommandResult {
-    let (_, mut invocation) = read_event(agent)?;
-    invocation.project_dir = project_dir(invocation.agent);
+fn background(
+    global: &GlobalArgs,
+    agent: &str,
+    event: Option<&str>,
+    started: Option<SystemTime>,
+) -> CommandResult {
+    let (_, mut invocation) = read_event(agent, event)?;
+    if let Some(dir) = project_dir(invocation.agent) {
+        invocation.project_dir = Some(dir);
+    }
     let store = match crate::context::open_store(global) {
         Ok(store) => store,
         Err(err) => {
@@ -260,30 +295,36 @@ fn checkpoint(store: &Repository, invocation: &HookInvocation) -> CommandResult<
     }
 }
 
-fn read_event(agent: &str) -> CommandResult<(String, HookInvocation)> {
+fn read_event(agent: &str, event: Option<&str>) -> CommandResult<(String, HookInvocation)> {
     let agent = agent_named(agent)?;
     let text = String::from_utf8(read_stdin()?).map_err(|_| usage("the hook event on stdin is not UTF-8"))?;
-    let invocation = agents::parse_payload(agent, &text)?;
+    let invocation = agents::parse_hook_event(agent, &text, event)?;
     Ok((text, invocation))
 }
 
-/// The project directory the agent names in the hook's environment: Claude Code's
-/// `CLAUDE_PROJECT_DIR` (its project root, whatever directory its shell is in) or Gemini CLI's
-/// `GEMINI_PROJECT_DIR` (the directory it runs in). Gemini CLI also sets `CLAUDE_PROJECT_DIR`,
-/// for compatibility, so each agent's own is read.
+/// The project directory the agent names in the hook's environment, in the variable its
+/// module names: Claude Code's `CLAUDE_PROJECT_DIR` (its project root, whatever directory its
+/// shell is in) or Gemini CLI's `GEMINI_PROJECT_DIR` (the directory it runs in). Gemini CLI
+/// also sets `CLAUDE_PROJECT_DIR`, for compatibility, so each agent's own is read. An agent
+/// that names it in the event instead (Cursor's `workspace_roots`) keeps the event's.
 fn project_dir(agent: Agent) -> Option<PathBuf> {
-    let var = match agent {
-        Agent::ClaudeCode => "CLAUDE_PROJECT_DIR",
-        Agent::GeminiCli => "GEMINI_PROJECT_DIR",
-    };
+    let var = agent.project_dir_var()?;
     std::env::var_os(var).filter(|v| !v.is_empty()).map(PathBuf::from)
 }
 
 fn agent_named(agent: &str) -> CommandResult<Agent> {
-    match agent {
-        "claude-code" => Ok(Agent::ClaudeCode),
-        "gemini-cli" => Ok(Agent::GeminiCli),
-        other => Err(usage(format!("unknown agent {other:?}; use claude-code or gemini-cli"))),
+    Agent::ALL.into_iter().find(|a| a.as_str() == agent).ok_or_else(|| {
+        let names: Vec<&str> = Agent::ALL.iter().map(|a| a.as_str()).collect();
+        usage(format!("unknown agent {agent:?}; use {}", or_list(&names)))
+    })
+}
+
+/// `a, b or c`.
+fn or_list(names: &[&str]) -> String {
+    match names {
+        [] => String::new(),
+        [one] => (*one).to_owned(),
+        [rest @ .., last] => format!("{} or {last}", rest.join(", ")),
     }
 }
 
