@@ -229,8 +229,9 @@ fn an_encrypted_store_with_a_damaged_pack_trailer_is_recovered() {
     assert_eq!(env.json(&["list"])["snapshots"].as_array().unwrap().len(), snapshots.len());
     let check = env.json_any(&["check"]);
     let name = pack.file_name().unwrap().to_str().unwrap();
-    let problems = check["problems"].to_string().replace(name, "[DAMAGED PACK]");
-    insta::assert_snapshot!(env.normalize(&problems), @r#"["object [HASH] is missing","pack packs/e1/[DAMAGED PACK] has a header that does not read, so nothing is read from it; repair the store to recover what it holds"]"#);
+    let dir = pack.parent().unwrap().file_name().unwrap().to_str().unwrap();
+    let problems = check["problems"].to_string().replace(&format!("{dir}/{name}"), "[DAMAGED PACK]");
+    insta::assert_snapshot!(env.normalize(&problems), @r#"["object [HASH] is missing","pack packs/[DAMAGED PACK] has a header that does not read, so nothing is read from it; repair the store to recover what it holds"]"#);
     // Its header is damaged inside and sealed, and no catalog is left that placed its blobs:
     // what it held is lost, and the repair says which snapshots lost it; the rest restore.
     let repair = env.json(&["repair"]);
@@ -280,7 +281,9 @@ fn a_lost_catalog_with_packs_but_no_records_is_named_until_repaired() {
     std::fs::remove_dir_all(env.store().join("objects/records")).unwrap();
     std::fs::create_dir(env.store().join("objects/records")).unwrap();
     for _ in 0..2 {
-        insta::assert_snapshot!(env.normalize(&env.fails(&["list"], 1)), @"error: the store's catalog lists nothing, but the store holds 2 pack(s) of data: the catalog was lost or emptied, and a repair rebuilds it from them; run `cairn repair`");
+        insta::allow_duplicates! {
+            insta::assert_snapshot!(env.normalize(&env.fails(&["list"], 1)), @"error: the store's catalog lists nothing, but the store holds 2 pack(s) of data: the catalog was lost or emptied, and a repair rebuilds it from them; run `cairn repair`");
+        }
     }
     let repair = env.json(&["repair"]);
     assert_eq!(repair["packs_indexed"], 2, "{repair}");
