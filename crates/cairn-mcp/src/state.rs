@@ -124,3 +124,15 @@ pub fn warn(message: &str) {
 pub(crate) fn process_env() -> cairn_lib::EnvLookup {
     Arc::new(|name: &str| std::env::var_os(name))
 }
+
+/// Where the agents keep their files, for the server's working directory: the one lookup every
+/// profile's conversation tools use.
+pub fn agent_places() -> Result<cairn_lib::ops::transcript::AgentPlaces, ToolError> {
+    let cwd = std::env::current_dir().map_err(|e| {
+        crate::error::internal(format!(
+            "cannot read the server's working directory ({e}); restart the server in the project"
+        ))
+    })?;
+    cairn_lib::ops::transcript::AgentPlaces::from_env(&process_env(), cwd.to_string_lossy().into_owned())
+        .map_err(ToolError::from)
+}

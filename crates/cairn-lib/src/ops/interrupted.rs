@@ -27,6 +27,7 @@ use crate::id::{ObjectId, SessionId};
 use crate::targets::dir::materialize::split;
 use crate::targets::dir::restore::{Plan, PlanEntry};
 use crate::tree::diff::{Change, TreeSource};
+use crate::tree::graft::node_at;
 use crate::tree::{self, DirRoot, Node, NodeKind};
 
 /// A restore that a killed process left half-applied.
@@ -234,11 +235,11 @@ fn keep_written_since(
     other: Option<&DirRoot>,
 ) -> Result<Vec<PlanEntry>> {
     let written_since = |path: &[u8], node: &Node, goal_node: Option<&Node>| -> Result<bool> {
-        if goal_node.is_some_and(|g| same_bytes(node, g)) || half_written(path) {
+        if goal_node.is_some_and(|g| node.same_bytes(g)) || half_written(path) {
             return Ok(false);
         }
         Ok(match other {
-            Some(root) => !node_at(source, root, path)?.is_some_and(|o| same_bytes(node, &o)),
+            Some(root) => !node_at(source, root, path)?.is_some_and(|o| node.same_bytes(&o)),
             None => true,
         })
     };
@@ -337,40 +338,6 @@ fn half_written(path: &[u8]) -> bool {
         .1
         .strip_prefix(b".cairn-tmp-")
         .is_some_and(|id| id.len() == 32 && id.iter().all(u8::is_ascii_hexdigit))
-}
-
-/// Whether two entries hold the same bytes: files of the same content and layout, links of
-/// the same target.
-fn same_bytes(a: &Node, b: &Node) -> bool {
-    match (&a.kind, &b.kind) {
-        (NodeKind::File { content: x, .. }, NodeKind::File { content: y, .. }) => {
-            x == y && a.extra.extents == b.extra.extents
-        }
-        (NodeKind::Symlink { target: x }, NodeKind::Symlink { target: y }) => x == y,
-        _ => false,
-    }
-}
-
-/// The entry at relative `path` of the tree under `root`, if there is one.
-fn node_at(source: &dyn TreeSource, root: &DirRoot, path: &[u8]) -> Result<Option<Node>> {
-    let NodeKind::Dir { tree } = &root.top.kind else { return Ok(None) };
-    let mut tree = *tree;
-    let mut names = path.split(|b| *b == b'/').peekable();
-    while let Some(name) = names.next() {
-        let nodes = source.tree(&tree)?;
-        let Ok(i) = nodes.nodes.binary_search_by(|n| n.name.as_slice().cmp(name)) else {
-            return Ok(None);
-        };
-        let node = &nodes.nodes[i];
-        if names.peek().is_none() {
-            return Ok(Some(node.clone()));
-        }
-        match &node.kind {
-            NodeKind::Dir { tree: inner } => tree = *inner,
-            _ => return Ok(None),
-        }
-    }
-    Ok(None)
 }
 
 /// The directories that hold `path`, from its own up to the top (`""`).

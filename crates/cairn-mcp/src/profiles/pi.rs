@@ -157,7 +157,7 @@ pub fn tools() -> Result<Vec<ToolSpec>, ServeError> {
 }
 
 fn save(state: &ServerState, a: SaveArgs) -> Result<SaveResult, ToolError> {
-    let places = places()?;
+    let places = crate::state::agent_places()?;
     permit(state, Capability::TranscriptSave, &places)?;
     let fork_copy = extension_file(&places, &a.name);
     let options = TranscriptSaveOptions {
@@ -185,7 +185,7 @@ fn save(state: &ServerState, a: SaveArgs) -> Result<SaveResult, ToolError> {
 }
 
 fn restore(state: &ServerState, a: RestoreArgs) -> Result<RestoreResult, ToolError> {
-    let places = places()?;
+    let places = crate::state::agent_places()?;
     permit(state, Capability::TranscriptRestore, &places)?;
     // The restored session becomes the newest file: fix the served one before writing it.
     if served_file(state).is_none()
@@ -268,16 +268,6 @@ fn permit(state: &ServerState, capability: Capability, places: &AgentPlaces) -> 
         }
         ToolError::from(err)
     })
-}
-
-/// The agents' directories and the server's working directory, read at call time.
-fn places() -> Result<AgentPlaces, ToolError> {
-    let cwd = std::env::current_dir().map_err(|e| {
-        crate::error::internal(format!(
-            "cannot read the server's working directory ({e}); restart the server in the project"
-        ))
-    })?;
-    AgentPlaces::from_env(&crate::state::process_env(), cwd.to_string_lossy().into_owned())
 }
 
 fn env_path(key: &str) -> Option<PathBuf> {

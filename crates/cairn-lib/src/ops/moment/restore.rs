@@ -129,6 +129,26 @@ pub struct RestoredPart {
     pub note: Option<String>,
 }
 
+impl RestoredPart {
+    /// `part`, before anything is put back.
+    fn of(part: &MomentPart) -> Self {
+        RestoredPart {
+            kind: part.kind.clone(),
+            target: part.target.clone(),
+            snapshot: part.snapshot,
+            safety_snapshot: None,
+            files_written: None,
+            file: None,
+            session_id: None,
+            resume_command: None,
+            extra_files: Vec::new(),
+            held: Vec::new(),
+            plan: Vec::new(),
+            note: None,
+        }
+    }
+}
+
 /// The kinds a moment part can be.
 const KINDS: [&str; 3] = ["dir", "transcript", "compose"];
 
@@ -148,7 +168,11 @@ impl Repository {
             && let Some(turn) = &moment.turn
         {
             let rule = self.agent_changes_rule(&session, &moment, &turn.workspace)?;
-            return self.restore_moment(&session, moment, &MomentRestoreOptions { rule: Some(rule), ..options.clone() });
+            return self.restore_moment(
+                &session,
+                moment,
+                &MomentRestoreOptions { rule: Some(rule), ..options.clone() },
+            );
         }
         self.restore_moment(&session, moment, options)
     }
@@ -178,7 +202,10 @@ impl Repository {
             self.part_snapshot(session, part)?;
         }
         if options.dry_run {
-            let parts = chosen.into_iter().map(|part| self.preview_part(session, part, options)).collect::<Result<_>>()?;
+            let parts = chosen
+                .into_iter()
+                .map(|part| self.preview_part(session, part, options))
+                .collect::<Result<_>>()?;
             return Ok(MomentRestoreResult { moment, parts, notes: Vec::new() });
         }
         let mut done: Vec<RestoredPart> = Vec::new();
@@ -210,20 +237,7 @@ impl Repository {
         options: &MomentRestoreOptions,
     ) -> Result<RestoredPart> {
         let in_session = Some(session.id.to_string());
-        let mut out = RestoredPart {
-            kind: part.kind.clone(),
-            target: part.target.clone(),
-            snapshot: part.snapshot,
-            safety_snapshot: None,
-            files_written: None,
-            file: None,
-            session_id: None,
-            resume_command: None,
-            extra_files: Vec::new(),
-            held: Vec::new(),
-            plan: Vec::new(),
-            note: None,
-        };
+        let mut out = RestoredPart::of(part);
         match part.kind.as_str() {
             "dir" => {
                 let result = self.restore(
@@ -239,7 +253,11 @@ impl Repository {
                 )?;
                 out.safety_snapshot = result.safety_snapshot.map(|s| s.id.to_string());
                 out.files_written = Some(result.files_written);
-                out.held = result.plan.into_iter().filter(|e| matches!(e.action.as_str(), "keep" | "merge" | "conflict")).collect();
+                out.held = result
+                    .plan
+                    .into_iter()
+                    .filter(|e| matches!(e.action.as_str(), "keep" | "merge" | "conflict"))
+                    .collect();
             }
             "transcript" => {
                 if options.cut == Some(super::ConversationCut::AfterEntry(None)) {
@@ -247,7 +265,8 @@ impl Repository {
                     return Ok(out);
                 }
                 let snapshot = self.part_snapshot(session, part)?;
-                let written = super::load_conversation(self, &snapshot, &options.places, options.cut.as_ref())?;
+                let written =
+                    super::load_conversation(self, &snapshot, &options.places, options.cut.as_ref())?;
                 out.file = Some(written.file);
                 out.session_id = Some(written.session_id);
                 out.resume_command = written.resume_command;
@@ -271,21 +290,13 @@ impl Repository {
     }
 
     /// What restoring `part` would do, changing nothing.
-    fn preview_part(&self, session: &Session, part: &MomentPart, options: &MomentRestoreOptions) -> Result<RestoredPart> {
-        let mut out = RestoredPart {
-            kind: part.kind.clone(),
-            target: part.target.clone(),
-            snapshot: part.snapshot,
-            safety_snapshot: None,
-            files_written: None,
-            file: None,
-            session_id: None,
-            resume_command: None,
-            extra_files: Vec::new(),
-            held: Vec::new(),
-            plan: Vec::new(),
-            note: None,
-        };
+    fn preview_part(
+        &self,
+        session: &Session,
+        part: &MomentPart,
+        options: &MomentRestoreOptions,
+    ) -> Result<RestoredPart> {
+        let mut out = RestoredPart::of(part);
         match part.kind.as_str() {
             "dir" => {
                 let result = self.restore(
@@ -300,8 +311,10 @@ impl Repository {
                     },
                     &CallContext::default(),
                 )?;
-                let (held, plan) =
-                    result.plan.into_iter().partition(|e| matches!(e.action.as_str(), "keep" | "merge" | "conflict"));
+                let (held, plan) = result
+                    .plan
+                    .into_iter()
+                    .partition(|e| matches!(e.action.as_str(), "keep" | "merge" | "conflict"));
                 out.held = held;
                 out.plan = plan;
             }
@@ -310,11 +323,15 @@ impl Repository {
                     Some(super::ConversationCut::AfterEntry(None)) => {
                         "this turn began the conversation: nothing would be written".to_owned()
                     }
-                    Some(_) => "the conversation would be written as a new session, cut before that prompt".to_owned(),
+                    Some(_) => "the conversation would be written as a new session, cut before that prompt"
+                        .to_owned(),
                     None => "the conversation would be written as a new session".to_owned(),
                 });
             }
-            _ => out.note = Some("a Compose project is not previewed; its rollback shows its own plan".to_owned()),
+            _ => {
+                out.note =
+                    Some("a Compose project is not previewed; its rollback shows its own plan".to_owned())
+            }
         }
         Ok(out)
     }

@@ -37,7 +37,7 @@ pub struct RestoreOutcome {
 /// point (the caller checked the save permission).
 pub fn save(state: &ServerState, options: &SaveOptions) -> Result<SaveOutcome, ToolError> {
     let places = if options.targets.iter().any(|t| t == "transcript:auto") {
-        places()?
+        crate::state::agent_places()?
     } else {
         AgentPlaces::default()
     };
@@ -56,19 +56,14 @@ pub fn save(state: &ServerState, options: &SaveOptions) -> Result<SaveOutcome, T
 /// Restores a moment or a snapshot, as the engine's one restore entry point decides from the
 /// reference (the caller checked the restore permission).
 pub fn restore(state: &ServerState, options: &RestoreOptions) -> Result<RestoreOutcome, ToolError> {
-    let restored = state.store.restore_ref(options, places(), &state.context(), &Progress::default())?;
+    let restored = state.store.restore_ref(
+        options,
+        crate::state::agent_places(),
+        &state.context(),
+        &Progress::default(),
+    )?;
     Ok(match restored {
         Restored::Snapshot(restored) => RestoreOutcome { snapshot: Some(*restored), moment: None },
         Restored::Moment(restored) => RestoreOutcome { snapshot: None, moment: Some(*restored) },
     })
-}
-
-/// The agents' directories and the server's working directory, read at call time.
-fn places() -> Result<AgentPlaces, ToolError> {
-    let cwd = std::env::current_dir().map_err(|e| {
-        crate::error::internal(format!(
-            "cannot read the server's working directory ({e}); restart the server in the project"
-        ))
-    })?;
-    AgentPlaces::from_env(&crate::state::process_env(), cwd.to_string_lossy().into_owned())
 }
