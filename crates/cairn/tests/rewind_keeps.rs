@@ -158,7 +158,10 @@ fn a_file_both_changed_is_merged_or_marked() {
     agent.turn("first", &[]);
     agent.turn(
         "edit both",
-        &[("list.txt", Some("ALPHA\nbeta\ngamma\ndelta\nepsilon\n")), ("clash.txt", Some("one\nTWO\nthree\n"))],
+        &[
+            ("list.txt", Some("ALPHA\nbeta\ngamma\ndelta\nepsilon\n")),
+            ("clash.txt", Some("one\nTWO\nthree\n")),
+        ],
     );
     settle();
     // The user edits both after the agent's turn: one far from the agent's line, one on it.
@@ -184,7 +187,10 @@ fn a_file_both_changed_is_merged_or_marked() {
         .iter()
         .map(|e| (e["path"].as_str().unwrap().to_owned(), e["action"].as_str().unwrap().to_owned()))
         .collect();
-    assert_eq!(held, [("clash.txt".to_owned(), "conflict".to_owned()), ("list.txt".to_owned(), "merge".to_owned())]);
+    assert_eq!(
+        held,
+        [("clash.txt".to_owned(), "conflict".to_owned()), ("list.txt".to_owned(), "merge".to_owned())]
+    );
     // The agent's change taken back, the user's kept.
     assert_eq!(read(&env, "list.txt").as_deref(), Some("alpha\nbeta\ngamma\ndelta\nEPSILON\n"));
     insta::assert_snapshot!(read(&env, "clash.txt").unwrap(), @r"

@@ -71,7 +71,10 @@ fn human_rewind(r: &MomentRestoreResult, dry_run: bool) -> String {
                 out.push_str(&format!(
                     "  files of {} put back{}\n",
                     format::path(&p.target),
-                    p.safety_snapshot.as_deref().map(|s| format!(" (safety snapshot {s})")).unwrap_or_default()
+                    p.safety_snapshot
+                        .as_deref()
+                        .map(|s| format!(" (safety snapshot {s})"))
+                        .unwrap_or_default()
                 ));
             }
             for held in &p.held {
@@ -133,9 +136,14 @@ fn human_list(list: &RewindList) -> String {
             ]
         })
         .collect();
-    let mut out = format::table(&["SESSION", "TURN", "TIME", "CHANGED SINCE", "CONVERSATION", "PROMPT", "MOMENT"], &rows);
+    let mut out = format::table(
+        &["SESSION", "TURN", "TIME", "CHANGED SINCE", "CONVERSATION", "PROMPT", "MOMENT"],
+        &rows,
+    );
     if list.sessions.len() > 1 {
-        out.push_str("a turn number means the current session; reach another session's turn by its moment id\n");
+        out.push_str(
+            "a turn number means the current session; reach another session's turn by its moment id\n",
+        );
     }
     out
 }

@@ -19,9 +19,9 @@ use super::{ConversationCut, ForkOrigin, Moment, MomentRestoreOptions, MomentRes
 use crate::Repository;
 use crate::error::{Error, Hint, Result, echo};
 use crate::id::{MomentId, ObjectId};
-use crate::ops::restore::RestoreRule;
 use crate::ops::diff::DiffOptions;
 use crate::ops::resolve::CallContext;
+use crate::ops::restore::RestoreRule;
 use crate::ops::transcript::AgentPlaces;
 use crate::session::Session;
 use crate::targets::Target;
@@ -223,13 +223,17 @@ impl Repository {
         // its session file only after the first prompt's hook) has nothing to fork.
         let began_conversation = moment.part("transcript").is_none()
             && moment.turn.as_ref().and_then(|t| t.start.as_ref()).is_some_and(|s| s.after_entry.is_none());
-        if only.iter().any(|k| k == "transcript") && moment.part("transcript").is_none() && !began_conversation {
+        if only.iter().any(|k| k == "transcript")
+            && moment.part("transcript").is_none()
+            && !began_conversation
+        {
             return Err(Error::not_found(format!(
                 "turn {} has no conversation part (the agent named no transcript then)",
                 moment.turn.as_ref().map_or(0, |t| t.number)
             )));
         }
-        let only: Vec<String> = only.into_iter().filter(|k| k != "transcript" || !began_conversation).collect();
+        let only: Vec<String> =
+            only.into_iter().filter(|k| k != "transcript" || !began_conversation).collect();
         let cut = moment.turn.as_ref().and_then(|t| match &t.start {
             Some(start) => Some(ConversationCut::AfterEntry(start.after_entry.clone())),
             None => t.prompt.clone().map(ConversationCut::BeforePrompt),
@@ -268,7 +272,8 @@ impl Repository {
         if let Some(turn) = turn.filter(|_| !options.dry_run) {
             for part in result.parts.iter().filter(|p| p.kind == "transcript") {
                 if let Some(forked) = &part.session_id {
-                    let origin = ForkOrigin { agent_session: turn.agent_session.clone(), before_turn: turn.number };
+                    let origin =
+                        ForkOrigin { agent_session: turn.agent_session.clone(), before_turn: turn.number };
                     self.record_fork(&turn.agent, forked, origin)?;
                 }
             }
@@ -281,7 +286,12 @@ impl Repository {
     /// The rule that puts back only what agents changed in `workspace` since `moment`: every
     /// checkpoint of it from `moment` on, oldest first, each marked when an agent took it
     /// inside a turn.
-    pub(crate) fn agent_changes_rule(&self, session: &Session, moment: &Moment, workspace: &str) -> Result<RestoreRule> {
+    pub(crate) fn agent_changes_rule(
+        &self,
+        session: &Session,
+        moment: &Moment,
+        workspace: &str,
+    ) -> Result<RestoreRule> {
         let mut checkpoints = Vec::new();
         for m in self.moments_of(session)?.iter().filter(|m| m.id >= moment.id) {
             let inside_turn = m.auto && m.turn.as_ref().is_some_and(|t| t.trigger != "prompt");
@@ -337,17 +347,15 @@ impl ProjectTurns {
     /// turn's, or to the newest agent checkpoint when it is the last turn.
     fn undo_rule(&self, store: &Repository, session: &Session, moment: &Moment) -> Result<RestoreRule> {
         let turn = moment.turn.as_ref().ok_or_else(|| Error::invalid("only an agent turn can be undone"))?;
-        let before = self.dir_root(store, session, moment)?.ok_or_else(|| {
-            Error::invalid(format!("turn {} holds no workspace to undo", turn.number))
-        })?;
+        let before = self
+            .dir_root(store, session, moment)?
+            .ok_or_else(|| Error::invalid(format!("turn {} holds no workspace to undo", turn.number)))?;
         let next = self.in_lineage(&turn.agent_session, turn.number + 1).cloned();
         let after_moment = match next {
             Some(next) => Some(next),
-            None => store
-                .moments_of(session)?
-                .into_iter()
-                .rev()
-                .find(|m| m.auto && m.id > moment.id && m.part("dir").is_some_and(|p| p.target == self.workspace)),
+            None => store.moments_of(session)?.into_iter().rev().find(|m| {
+                m.auto && m.id > moment.id && m.part("dir").is_some_and(|p| p.target == self.workspace)
+            }),
         };
         let after = match after_moment {
             Some(m) => self.dir_root(store, session, &m)?,
@@ -402,7 +410,9 @@ impl ProjectTurns {
                 .iter()
                 .filter(|m| m.turn.as_ref().is_some_and(|t| t.agent_session == current))
                 .collect();
-            if let Some(found) = own.iter().rev().find(|m| m.turn.as_ref().is_some_and(|t| t.number == number)) {
+            if let Some(found) =
+                own.iter().rev().find(|m| m.turn.as_ref().is_some_and(|t| t.number == number))
+            {
                 return Some(found);
             }
             let origin = own.iter().find_map(|m| m.turn.as_ref().and_then(|t| t.forked_from.clone()))?;
@@ -416,7 +426,9 @@ impl ProjectTurns {
 
     /// The newest exact turn before `number` in the lineage of `agent_session`.
     fn nearest_exact_before(&self, number: u64, agent_session: &str) -> Option<u64> {
-        (1..number).rev().find(|n| self.in_lineage(agent_session, *n).and_then(|m| m.turn.as_ref()).is_some_and(|t| t.exact))
+        (1..number).rev().find(|n| {
+            self.in_lineage(agent_session, *n).and_then(|m| m.turn.as_ref()).is_some_and(|t| t.exact)
+        })
     }
 
     /// Turn `reference` (a number in the newest agent session's lineage) or a moment reference.

@@ -162,7 +162,8 @@ pub(crate) fn narrow(
                     edits.insert(path, was);
                     continue;
                 }
-                let (node, held) = merge_or_keep(sources, writer, &path, left.as_ref(), now.as_ref(), was.as_ref())?;
+                let (node, held) =
+                    merge_or_keep(sources, writer, &path, left.as_ref(), now.as_ref(), was.as_ref())?;
                 report.push(entry(&path, held, now.as_ref().or(was.as_ref())));
                 if held != Held::Keep {
                     edits.insert(path, node);
@@ -187,7 +188,12 @@ struct History {
 }
 
 impl History {
-    fn of(source: &dyn TreeSource, roots: &[(DirRoot, bool)], path: &[u8], now: Option<&Node>) -> Result<Self> {
+    fn of(
+        source: &dyn TreeSource,
+        roots: &[(DirRoot, bool)],
+        path: &[u8],
+        now: Option<&Node>,
+    ) -> Result<Self> {
         let mut history = History { by_agent: false, agent_left: Vec::new(), first_by_others: None };
         let mut last: Option<Option<Node>> = None;
         for (root, by_agent) in roots {
