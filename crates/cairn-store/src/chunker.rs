@@ -19,9 +19,32 @@ const MIN_CHUNK: u32 = 64 * 1024;
 const AVG_CHUNK: u32 = 256 * 1024;
 const MAX_CHUNK: u32 = 1024 * 1024;
 
-/// The content-defined chunks of `reader`, in order.
+/// Chunk sizes for documents (transcripts, debugger captures) stored by
+/// [`store_document_chunks`]: smaller than a file's, because a document that grows is saved
+/// again after each growth and every save stores its old last chunk again (the new bytes end it
+/// at a new cut point). With a 256 KiB maximum that costs at most a quarter of a megabyte per
+/// save, where a file's 1 MiB maximum could double what a 1 MB turn of a transcript costs; a
+/// 64 KiB average keeps the root's list of chunks (32 bytes an id) near 0.05% of the document.
+/// Files keep their own sizes: their cut points must not move.
+pub const DOCUMENT_MIN_CHUNK: u32 = 16 * 1024;
+/// See [`DOCUMENT_MIN_CHUNK`].
+pub const DOCUMENT_AVG_CHUNK: u32 = 64 * 1024;
+/// See [`DOCUMENT_MIN_CHUNK`].
+pub const DOCUMENT_MAX_CHUNK: u32 = 256 * 1024;
+
+/// The content-defined chunks of `reader`, in order, with a file's chunk sizes.
 fn chunks<R: Read>(reader: R) -> impl Iterator<Item = std::io::Result<Vec<u8>>> {
-    fastcdc::v2020::StreamCDC::new(reader, MIN_CHUNK, AVG_CHUNK, MAX_CHUNK).map(|chunk| {
+    chunks_sized(reader, MIN_CHUNK, AVG_CHUNK, MAX_CHUNK)
+}
+
+/// The content-defined chunks of `reader`, in order, cut with the sizes given.
+fn chunks_sized<R: Read>(
+    reader: R,
+    min: u32,
+    avg: u32,
+    max: u32,
+) -> impl Iterator<Item = std::io::Result<Vec<u8>>> {
+    fastcdc::v2020::StreamCDC::new(reader, min, avg, max).map(|chunk| {
         chunk.map(|c| c.data).map_err(|e| match e {
             fastcdc::v2020::Error::IoError(io) => io,
             other => std::io::Error::other(other.to_string()),
@@ -55,6 +78,26 @@ pub fn store_chunks<R: Read>(
     writer: &BlobWriter<'_>,
     reader: R,
 ) -> std::result::Result<crate::error::Result<(Vec<ObjectId>, u64)>, std::io::Error> {
+    store_chunk_stream(writer, chunks(reader))
+}
+
+/// Stores `reader`, a document, as content-defined chunks of the document sizes
+/// ([`DOCUMENT_MIN_CHUNK`] and the two after it), as [`store_chunks`] stores a file.
+pub fn store_document_chunks<R: Read>(
+    writer: &BlobWriter<'_>,
+    reader: R,
+) -> std::result::Result<crate::error::Result<(Vec<ObjectId>, u64)>, std::io::Error> {
+    store_chunk_stream(
+        writer,
+        chunks_sized(reader, DOCUMENT_MIN_CHUNK, DOCUMENT_AVG_CHUNK, DOCUMENT_MAX_CHUNK),
+    )
+}
+
+/// Stores `chunks` in batches; returns their ids, in order, and their total length.
+fn store_chunk_stream(
+    writer: &BlobWriter<'_>,
+    chunks: impl Iterator<Item = std::io::Result<Vec<u8>>>,
+) -> std::result::Result<crate::error::Result<(Vec<ObjectId>, u64)>, std::io::Error> {
     let store = |batch: &mut Vec<Vec<u8>>, ids: &mut Vec<ObjectId>| -> crate::error::Result<()> {
         let stored: Vec<ObjectId> = batch
             .par_iter()
@@ -66,7 +109,7 @@ pub fn store_chunks<R: Read>(
     };
     let (mut ids, mut total) = (Vec::new(), 0u64);
     let (mut batch, mut batched) = (Vec::new(), 0usize);
-    for chunk in chunks(reader) {
+    for chunk in chunks {
         let chunk = chunk?;
         total += chunk.len() as u64;
         batched += chunk.len();
@@ -169,6 +212,47 @@ mod tests {
         let back: Vec<u8> = ids.iter().flat_map(|id| store.read_blob(id).unwrap()).collect();
         assert!(back == data, "the chunks do not read back as the data");
     }
+
+    fn document_cut_points(data: &[u8]) -> Vec<usize> {
+        let mut at = 0;
+        chunks_sized(data, DOCUMENT_MIN_CHUNK, DOCUMENT_AVG_CHUNK, DOCUMENT_MAX_CHUNK)
+            .map(|c| {
+                at += c.unwrap().len();
+                at
+            })
+            .collect()
+    }
+
+    #[test]
+    fn golden_document_cut_points_have_not_moved() {
+        let data = sample(1024 * 1024);
+        let points = document_cut_points(&data);
+        assert_eq!(*points.last().unwrap(), data.len());
+        assert!(points.windows(2).all(|w| w[1] - w[0] <= DOCUMENT_MAX_CHUNK as usize));
+        assert_eq!(
+            points, GOLDEN_DOCUMENT_CUT_POINTS,
+            "FastCDC cut points of documents moved: a growing document would store again what \
+             stores written before hold"
+        );
+    }
+
+    #[test]
+    fn documents_stored_in_chunks_read_back_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = crate::Store::open(&dir.path().join("store")).unwrap();
+        let data = sample(BATCH_BYTES + 54321);
+        let writer = BlobWriter::new(&store);
+        let (ids, total) = store_document_chunks(&writer, data.as_slice()).unwrap().unwrap();
+        writer.finish().unwrap();
+        assert_eq!(total, data.len() as u64);
+        assert_eq!(ids.len(), document_cut_points(&data).len());
+        let back: Vec<u8> = ids.iter().flat_map(|id| store.read_blob(id).unwrap()).collect();
+        assert!(back == data, "the chunks do not read back as the document");
+    }
+
+    /// Cut points of `sample(1 MiB)` with fastcdc 3.2.1 and the document chunk sizes.
+    const GOLDEN_DOCUMENT_CUT_POINTS: [usize; 12] =
+        [107373, 127427, 195752, 311878, 394612, 619882, 679019, 768984, 892350, 975777, 1040333, 1048576];
 
     /// Cut points of `sample(4 MiB)` with fastcdc 3.2.1 and this file's chunk sizes.
     const GOLDEN_CUT_POINTS: [usize; 13] = [

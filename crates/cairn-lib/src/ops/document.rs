@@ -2,10 +2,13 @@
 //! other than directories store their capture through these two calls.
 //!
 //! A document of more than [`WHOLE_DOCUMENT_LIMIT`] bytes is cut into content-defined chunks
-//! by the chunker large files use, and its root is a tree blob listing them: a transcript
-//! that grows turn after turn then stores only its new tail, as the chunks of its unchanged
-//! prefix are already in the store. A smaller document, and every document stored before
-//! chunking, is one data blob; the root's blob kind in the index tells the two apart.
+//! (FastCDC, with the document chunk sizes of `cairn_store::chunker`: 16 KiB minimum, 64 KiB
+//! average, 256 KiB maximum, smaller than a file's), and its root is a tree blob listing them:
+//! a transcript that grows turn after turn then stores only its new tail and its old last
+//! chunk again, as the chunks of its unchanged prefix are already in the store. A smaller
+//! document, and every document stored before chunking, is one data blob; the root's blob kind
+//! in the index tells the two apart. A root lists its chunks whatever sizes cut them, so a
+//! document chunked with a file's sizes, as the first chunked documents were, still reads.
 
 use std::collections::HashSet;
 
@@ -20,8 +23,9 @@ use crate::store::Store;
 use crate::store::pack::BlobKind;
 use crate::store::writer::BlobWriter;
 
-/// Documents of at most this many bytes are stored as one blob: the chunker's smallest chunk,
-/// so a smaller document would be a single chunk anyway.
+/// Documents of at most this many bytes are stored as one blob: the document chunks' average
+/// size, so a smaller document would be a chunk or a few, and a root listing them would cost
+/// more than it saves.
 const WHOLE_DOCUMENT_LIMIT: usize = 64 * 1024;
 
 /// What a chunked document's root begins with, before its postcard-encoded [`Chunks`]: a
@@ -140,7 +144,7 @@ pub(crate) fn write_document(writer: &BlobWriter<'_>, document: &[u8]) -> Result
     if document.len() <= WHOLE_DOCUMENT_LIMIT {
         return writer.write(BlobKind::Data, document);
     }
-    let (content, size) = crate::store::chunker::store_chunks(writer, document)
+    let (content, size) = crate::store::chunker::store_document_chunks(writer, document)
         // Reading a slice does not fail.
         .map_err(|e| Error::corrupt(format!("could not cut a document into chunks: {e}")))??;
     let chunks = Chunks { size, content };
