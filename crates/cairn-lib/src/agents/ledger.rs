@@ -22,7 +22,6 @@ use std::path::Path;
 
 use cairn_transcript::{ActivePath, Transcript};
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
 use crate::Repository;
 use crate::error::{Error, Result};
@@ -49,7 +48,7 @@ pub(crate) fn turn_start(transcript: Option<&Path>, prompt: &str, previous: Opti
     let from = search_from(&path, previous.and_then(|t| t.start.as_ref()));
     let written = path.entries[from..]
         .iter()
-        .position(|e| user_text(&e.text).is_some_and(|text| is_prompt(&text, prompt, &digest)))
+        .position(|e| user_text(&path, &e.text).is_some_and(|text| is_prompt(&text, prompt, &digest)))
         .map(|at| from + at);
     let before = written.unwrap_or(path.entries.len());
     let after_entry = path.entries[..before].iter().rev().find_map(|e| e.id.clone());
@@ -72,7 +71,9 @@ fn search_from(path: &ActivePath, previous: Option<&TurnStart>) -> usize {
     // The previous prompt itself, when the agent wrote it: this turn's comes after it.
     path.entries[start..]
         .iter()
-        .position(|e| user_text(&e.text).is_some_and(|text| prompt_digest(&text) == previous.prompt_digest))
+        .position(|e| {
+            user_text(path, &e.text).is_some_and(|text| prompt_digest(&text) == previous.prompt_digest)
+        })
         .map_or(start, |at| start + at + 1)
 }
 
@@ -107,28 +108,10 @@ pub(crate) fn is_duplicate(last: &AgentTurn, last_at: &str, start: &TurnStart) -
 /// for one turn.
 const DUPLICATE_WINDOW_SECONDS: i64 = 10;
 
-/// The text of a user message line, in Claude Code's, Pi's or Gemini CLI's shape; `None` for
-/// other lines (assistant messages, tool results, metadata).
-pub(crate) fn user_text(line: &str) -> Option<String> {
-    let value: Value = serde_json::from_str(line).ok()?;
-    let message = match value.get("type")?.as_str()? {
-        // Claude Code nests the message; Gemini CLI keeps `content` on the record itself.
-        "user" => value.get("message").unwrap_or(&value),
-        "message" if value.pointer("/message/role")?.as_str()? == "user" => value.get("message")?,
-        _ => return None,
-    };
-    match message.get("content")? {
-        Value::String(text) => Some(text.clone()),
-        Value::Array(parts) => {
-            let texts: Vec<&str> = parts
-                .iter()
-                .filter(|p| p.get("type").is_none_or(|t| t == "text"))
-                .filter_map(|p| p.get("text").and_then(Value::as_str))
-                .collect();
-            (!texts.is_empty()).then(|| texts.join("\n"))
-        }
-        _ => None,
-    }
+/// The text of a user's prompt on a line of `path`, in its agent's shape; `None` for other
+/// lines (assistant messages, tool results, metadata, injected context).
+pub(crate) fn user_text(path: &ActivePath, line: &str) -> Option<String> {
+    cairn_transcript::user_prompt_text(path.format, line)
 }
 
 /// The record of a forked agent session, as stored under `forks/`.
@@ -166,6 +149,8 @@ impl Repository {
 
 #[cfg(test)]
 mod tests {
+    use serde_json::Value;
+
     use super::*;
 
     fn claude_line(uuid: &str, kind: &str, text: &str) -> String {

@@ -72,7 +72,8 @@ fn cut_after_entry(path: &mut ActivePath, id: &str) -> Result<()> {
     })?;
     // Lines without an id (Claude Code's file-history snapshots) placed after the entry
     // belong to the turn before: they go up to the next entry with an id.
-    let end = path.entries[at + 1..].iter().position(|e| e.id.is_some()).map_or(path.entries.len(), |n| at + 1 + n);
+    let end =
+        path.entries[at + 1..].iter().position(|e| e.id.is_some()).map_or(path.entries.len(), |n| at + 1 + n);
     path.entries.truncate(end);
     Ok(())
 }
@@ -82,7 +83,8 @@ fn cut_after_entry(path: &mut ActivePath, id: &str) -> Result<()> {
 pub(crate) fn cut_before_prompt(path: &mut ActivePath, prompt: &str) {
     let want = prompt.lines().next().unwrap_or_default().trim();
     let at = path.entries.iter().rposition(|e| {
-        crate::agents::ledger::user_text(&e.text).is_some_and(|text| text.lines().next().unwrap_or_default().trim() == want)
+        crate::agents::ledger::user_text(path, &e.text)
+            .is_some_and(|text| text.lines().next().unwrap_or_default().trim() == want)
     });
     if let Some(at) = at {
         path.entries.truncate(at);

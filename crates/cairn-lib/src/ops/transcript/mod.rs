@@ -120,7 +120,7 @@ impl AgentPlaces {
         let codex_dir = env("CODEX_HOME")
             .filter(|v| !v.is_empty())
             .map(PathBuf::from)
-            .or_else(|| home.map(|h| AgentDirs::from_home(h).codex).flatten());
+            .or_else(|| home.and_then(|h| AgentDirs::from_home(h).codex));
         Ok(Self { pi_dir, claude_dir, cwd: cwd.into(), gemini_dir: vars.gemini_dir(), codex_dir })
     }
 
