@@ -31,6 +31,7 @@ mod pending;
 mod pi;
 mod preview;
 mod prompt;
+mod remap;
 mod subagents;
 mod summary;
 mod transcript;
@@ -45,6 +46,7 @@ pub use locate::{AgentDirs, SessionFile, claude_dir_name, list_sessions, newest_
 pub use model::{ActivePath, Entry, Format};
 pub use note::RestoreNote;
 pub use prompt::user_prompt_text;
+pub use remap::remap_root_line;
 pub use subagents::{ATTACHED, AttachedFile, Subagents};
 pub use summary::TranscriptSummary;
 pub use transcript::Transcript;
