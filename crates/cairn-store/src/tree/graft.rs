@@ -62,7 +62,7 @@ pub fn graft(
     shape: &DirRoot,
     edits: &BTreeMap<Vec<u8>, Option<Node>>,
 ) -> Result<DirRoot> {
-    let edits: Vec<(&[u8], &Option<Node>)> = edits.iter().map(|(p, n)| (p.as_slice(), n)).collect();
+    let edits: Vec<Edit<'_>> = edits.iter().map(|(p, n)| (p.as_slice(), n)).collect();
     let top = graft_dir(source, writer, Some(&base.top), Some(&shape.top), &edits)?;
     let touched = |member: &Vec<u8>| edits.iter().any(|(p, _)| is_at_or_below(member, p));
     let hardlinks = base.hardlinks.iter().filter(|group| !group.iter().any(touched)).cloned().collect();
@@ -74,13 +74,16 @@ pub fn is_at_or_below(path: &[u8], at: &[u8]) -> bool {
     at.is_empty() || path == at || path.len() > at.len() && path.starts_with(at) && path[at.len()] == b'/'
 }
 
+/// One edit below a directory: the path under it, and the entry to put there (none: remove).
+type Edit<'a> = (&'a [u8], &'a Option<Node>);
+
 /// The directory entry `dir` (of `base`, else made like `shape`'s) with `edits` applied below it.
 fn graft_dir(
     source: &dyn TreeSource,
     writer: &BlobWriter<'_>,
     dir: Option<&Node>,
     shape: Option<&Node>,
-    edits: &[(&[u8], &Option<Node>)],
+    edits: &[Edit<'_>],
 ) -> Result<Node> {
     let tree_of = |node: Option<&Node>| -> Result<Vec<Node>> {
         match node.map(|n| &n.kind) {
@@ -91,7 +94,7 @@ fn graft_dir(
     let is_dir = |node: Option<&Node>| node.is_some_and(|n| matches!(n.kind, NodeKind::Dir { .. }));
     let mut nodes = if is_dir(dir) { tree_of(dir)? } else { Vec::new() };
     let shapes = if is_dir(shape) { tree_of(shape)? } else { Vec::new() };
-    let mut groups: BTreeMap<&[u8], Vec<(&[u8], &Option<Node>)>> = BTreeMap::new();
+    let mut groups: BTreeMap<&[u8], Vec<Edit<'_>>> = BTreeMap::new();
     for (path, node) in edits {
         let (name, rest) = match path.iter().position(|b| *b == b'/') {
             Some(at) => (&path[..at], &path[at + 1..]),
@@ -102,7 +105,7 @@ fn graft_dir(
     for (name, below) in groups {
         let at = nodes.binary_search_by(|n| n.name.as_slice().cmp(name));
         let edited = match below.as_slice() {
-            [(rest, node)] if rest.is_empty() => (*node).clone().map(|n| Node { name: name.to_vec(), ..n }),
+            [([], node)] => (*node).clone().map(|n| Node { name: name.to_vec(), ..n }),
             _ => {
                 let here = at.ok().map(|i| &nodes[i]).filter(|n| matches!(n.kind, NodeKind::Dir { .. }));
                 let like = shapes

@@ -54,7 +54,7 @@ impl<'a> Materializer<'a> {
             bytes_written: Default::default(),
             progress: None,
             strip_inherited: true,
-            lookups: BlobLookups::new(&store.catalog()),
+            lookups: BlobLookups::new(store.catalog()),
             begun: Default::default(),
         }
     }

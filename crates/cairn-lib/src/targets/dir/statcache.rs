@@ -293,7 +293,7 @@ impl<'s> StatCache<'s> {
             return Ok(Self::default());
         };
         Ok(match decode_column::<JournalState>(HEADER, &blob) {
-            Some(journal) => Self { source: Some((&store.catalog(), target.to_owned())), journal },
+            Some(journal) => Self { source: Some((store.catalog(), target.to_owned())), journal },
             None => Self::default(),
         })
     }
