@@ -5,12 +5,15 @@
 //! runtime's worker included (the MCP server calls the store from async handlers, where a
 //! `block_on` would panic). Requests retry with exponential backoff (the crate's retry
 //! policy, [`retry_config`]), so a dropped connection or a 500 costs time, not the command.
+//! An object larger than [`MULTIPART_ABOVE`] (a full pack) is uploaded in parts of
+//! [`PART_SIZE`], sent at once and each retried on its own, so a dropped connection costs one
+//! part, not the whole pack ([`Multipart`]).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use futures_util::TryStreamExt;
+use futures_util::{StreamExt, TryStreamExt};
 use object_store::aws::{AmazonS3, AmazonS3Builder, AmazonS3ConfigKey};
 use object_store::path::Path as ObjectPath;
 use object_store::{
@@ -78,6 +81,53 @@ fn retry_config(settings: &S3Settings) -> RetryConfig {
     }
 }
 
+/// Objects larger than this are uploaded in parts: a full pack (16 MiB and a little more) is.
+pub const MULTIPART_ABOVE: u64 = 16 * 1024 * 1024;
+/// The size of each part but the last (S3 takes no part below 5 MiB but the last).
+pub const PART_SIZE: u64 = 8 * 1024 * 1024;
+/// The smallest part S3 takes.
+const MIN_PART: u64 = 5 * 1024 * 1024;
+/// Parts of one upload in flight at once.
+const PARTS_IN_FLIGHT: usize = 4;
+
+/// When and how an upload is split into parts: [`MULTIPART_ABOVE`] and [`PART_SIZE`], or
+/// `aws_multipart_threshold` and `aws_multipart_chunksize` (the AWS tools' names for these
+/// two settings, as `AWS_MULTIPART_THRESHOLD` and `AWS_MULTIPART_CHUNKSIZE`: a byte count, or
+/// one with `KB`, `MB`, `KiB` or `MiB`); a part is never below S3's 5 MiB.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Multipart {
+    /// Objects larger than this many bytes are uploaded in parts.
+    pub above: u64,
+    /// Bytes in each part but the last.
+    pub part_size: u64,
+}
+
+impl Multipart {
+    fn from_settings(settings: &S3Settings) -> Self {
+        let setting =
+            |name: &str| settings.options.iter().find(|(k, _)| k == name).and_then(|(_, v)| parse_size(v));
+        Self {
+            above: setting("aws_multipart_threshold").unwrap_or(MULTIPART_ABOVE),
+            part_size: setting("aws_multipart_chunksize").unwrap_or(PART_SIZE).max(MIN_PART),
+        }
+    }
+}
+
+/// `8388608`, `8MB`, `8MiB`, `512KB`: a size as the AWS tools write it (their MB is 2^20 bytes).
+fn parse_size(text: &str) -> Option<u64> {
+    let text = text.trim();
+    let digits = text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len());
+    let (number, unit) = text.split_at(digits);
+    let scale = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1,
+        "kb" | "kib" => 1 << 10,
+        "mb" | "mib" => 1 << 20,
+        "gb" | "gib" => 1 << 30,
+        _ => return None,
+    };
+    number.parse::<u64>().ok().map(|n| n * scale)
+}
+
 /// What this process sent to and received from S3 stores, for a front's progress line: a
 /// count over the whole process, since one command may open two stores (a copy).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -117,6 +167,7 @@ pub struct S3Backend {
     prefix: String,
     address: String,
     runtime: Option<tokio::runtime::Runtime>,
+    multipart: Multipart,
 }
 
 impl S3Backend {
@@ -145,7 +196,46 @@ impl S3Backend {
             prefix: settings.prefix.clone(),
             address: settings.address(),
             runtime: Some(runtime),
+            multipart: Multipart::from_settings(settings),
         })
+    }
+
+    /// When uploads are split into parts.
+    pub fn multipart(&self) -> Multipart {
+        self.multipart
+    }
+
+    /// Uploads `data` to `key` in parts ([`Multipart`]), [`PARTS_IN_FLIGHT`] at a time, each
+    /// retried on its own by the client's retry policy; an upload that fails is aborted, so no
+    /// parts are left behind to be billed.
+    fn put_multipart(&self, key: &str, data: &[u8]) -> Result<()> {
+        let client = self.client.clone();
+        let path = self.path(key);
+        let parts: Vec<PutPayload> =
+            data.chunks(self.multipart.part_size as usize).map(|c| PutPayload::from(c.to_vec())).collect();
+        // The create and the completion, then each part.
+        count(0, 0);
+        count(0, 0);
+        for part in &parts {
+            count(part.content_length(), 0);
+        }
+        self.run(async move {
+            let mut upload = client.put_multipart(&path).await?;
+            let sending: Vec<_> = parts.into_iter().map(|part| upload.put_part(part)).collect();
+            let sent = futures_util::stream::iter(sending)
+                .buffer_unordered(PARTS_IN_FLIGHT)
+                .try_collect::<Vec<()>>()
+                .await;
+            let done = match sent {
+                Ok(_) => upload.complete().await.map(|_| ()),
+                Err(e) => Err(e),
+            };
+            if done.is_err() {
+                let _ = upload.abort().await;
+            }
+            done
+        })
+        .map_err(|e| self.fail(key, e))
     }
 
     fn path(&self, key: &str) -> ObjectPath {
@@ -238,6 +328,17 @@ fn first_line(e: &dyn std::fmt::Display) -> String {
 
 impl Backend for S3Backend {
     fn put_if_absent(&self, key: &str, data: &[u8]) -> Result<bool> {
+        if data.len() as u64 > self.multipart.above {
+            // A completed multipart upload takes no `If-None-Match` in `object_store`, so
+            // "only if absent" is a look first. What is uploaded this large is a pack, named
+            // by the hash of its (salted) header, so a pack written between the look and the
+            // completion holds the same bytes, and writing it again changes nothing.
+            if self.size(key)?.is_some() {
+                return Ok(false);
+            }
+            self.put_multipart(key, data)?;
+            return Ok(true);
+        }
         count(data.len(), 0);
         let client = self.client.clone();
         let path = self.path(key);
@@ -348,5 +449,29 @@ impl Backend for S3Backend {
 
     fn describe(&self) -> String {
         self.address.clone()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn multipart_sizes_read_as_the_aws_tools_write_them_and_a_part_is_never_below_5_mib() {
+        assert_eq!(parse_size("8388608"), Some(8 << 20));
+        assert_eq!(parse_size("8MB"), Some(8 << 20));
+        assert_eq!(parse_size("512 KiB"), Some(512 << 10));
+        assert_eq!(parse_size("lots"), None);
+        let settings = |pairs: &[(&str, &str)]| S3Settings {
+            options: pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
+            ..S3Settings::default()
+        };
+        let defaults = Multipart::from_settings(&settings(&[]));
+        assert_eq!(defaults, Multipart { above: MULTIPART_ABOVE, part_size: PART_SIZE });
+        let small = Multipart::from_settings(&settings(&[
+            ("aws_multipart_threshold", "1MB"),
+            ("aws_multipart_chunksize", "1MB"),
+        ]));
+        assert_eq!(small, Multipart { above: 1 << 20, part_size: MIN_PART });
     }
 }
