@@ -382,6 +382,9 @@ impl<'s> BlobWriter<'s> {
         }
         self.store.backend().put_if_absent(&key, &bytes)?;
         super::fault::kill_at(super::fault::FaultPoint::PackPublished);
+        // A remote store's pack is kept in this machine's pack cache too, so a restore here
+        // reads it from disk rather than fetch what this command just sent.
+        self.store.cache_uploaded(&key, &bytes);
         // The held lookups leave their transactions, so this commit's checkpoint can copy the
         // whole WAL back.
         self.lookups.pause();
