@@ -8,6 +8,10 @@
 //! Also the walk that finds every blob of a directory snapshot, one tree level at a time, each
 //! level fetched at once, so a restore or copy of a tree of depth d costs about d rounds of
 //! parallel requests instead of one request per directory.
+//!
+//! And the read a `check --read-data` makes ([`Store::read_packs`]): each pack read whole,
+//! once (from the pack cache when it holds the whole pack, else one request), its header and
+//! every blob checked from that one read, [`PARALLEL`] packs at a time.
 
 use std::collections::HashSet;
 use std::sync::Mutex;
@@ -30,6 +34,31 @@ pub const WHOLE_PACKS: u64 = u64::MAX;
 const MAX_RANGE: u64 = 32 * 1024 * 1024;
 /// Requests in flight at once.
 const PARALLEL: usize = 8;
+
+/// One pack to read whole for a check: its key, its size as the index has it, and the blobs
+/// the index places in it.
+pub type PackToRead = (String, Option<u64>, Vec<(ObjectId, BlobLocation)>);
+
+/// What reading one pack whole found.
+#[derive(Debug)]
+pub struct PackRead {
+    /// The pack.
+    pub key: String,
+    /// Its size as read.
+    pub size: u64,
+    /// What its header lists, or why the header does not read.
+    pub header: std::result::Result<Vec<crate::pack::PackEntry>, String>,
+    /// Blobs read from it whose hash checked.
+    pub read: Vec<ObjectId>,
+    /// Blobs that did not read, each with why.
+    pub failed: Vec<(ObjectId, crate::error::Error)>,
+}
+
+impl PackRead {
+    fn sound(&self) -> bool {
+        self.header.is_ok() && self.failed.is_empty()
+    }
+}
 
 /// One request: a range of one pack.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -104,6 +133,104 @@ impl Store {
             Some(e) => Err(e),
             None => Ok(()),
         }
+    }
+
+    /// Reads each of `packs` whole, once, and checks its header and every blob the index
+    /// places in it from that one read, [`PARALLEL`] packs at a time. A remote store's pack
+    /// comes from the pack cache when one cached range holds all of it, else from one
+    /// request, and is kept in the cache (when it takes at most half of it) for the reads
+    /// that follow; a cached pack that fails a check is dropped and fetched again, so a
+    /// damaged cache file is never taken for a damaged pack. Fails with the first request
+    /// that fails.
+    pub fn read_packs(&self, packs: &[PackToRead]) -> Result<Vec<PackRead>> {
+        let next = AtomicUsize::new(0);
+        let found: Mutex<Vec<PackRead>> = Mutex::new(Vec::with_capacity(packs.len()));
+        let failure: Mutex<Option<crate::error::Error>> = Mutex::new(None);
+        std::thread::scope(|scope| {
+            for _ in 0..PARALLEL.min(packs.len()) {
+                scope.spawn(|| {
+                    loop {
+                        let at = next.fetch_add(1, Ordering::Relaxed);
+                        let Some(pack) = packs.get(at) else { break };
+                        match self.read_pack(pack) {
+                            Ok(read) => found.lock().unwrap_or_else(|p| p.into_inner()).push(read),
+                            Err(e) => {
+                                failure.lock().unwrap_or_else(|p| p.into_inner()).get_or_insert(e);
+                                next.store(packs.len(), Ordering::Relaxed);
+                                break;
+                            }
+                        }
+                    }
+                });
+            }
+        });
+        if let Some(e) = failure.into_inner().unwrap_or_else(|p| p.into_inner()) {
+            return Err(e);
+        }
+        let mut found = found.into_inner().unwrap_or_else(|p| p.into_inner());
+        found.sort_by(|a, b| a.key.cmp(&b.key));
+        Ok(found)
+    }
+
+    /// [`Store::read_packs`] for one pack.
+    fn read_pack(&self, (key, size, blobs): &PackToRead) -> Result<PackRead> {
+        if let (Some(cache), Some(size)) = (&self.pack_cache, size)
+            && let Some(bytes) = cache.read_whole(key, *size)?
+        {
+            let read = self.check_pack_bytes(key, &bytes, blobs);
+            if read.sound() {
+                return Ok(read);
+            }
+            // The cached copy may be what is damaged: the bucket decides.
+            cache.drop_covering(key, 0, *size)?;
+        }
+        let bytes = self.backend.get(key)?;
+        let read = self.check_pack_bytes(key, &bytes, blobs);
+        if let Some(cache) = &self.pack_cache
+            && read.sound()
+            && bytes.len() as u64 <= cache.max_bytes() / 2
+        {
+            cache.insert(key, 0, &bytes)?;
+        }
+        Ok(read)
+    }
+
+    /// Checks pack `key`'s header and each of `blobs` against `bytes`, the whole pack.
+    fn check_pack_bytes(&self, key: &str, bytes: &[u8], blobs: &[(ObjectId, BlobLocation)]) -> PackRead {
+        let header = crate::pack::verify_header(key, bytes, self.sealing());
+        let mut read = Vec::with_capacity(blobs.len());
+        let mut failed = Vec::new();
+        // In pack order, so the members of a shared frame follow each other and each frame is
+        // decoded once.
+        let mut blobs: Vec<&(ObjectId, BlobLocation)> = blobs.iter().collect();
+        blobs.sort_by_key(|(_, loc)| loc.offset);
+        for (id, loc) in blobs {
+            match self.blob_in(id, loc, bytes) {
+                Ok(_) => read.push(*id),
+                Err(e) => failed.push((*id, e)),
+            }
+        }
+        PackRead { key: key.to_owned(), size: bytes.len() as u64, header, read, failed }
+    }
+
+    /// Blob `id`, placed at `loc`, read from `pack`, the whole of its pack, and hash-checked.
+    fn blob_in(&self, id: &ObjectId, loc: &BlobLocation, pack: &[u8]) -> Result<Vec<u8>> {
+        let stored = usize::try_from(loc.offset)
+            .ok()
+            .zip(usize::try_from(loc.offset + loc.length).ok())
+            .and_then(|(start, end)| pack.get(start..end))
+            .ok_or_else(|| {
+                crate::error::Error::corrupt(format!(
+                    "pack {} is shorter than the index says: it cannot hold object {id}",
+                    loc.pack_key
+                ))
+            })?;
+        if let Some(within) = loc.within {
+            let plain = self.frames.get_or_decode(&loc.pack_key, loc.offset, || Ok(stored.to_vec()))?;
+            return crate::frame::member(id, &plain, within, loc.raw_length);
+        }
+        let stored = crate::pack::unseal(self.sealing(), id, stored.to_vec())?;
+        crate::pack::decode(id, &stored, loc.compressed, loc.raw_length)
     }
 
     /// One request per pack that holds any of `places`: the whole pack.

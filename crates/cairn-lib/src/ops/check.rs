@@ -5,6 +5,12 @@
 //! that content again instead of deduplicating against it. Its advice never leads to deleting
 //! data that still restores: a pack file or a record object the catalog does not know is sent
 //! to `cairn repair`, which indexes or adds back what it holds, never to gc.
+//!
+//! `read_data` reads each pack whole, once, several at a time, and checks its header and
+//! every blob from that one read (`Store::read_packs`): on a remote store one request per pack
+//! (none for a pack the pack cache holds whole), where reading blob by blob cost one request
+//! per blob. The packs are read before the snapshots' trees are walked, so the walk finds a
+//! remote store's trees in the pack cache.
 
 use std::collections::{HashMap, HashSet};
 
@@ -14,6 +20,7 @@ use super::live::{read_record, record_id};
 use crate::Repository;
 use crate::error::Result;
 use crate::id::ObjectId;
+use crate::store::fetch::{PackRead, PackToRead};
 
 /// How thoroughly to check the store.
 #[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
@@ -55,12 +62,12 @@ impl Repository {
         (!crate::store::layout::pid_alive(pid)).then_some(pid)
     }
 
-    /// Verifies pack `key` against its own header and the index: the header (magic number,
-    /// length, hash), the file's size, and every index entry's place. What the index places
-    /// wrongly is recorded damaged, so no save dedups against it.
-    fn verify_pack(&self, key: &str, problems: &mut Vec<String>) -> Result<()> {
-        let bytes = self.backend().get(key)?;
-        let entries = match crate::store::pack::verify_header(key, &bytes, self.sealing()) {
+    /// Verifies a pack read whole against its own header and the index: the header (magic
+    /// number, length, hash), the file's size, and every index entry's place. What the index
+    /// places wrongly is recorded damaged, so no save dedups against it.
+    fn verify_pack(&self, read: &PackRead, problems: &mut Vec<String>) -> Result<()> {
+        let key = read.key.as_str();
+        let entries = match &read.header {
             Ok(entries) => entries,
             Err(problem) => {
                 // Known damaged from now on: no save dedups against what it holds.
@@ -72,11 +79,11 @@ impl Repository {
             }
         };
         if let Some(size) = self.catalog().pack_size(key)?
-            && size != bytes.len() as u64
+            && size != read.size
         {
             problems.push(format!(
                 "pack {key} holds {} bytes where the index recorded {size}; repair the store",
-                bytes.len()
+                read.size
             ));
         }
         let in_header: HashMap<ObjectId, _> = entries.iter().map(|e| (e.id, e)).collect();
@@ -124,6 +131,19 @@ impl Repository {
         let read_data = options.read_data;
         let known_records: HashSet<String> = self.catalog().all_snapshot_ids()?.into_iter().collect();
         let mut result = CheckResult { snapshots: known_records.len() as u64, ..CheckResult::default() };
+        let files: HashSet<String> = self.backend().list("packs/")?.into_iter().collect();
+        let known: HashSet<String> = self.catalog().all_pack_keys()?.into_iter().collect();
+        // Every pack read whole first (see the module documentation); what it found is
+        // reported below, in the order the checks always ran.
+        let packs_read = if read_data {
+            let mut to_read: Vec<PackToRead> = Vec::new();
+            for key in files.intersection(&known) {
+                to_read.push((key.clone(), self.catalog().pack_size(key)?, self.catalog().pack_blobs(key)?));
+            }
+            self.read_packs(&to_read)?
+        } else {
+            Vec::new()
+        };
         let mut live = HashSet::new();
         for (kind, root) in self.catalog().all_roots_with_kind()? {
             if let Err(e) = crate::targets::referenced_objects(self, &kind, &root, &mut live) {
@@ -134,8 +154,6 @@ impl Repository {
         for problem in self.catalog().integrity_problems()? {
             result.problems.push(format!("the catalog is damaged ({problem}); repair the store"));
         }
-        let files: HashSet<String> = self.backend().list("packs/")?.into_iter().collect();
-        let known: HashSet<String> = self.catalog().all_pack_keys()?.into_iter().collect();
         for key in known.difference(&files) {
             result.problems.push(format!("pack {key} is in the catalog but its file is missing"));
         }
@@ -170,8 +188,8 @@ impl Repository {
             }
         }
         if read_data {
-            for key in files.intersection(&known) {
-                self.verify_pack(key, &mut result.problems)?;
+            for read in &packs_read {
+                self.verify_pack(read, &mut result.problems)?;
             }
             self.verify_records(&mut result.problems)?;
         }
@@ -182,9 +200,23 @@ impl Repository {
             result.problems.push(format!("object {id} is missing"));
         }
         if read_data {
-            // One pack at a time, in pack order, so the members of a shared frame follow each
-            // other and each frame is decoded once.
+            for read in packs_read {
+                result.objects_read += read.read.iter().filter(|id| live.contains(id)).count() as u64;
+                for (id, e) in read.failed {
+                    // Known damaged from now on: no save dedups against it.
+                    self.catalog().mark_damaged(&id)?;
+                    if live.contains(&id) {
+                        result.problems.push(e.to_string());
+                    }
+                }
+            }
+            // A ready pack whose file is not there: each blob a snapshot needs from it is
+            // tried on its own, and reported as it fails.
+            let read_whole: HashSet<&String> = files.intersection(&known).collect();
             for (key, _, _) in self.catalog().ready_packs()? {
+                if read_whole.contains(&key) {
+                    continue;
+                }
                 let mut blobs = self.catalog().pack_blobs(&key)?;
                 blobs.retain(|(id, _)| live.contains(id));
                 blobs.sort_by_key(|(_, loc)| loc.offset);
@@ -192,7 +224,6 @@ impl Repository {
                     match self.read_blob(&id) {
                         Ok(_) => result.objects_read += 1,
                         Err(e) => {
-                            // Known damaged from now on: no save dedups against it.
                             self.catalog().mark_damaged(&id)?;
                             result.problems.push(e.to_string());
                         }
