@@ -100,6 +100,23 @@ impl StoreOpener {
         }
     }
 
+    /// How the destination of a copy at `address` is unlocked: see [`Unlock::for_destination`]
+    /// (`password_file`, else the `CAIRN_TO_*` secrets, else the store's own), with its
+    /// catalog cached as [`StoreOpener::unlock_from_env`] caches it.
+    pub fn destination_unlock(
+        env: EnvLookup,
+        address: &StoreAddress,
+        password_file: Option<PathBuf>,
+        prompt: Option<Prompt>,
+    ) -> Unlock {
+        let cache = cache_home(&env);
+        let unlock = Unlock::for_destination(env, address.to_string(), password_file, prompt);
+        match cache {
+            Some(dir) => unlock.cache_home(dir),
+            None => unlock,
+        }
+    }
+
     /// Opens the store, unlocking it when it is encrypted.
     pub fn open(&self, mode: OpenMode) -> Result<Store> {
         Store::open_address_with(&self.address, mode, &self.unlock)

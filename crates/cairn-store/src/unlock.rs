@@ -107,6 +107,37 @@ impl Unlock {
         })
     }
 
+    /// Unlocks the destination of a copy, at `location`, which may have a secret of its own:
+    /// `password_file` (a front's flag), else `CAIRN_TO_PASSWORD`, `CAIRN_TO_PASSWORD_FILE` or
+    /// `CAIRN_TO_KEY_FILE` of `env`, else as [`Unlock::from_env`] does (so one secret still
+    /// serves two stores that share it), whose prompt names `location`, so the user knows
+    /// which store's password is asked for. All asked only when the store is encrypted.
+    pub fn for_destination(
+        env: EnvLookup,
+        location: String,
+        password_file: Option<PathBuf>,
+        prompt: Option<Prompt>,
+    ) -> Self {
+        let fallback = Self::from_env(env.clone(), location, prompt);
+        Self::asking(move |purpose| {
+            if let Some(path) = &password_file {
+                return secret_from("the destination's password", None, Some(path.clone()));
+            }
+            let password = env::var_os("CAIRN_TO_PASSWORD", &env);
+            let password_file = env::var("CAIRN_TO_PASSWORD_FILE", &env);
+            if let Some(secret) = secret_from("the destination's password", password, password_file)? {
+                return Ok(Some(secret));
+            }
+            if let Some(path) = env::var("CAIRN_TO_KEY_FILE", &env) {
+                return secret_from_key_file(&path).map(Some);
+            }
+            match &fallback.ask {
+                Some(ask) => ask(purpose),
+                None => Ok(None),
+            }
+        })
+    }
+
     /// Whether a store this open makes is encrypted (else: as its address does by default).
     pub fn encrypt_new(mut self, encrypt: bool) -> Self {
         self.encrypt_new = Some(encrypt);

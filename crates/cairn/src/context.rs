@@ -75,7 +75,21 @@ fn prompt() -> cairn_lib::Prompt {
 /// Opens the store, scoped to the current directory; a command that only reads refuses a store that does not exist (see
 /// [`GlobalArgs::open_mode`]) rather than leave an empty one behind.
 pub fn open_store(global: &GlobalArgs) -> CommandResult<Repository> {
-    let mut store = Repository::open_located(&opener(global)?, global.open_mode)?;
+    open_with(&opener(global)?, global)
+}
+
+/// Opens the destination of a copy as [`open_store`] does, unlocked by its own secret:
+/// `password_file` (`--to-password-file`), else `CAIRN_TO_PASSWORD`, `CAIRN_TO_PASSWORD_FILE`
+/// or `CAIRN_TO_KEY_FILE`, else the store's usual secret, else the prompt, which names it.
+pub fn open_destination(global: &GlobalArgs, password_file: Option<PathBuf>) -> CommandResult<Repository> {
+    let mut opener = opener(global)?;
+    opener.unlock =
+        StoreOpener::destination_unlock(process_env(), &opener.address, password_file, Some(prompt()));
+    open_with(&opener, global)
+}
+
+fn open_with(opener: &StoreOpener, global: &GlobalArgs) -> CommandResult<Repository> {
+    let mut store = Repository::open_located(opener, global.open_mode)?;
     store.set_notifier(crate::printer::Printer::notice);
     // A command works on the directory it is run in: `latest` is that directory's newest
     // snapshot, and restoring another directory in place needs its target named.

@@ -1,5 +1,6 @@
 //! `cairn copy REF… --to STORE` (or `--from STORE`): snapshots, moments or a whole session
-//! from one store to another. The store of `--store` is the other side.
+//! from one store to another. The store of `--store` is the other side. The destination is
+//! unlocked by a secret of its own when one is given (`--to-password-file`, `CAIRN_TO_*`).
 
 use std::path::PathBuf;
 
@@ -7,7 +8,7 @@ use cairn_lib::ops::copy::{CopyOptions, CopyProgress, CopyResult, CopyStatus};
 use clap::Args;
 
 use crate::commands::GlobalArgs;
-use crate::context::{call_context, open_store};
+use crate::context::{call_context, open_destination, open_store};
 use crate::error::CommandResult;
 use crate::format;
 use crate::printer::Printer;
@@ -22,6 +23,11 @@ pub struct CopyArgs {
     /// Copy from this store into the store (--store).
     #[arg(long, value_name = "STORE")]
     from: Option<PathBuf>,
+    /// The destination's password, read from this file, for two encrypted stores with
+    /// different passwords (else CAIRN_TO_PASSWORD, CAIRN_TO_PASSWORD_FILE or CAIRN_TO_KEY_FILE,
+    /// else the store's own secret, else it is asked for).
+    #[arg(long, value_name = "FILE")]
+    to_password_file: Option<PathBuf>,
     #[command(flatten)]
     options: CopyOptions,
 }
@@ -39,7 +45,7 @@ pub fn run(global: &GlobalArgs, args: CopyArgs, printer: &Printer) -> CommandRes
         ),
     };
     let source = open_store(&source)?;
-    let destination = open_store(&destination)?;
+    let destination = open_destination(&destination, args.to_password_file.clone())?;
     let progress = CopyProgress::default();
     let text = || {
         let sent = progress.blobs_sent();
