@@ -265,6 +265,9 @@ fn a_no_change_save_costs_the_same_requests_at_any_size_and_a_second_restore_fet
     // One pack of the changed files and their trees, and the record.
     assert_eq!(changed["by_method"]["PUT"], 2, "{changed}");
 
+    // The packs the saves uploaded are in this machine's pack cache: emptied, so the first
+    // restore fetches them.
+    clear_pack_caches(env.root());
     let out = env.root().join("first-restore");
     let first = requests_of(&env, &proxy, &["restore", "latest", "--to", out.to_str().unwrap()]);
     let again_out = env.root().join("second-restore");
@@ -280,4 +283,18 @@ fn a_no_change_save_costs_the_same_requests_at_any_size_and_a_second_restore_fet
         "the second restore is served by the pack cache: {again}"
     );
     assert_eq!(common::describe(&again_out), common::describe(&out));
+}
+
+/// Empties every pack cache below `root` (the machine's HOME and caches).
+fn clear_pack_caches(root: &std::path::Path) {
+    for entry in std::fs::read_dir(root).unwrap().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            if path.file_name().is_some_and(|n| n == "pack-cache") {
+                std::fs::remove_dir_all(&path).unwrap();
+            } else {
+                clear_pack_caches(&path);
+            }
+        }
+    }
 }
