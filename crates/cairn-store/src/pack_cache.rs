@@ -14,9 +14,10 @@
 //! removes the oldest until the cache fits.
 //!
 //! A range is read whole, once, and kept in memory while blobs are read from it ([`HOT`]
-//! ranges at a time): a restore reads a pack's blobs one after another, and a read of each
-//! blob from the file on its own (an open, a seek and a read per blob, 50,000 for a large
-//! tree) made a restore served from the cache slower than one that fetched the packs.
+//! ranges at a time, each read whole at most once per command): a restore reads a pack's
+//! blobs one after another, and a read of each blob from the file on its own (an open, a seek
+//! and a read per blob, 50,000 for a large tree) made a restore served from the cache slower
+//! than one that fetched the packs.
 //! Packs a save uploads enter the cache too ([`super::Store::cache_uploaded`]).
 
 use std::collections::{HashMap, HashSet, VecDeque};
@@ -61,6 +62,10 @@ pub struct PackCache {
     touched: Mutex<HashSet<PathBuf>>,
     /// The ranges read last, whole, newest last.
     hot: Mutex<VecDeque<(PathBuf, Arc<Vec<u8>>)>>,
+    /// Ranges this command read whole already: one that left [`HOT`] and is asked for again
+    /// is read blob by blob, so reads that jump between many packs never read a range whole
+    /// more than once.
+    read_whole: Mutex<HashSet<PathBuf>>,
 }
 
 impl super::Store {
@@ -96,6 +101,7 @@ impl PackCache {
             index: Mutex::new(None),
             touched: Mutex::new(HashSet::new()),
             hot: Mutex::new(VecDeque::new()),
+            read_whole: Mutex::new(HashSet::new()),
         }
     }
 
@@ -168,7 +174,9 @@ impl PackCache {
             let _ = file.set_modified(std::time::SystemTime::now());
         }
         let size = range.end - range.start;
-        if size <= HOT_MAX {
+        if size <= HOT_MAX
+            && self.read_whole.lock().unwrap_or_else(|p| p.into_inner()).insert(range.file.clone())
+        {
             // Read whole, once: the blobs after this one come from memory.
             let mut whole = vec![0u8; size as usize];
             if file.read_exact_at(&mut whole, 0).is_err() {
@@ -348,5 +356,20 @@ mod tests {
         assert!(reader.read("packs/aa/two.pack", 0, 10).unwrap().is_none(), "two was evicted");
         assert!(reader.read("packs/aa/one.pack", 0, 10).unwrap().is_some());
         assert!(reader.read("packs/aa/three.pack", 0, 10).unwrap().is_some());
+    }
+
+    #[test]
+    fn a_range_is_read_whole_once_and_its_blobs_come_from_memory() {
+        let dir = tempfile::tempdir().unwrap();
+        let c = cache(dir.path(), 1 << 20);
+        c.insert("packs/ab/abcd.pack", 0, b"0123456789").unwrap();
+        let reader = cache(dir.path(), 1 << 20);
+        assert_eq!(reader.read("packs/ab/abcd.pack", 2, 3).unwrap().unwrap(), b"234");
+        // The file is gone, but the range is held: the next blob still reads.
+        for entry in std::fs::read_dir(dir.path().join(DIR)).unwrap().flatten() {
+            std::fs::remove_file(entry.path()).unwrap();
+        }
+        assert_eq!(reader.read("packs/ab/abcd.pack", 7, 3).unwrap().unwrap(), b"789");
+        assert!(reader.read("packs/ab/abcd.pack", 8, 3).unwrap().is_none(), "past the range");
     }
 }
