@@ -25,6 +25,7 @@ pub mod remove;
 pub mod repair;
 pub mod resolve;
 pub mod restore;
+pub mod resume;
 pub mod retention;
 pub mod save;
 pub mod session;

@@ -64,7 +64,7 @@ pub(crate) fn load_conversation(
 /// Keeps the entries up to and including `id`. The turn's own transcript snapshot always
 /// holds it (the ledger read it from that file before the snapshot was taken), so a missing
 /// id is damage, refused rather than guessed around.
-fn cut_after_entry(path: &mut ActivePath, id: &str) -> Result<()> {
+pub(crate) fn cut_after_entry(path: &mut ActivePath, id: &str) -> Result<()> {
     let at = path.entries.iter().position(|e| e.id.as_deref() == Some(id)).ok_or_else(|| {
         crate::error::Error::corrupt(format!(
             "the conversation saved with this turn does not hold entry {id:?}, where the turn began"

@@ -24,7 +24,7 @@ pub use rewind::{RewindList, RewindListOptions, RewindOptions, RewindSession, Re
 pub use save::{MomentSaveOptions, MomentSaveResult};
 
 pub use conversation::ConversationCut;
-pub(crate) use conversation::load_conversation;
+pub(crate) use conversation::{cut_after_entry, cut_before_prompt, load_conversation};
 pub(crate) use save::{PartPlan, TakeOptions};
 
 use crate::error::{Error, Hint, Operation, Result, echo};
