@@ -5,6 +5,7 @@
 
 pub(crate) mod compose;
 pub(crate) mod dir;
+pub(crate) mod document;
 
 use std::path::{Path, PathBuf};
 
@@ -77,7 +78,7 @@ pub(crate) fn referenced_objects(
         // Transcripts and debug captures store one document as their root (a blob, or a list
         // of chunks), and so does any kind a later version adds.
         Ok(TargetKind::Transcript | TargetKind::Debug) | Err(_) => {
-            crate::ops::document::document_objects(store, root, live)
+            document::document_objects(store, root, live)
         }
     }
 }

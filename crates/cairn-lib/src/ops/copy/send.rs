@@ -76,7 +76,7 @@ impl<'a> Sender<'a> {
             let entries = crate::ops::transcript::secrets::secret_entries(&text).len() as u64;
             if entries > 0 {
                 let clean = crate::ops::transcript::secrets::redact(&text);
-                let id = crate::ops::document::write_document(&self.writer, clean.as_bytes())?;
+                let id = crate::targets::document::write_document(&self.writer, clean.as_bytes())?;
                 snapshot.root = Some(id);
                 snapshot.stats.bytes = clean.len() as u64;
                 snapshot.details["redacted_entries"] = serde_json::json!(entries);
