@@ -6,8 +6,9 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 use cairn_lib::agents::{
-    Agent, AgentPlaces, HookCommand, HookEvent, HooksInstallOptions, HooksStatusOptions,
-    HooksUninstallOptions, REJECTED, Scope, install, parse_payload, status, uninstall,
+    Agent, AgentPlaces, HookCommand, HookEvent, HooksInstallAllOptions, HooksInstallOptions,
+    HooksStatusOptions, HooksUninstallOptions, Layers, REJECTED, Scope, install, install_all,
+    parse_hook_event, parse_payload, status, uninstall,
 };
 
 fn fixture(name: &str) -> String {
@@ -194,6 +195,7 @@ fn status_lists_every_scope_and_what_is_installed() {
     let rows: Vec<(String, String, bool, usize, bool)> = all
         .places
         .iter()
+        .filter(|p| matches!(p.agent, Agent::ClaudeCode | Agent::GeminiCli))
         .map(|p| (p.agent.to_string(), p.scope.to_string(), p.exists, p.installed.len(), p.error.is_some()))
         .collect();
     assert_eq!(
@@ -284,13 +286,22 @@ fn with_command(text: &str, agent: Agent, old: &str) -> String {
     text.replace(&new, &serde_json::to_string(old).unwrap())
 }
 
+/// A user's own Codex CLI `hooks.json` (codex-rs 0.125's shape).
+const CODEX_HOOKS: &str = "{\n  \"hooks\": {\n    \"PostToolUse\": [\n      {\"matcher\": \"apply_patch\", \"hooks\": [{\"type\": \"command\", \"command\": \"cargo fmt --all\", \"timeout\": 120}]}\n    ]\n  }\n}\n";
+
+/// A user's own Cursor `hooks.json` (version 1, flat entries).
+const CURSOR_HOOKS: &str = "{\n  \"version\": 1,\n  \"hooks\": {\n    \"afterFileEdit\": [\n      { \"command\": \"./format.sh\" }\n    ]\n  }\n}\n";
+
 #[test]
 fn an_install_over_an_older_command_replaces_it_and_uninstall_still_gives_the_bytes_back() {
-    for agent in Agent::ALL {
+    // GitHub Copilot CLI's commands name their event, so no one command stands for all.
+    for agent in [Agent::ClaudeCode, Agent::GeminiCli, Agent::Codex, Agent::Cursor] {
         let env = Env::new();
         let original = match agent {
             Agent::ClaudeCode => fixture("claude_settings_with_hooks.json"),
             Agent::GeminiCli => fixture("gemini_settings_with_comments.json"),
+            Agent::Codex => CODEX_HOOKS.to_owned(),
+            _ => CURSOR_HOOKS.to_owned(),
         };
         let path = env.put(agent, Scope::User, &original);
         install(&env.places(), &cmd(), &install_opts(agent, Scope::User)).unwrap();
@@ -400,4 +411,137 @@ fn a_rejected_event_is_named_without_quoting_it() {
     let err = parse_payload(Agent::GeminiCli, "{\"cwd\": \"/x\", \"hook_event_name\": \"BeforeAgent\"}")
         .unwrap_err();
     assert_eq!(err.to_string(), "the gemini-cli hook event was turned away: it has no `session_id`");
+}
+
+#[test]
+fn codex_events_are_classified_with_the_thread_as_the_session() {
+    let base = r#""session_id":"0199a213-81c0-7800-8aa1-bbab2a035a53","turn_id":"3","transcript_path":"/home/u/.codex/sessions/2026/04/24/rollout-2026-04-24T10-00-00-0199a213-81c0-7800-8aa1-bbab2a035a53.jsonl","cwd":"/home/u/proj","model":"gpt-5.4","permission_mode":"default""#;
+    let kind = |rest: &str| parse_payload(Agent::Codex, &format!("{{{base},{rest}}}")).unwrap();
+    let prompt = kind(r#""hook_event_name":"UserPromptSubmit","prompt":"fix the tests""#);
+    assert_eq!(prompt.event, HookEvent::PromptSubmitted { prompt: "fix the tests".into() });
+    assert_eq!(prompt.session_id, "0199a213-81c0-7800-8aa1-bbab2a035a53");
+    assert_eq!(prompt.cwd.as_deref(), Some(Path::new("/home/u/proj")));
+    let patch = kind(
+        r#""hook_event_name":"PostToolUse","tool_name":"apply_patch","tool_input":{"command":"*** Begin Patch"},"tool_response":"Success.","tool_use_id":"call_a""#,
+    );
+    assert_eq!(patch.event, HookEvent::FileToolFinished { tool: "apply_patch".into() });
+    let shell = kind(r#""hook_event_name":"PostToolUse","tool_name":"Bash","tool_input":{"command":"rm x"}"#);
+    assert_eq!(shell.event, HookEvent::FileToolFinished { tool: "Bash".into() });
+    let mcp = kind(r#""hook_event_name":"PostToolUse","tool_name":"mcp__docs__search","tool_input":{}"#);
+    assert_eq!(mcp.event, HookEvent::Other { event: "PostToolUse".into() });
+    let stop = kind(r#""hook_event_name":"Stop","stop_hook_active":false,"last_assistant_message":null"#);
+    assert_eq!(stop.event, HookEvent::TurnEnded);
+    // `transcript_path` may be null (no rollout yet).
+    let start = parse_payload(
+        Agent::Codex,
+        r#"{"session_id":"s","transcript_path":null,"cwd":"/p","hook_event_name":"SessionStart","source":"startup"}"#,
+    )
+    .unwrap();
+    assert_eq!(start.transcript_path, None);
+    assert_eq!(Agent::Codex.layers(), Layers::CodeOnly);
+}
+
+#[test]
+fn cursor_events_name_the_conversation_and_the_first_workspace_root() {
+    let common = r#""conversation_id":"7c1e0f2a-1111-4a4a-9b9b-0123456789ab","generation_id":"3f9d2c10","model":"default","cursor_version":"3.18.25","workspace_roots":["/home/u/proj","/home/u/lib"],"user_email":null,"transcript_path":null"#;
+    let kind = |rest: &str| parse_payload(Agent::Cursor, &format!("{{{common},{rest}}}")).unwrap();
+    let prompt = kind(r#""hook_event_name":"beforeSubmitPrompt","prompt":"rename foo","attachments":[]"#);
+    assert_eq!(prompt.event, HookEvent::PromptSubmitted { prompt: "rename foo".into() });
+    assert_eq!(prompt.session_id, "7c1e0f2a-1111-4a4a-9b9b-0123456789ab");
+    assert_eq!(prompt.project_dir.as_deref(), Some(Path::new("/home/u/proj")));
+    assert_eq!(prompt.cwd.as_deref(), Some(Path::new("/home/u/proj")));
+    assert_eq!(Agent::Cursor.reply(&prompt, None).as_deref(), Some(r#"{"continue":true}"#));
+    let edit = kind(r#""hook_event_name":"afterFileEdit","file_path":"/home/u/proj/src/lib.rs","edits":[]"#);
+    assert_eq!(edit.event, HookEvent::FileToolFinished { tool: "Write".into() });
+    assert_eq!(Agent::Cursor.reply(&edit, None), None, "after* output is ignored: print nothing");
+    let shell = kind(
+        r#""hook_event_name":"afterShellExecution","command":"make","output":"","duration":3,"sandbox":false"#,
+    );
+    assert_eq!(shell.event, HookEvent::FileToolFinished { tool: "Shell".into() });
+    let stop = kind(r#""hook_event_name":"stop","status":"completed","loop_count":0"#);
+    assert_eq!(stop.event, HookEvent::TurnEnded);
+    assert_eq!(
+        Agent::Cursor.reply(&stop, Some("paused")),
+        None,
+        "stop reads followup_message: print nothing"
+    );
+}
+
+#[test]
+fn copilot_events_are_named_on_the_command_line_and_tool_args_may_be_a_string() {
+    let post = |args: &str| {
+        let text = format!(
+            r#"{{"sessionId":"a995dbc4","timestamp":1767000004200,"cwd":"/home/u/proj","toolName":"bash","toolArgs":{args},"toolResult":{{"resultType":"success","textResultForLlm":""}}}}"#
+        );
+        parse_hook_event(Agent::CopilotCli, &text, Some("postToolUse")).unwrap()
+    };
+    assert_eq!(post(r#"{"command":"npm test"}"#).event, HookEvent::FileToolFinished { tool: "bash".into() });
+    assert_eq!(
+        post(r#""{\"command\":\"npm test\"}""#).event,
+        HookEvent::FileToolFinished { tool: "bash".into() }
+    );
+    let prompt = parse_hook_event(
+        Agent::CopilotCli,
+        r#"{"sessionId":"a995dbc4","timestamp":1767000000000,"cwd":"/home/u/proj","prompt":"add a flag"}"#,
+        Some("userPromptSubmitted"),
+    )
+    .unwrap();
+    assert_eq!(prompt.event, HookEvent::PromptSubmitted { prompt: "add a flag".into() });
+    assert_eq!(prompt.session_id, "a995dbc4");
+    assert_eq!(Agent::CopilotCli.reply(&prompt, Some("paused")), None);
+    let err = parse_payload(Agent::CopilotCli, r#"{"sessionId":"a","cwd":"/p","prompt":"x"}"#).unwrap_err();
+    assert_eq!(err.code(), Some(REJECTED));
+    assert!(err.to_string().contains("--event"), "{err}");
+}
+
+#[test]
+fn install_all_installs_for_every_agent_set_up_here_at_the_user_scope() {
+    let env = Env::new();
+    let home = env.dir.path().join("home");
+    for dir in [".codex", ".cursor"] {
+        std::fs::create_dir_all(home.join(dir)).unwrap();
+    }
+    let done = install_all(&env.places(), &cmd(), &HooksInstallAllOptions::default()).unwrap();
+    let installed: Vec<Agent> = done.changes.iter().map(|c| c.agent).collect();
+    assert_eq!(installed, [Agent::Codex, Agent::Cursor]);
+    assert!(done.changes.iter().all(|c| c.scope == Scope::User && c.changed));
+    let skipped: Vec<Agent> = done.skipped.iter().map(|s| s.agent).collect();
+    assert_eq!(skipped, [Agent::ClaudeCode, Agent::GeminiCli, Agent::CopilotCli]);
+    assert!(home.join(".codex/hooks.json").is_file() && home.join(".cursor/hooks.json").is_file());
+    assert!(!home.join(".claude").exists());
+
+    let all = status(&env.places(), &HooksStatusOptions::default()).unwrap();
+    let agents: Vec<Agent> = all.places.iter().map(|p| p.agent).collect();
+    for agent in Agent::ALL {
+        assert!(agents.contains(&agent), "{agent} is not listed");
+    }
+    let layers: Vec<(Agent, Layers)> = all.agents.iter().map(|a| (a.agent, a.layers)).collect();
+    assert_eq!(
+        layers,
+        [
+            (Agent::Codex, Layers::CodeOnly),
+            (Agent::Cursor, Layers::CodeOnly),
+            (Agent::CopilotCli, Layers::CodeOnly)
+        ]
+    );
+}
+
+#[test]
+fn every_agents_command_is_guarded_and_recognised_for_uninstall() {
+    let env = Env::new();
+    for agent in [Agent::Codex, Agent::Cursor, Agent::CopilotCli] {
+        let change = install(&env.places(), &cmd(), &install_opts(agent, Scope::Project)).unwrap();
+        assert!(change.file_created, "{agent}");
+        let text = std::fs::read_to_string(&change.file).unwrap();
+        assert!(
+            text.contains("if [ -x '/opt/cairn/bin/cairn' ]; then '/opt/cairn/bin/cairn' hook"),
+            "{text}"
+        );
+        assert!(text.contains("|| true; fi"), "{text}");
+        let rows = status(&env.places(), &HooksStatusOptions { agent: Some(agent) }).unwrap();
+        assert!(rows.places.iter().any(|p| p.scope == Scope::Project && p.missing.is_empty()), "{agent}");
+        let removed = uninstall(&env.places(), &uninstall_opts(agent, Scope::Project)).unwrap();
+        assert!(removed.file_removed, "{agent}");
+        assert!(!change.file.exists());
+    }
 }

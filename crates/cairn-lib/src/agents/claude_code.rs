@@ -86,6 +86,10 @@ impl AgentSpec for ClaudeCode {
         Agent::ClaudeCode
     }
 
+    fn title(&self) -> &'static str {
+        "Claude Code"
+    }
+
     fn scopes(&self) -> &'static [Scope] {
         &[Scope::User, Scope::Project, Scope::Local]
     }
@@ -96,6 +100,10 @@ impl AgentSpec for ClaudeCode {
             Scope::Project => places.project.join(".claude").join("settings.json"),
             Scope::Local => places.project.join(".claude").join("settings.local.json"),
         })
+    }
+
+    fn user_dir(&self, places: &AgentPlaces) -> PathBuf {
+        places.claude_dir.clone()
     }
 
     fn shape(&self) -> SettingsShape {

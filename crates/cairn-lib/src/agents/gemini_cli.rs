@@ -83,6 +83,10 @@ impl AgentSpec for GeminiCli {
         Agent::GeminiCli
     }
 
+    fn title(&self) -> &'static str {
+        "Gemini CLI"
+    }
+
     fn scopes(&self) -> &'static [Scope] {
         &[Scope::User, Scope::Project]
     }
@@ -95,6 +99,10 @@ impl AgentSpec for GeminiCli {
                 "Gemini CLI has no local settings scope; choose the user or project scope",
             )),
         }
+    }
+
+    fn user_dir(&self, places: &AgentPlaces) -> PathBuf {
+        places.gemini_dir.clone()
     }
 
     fn shape(&self) -> SettingsShape {

@@ -12,7 +12,7 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 use super::settings::{self, SettingsFile};
-use super::{Agent, AgentPlaces, HookCommand, Scope};
+use super::{Agent, AgentPlaces, HookCommand, Layers, Scope};
 use crate::error::{Error, Result};
 
 /// Options of [`install`].
@@ -20,7 +20,8 @@ use crate::error::{Error, Result};
 #[cfg_attr(feature = "clap", derive(clap::Args))]
 #[serde(deny_unknown_fields)]
 pub struct HooksInstallOptions {
-    /// The agent whose settings get cairn's hooks: claude-code or gemini-cli.
+    /// The agent whose settings get cairn's hooks: claude-code, gemini-cli, codex, cursor or
+    /// copilot-cli.
     #[cfg_attr(feature = "clap", arg(value_enum))]
     pub agent: Agent,
     /// Which settings file: user (every project; the default), project (shared with the
@@ -39,7 +40,8 @@ pub struct HooksInstallOptions {
 #[cfg_attr(feature = "clap", derive(clap::Args))]
 #[serde(deny_unknown_fields)]
 pub struct HooksUninstallOptions {
-    /// The agent whose settings lose cairn's hooks: claude-code or gemini-cli.
+    /// The agent whose settings lose cairn's hooks: claude-code, gemini-cli, codex, cursor or
+    /// copilot-cli.
     #[cfg_attr(feature = "clap", arg(value_enum))]
     pub agent: Agent,
     /// Which settings file: user (the default), project or local (Claude Code only).
@@ -57,7 +59,7 @@ pub struct HooksUninstallOptions {
 #[cfg_attr(feature = "clap", derive(clap::Args))]
 #[serde(deny_unknown_fields)]
 pub struct HooksStatusOptions {
-    /// Only this agent (both by default).
+    /// Only this agent (every agent by default).
     #[cfg_attr(feature = "clap", arg(value_enum))]
     #[serde(default)]
     pub agent: Option<Agent>,
@@ -84,6 +86,9 @@ pub struct HooksChange {
     /// Settings of the file that keep the agent from running its hooks, one sentence each.
     #[serde(default)]
     pub warnings: Vec<String>,
+    /// Install: what the user must know or do for the hooks to run (trust, versions, layers).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
     /// Whether the file is created (install) or removed (uninstall of a file that held only
     /// cairn's entries).
     pub file_created: bool,
@@ -98,6 +103,58 @@ pub struct HooksChange {
 pub struct HooksStatus {
     /// One row per agent and scope.
     pub places: Vec<HooksPlace>,
+    /// Per agent listed that has any: the layers its turns keep and what the user must know.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub agents: Vec<AgentNotes>,
+}
+
+/// What the user must know of one agent's hooks beyond its files.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct AgentNotes {
+    /// The agent.
+    pub agent: Agent,
+    /// The layers its turns keep.
+    pub layers: Layers,
+    /// One sentence each.
+    pub notes: Vec<String>,
+}
+
+/// Options of [`install_all`].
+#[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct HooksInstallAllOptions {
+    /// Show the changes without writing them.
+    #[serde(default)]
+    pub dry_run: bool,
+}
+
+/// What [`install_all`] did, agent by agent.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct HooksInstallAll {
+    /// The installs, one per agent whose user directory exists.
+    pub changes: Vec<HooksChange>,
+    /// The agents left out: no user directory, so the agent is not set up here.
+    pub skipped: Vec<SkippedAgent>,
+    /// The agents whose install failed, with why (the others are installed all the same).
+    pub failed: Vec<FailedAgent>,
+}
+
+/// An agent [`install_all`] left out.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct SkippedAgent {
+    /// The agent.
+    pub agent: Agent,
+    /// The user directory that does not exist.
+    pub dir: PathBuf,
+}
+
+/// An agent whose install [`install_all`] could not make.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct FailedAgent {
+    /// The agent.
+    pub agent: Agent,
+    /// Why, in one sentence.
+    pub error: String,
 }
 
 /// One settings file and cairn's hooks in it.
@@ -145,6 +202,7 @@ pub fn install(
         events: owned(&entries.events),
         replaced: owned(&entries.replaced),
         warnings: settings.warnings(options.agent),
+        notes: options.agent.spec().notes(places),
         file_created: created,
         file_removed: false,
         file,
@@ -173,6 +231,7 @@ pub fn uninstall(places: &AgentPlaces, options: &HooksUninstallOptions) -> Resul
         events,
         replaced: Vec::new(),
         warnings: Vec::new(),
+        notes: Vec::new(),
         file_created: false,
         file_removed: removed,
         file,
@@ -194,13 +253,41 @@ pub fn status(places: &AgentPlaces, options: &HooksStatusOptions) -> Result<Hook
         None => Agent::ALL.to_vec(),
     };
     let mut rows = Vec::new();
+    let mut notes = Vec::new();
     for agent in agents {
         for &scope in agent.scopes() {
             let file = places.settings_file(agent, scope)?;
             rows.push(place(agent, scope, file));
         }
+        let said = agent.spec().notes(places);
+        if !said.is_empty() {
+            notes.push(AgentNotes { agent, layers: agent.layers(), notes: said });
+        }
     }
-    Ok(HooksStatus { places: rows })
+    Ok(HooksStatus { places: rows, agents: notes })
+}
+
+/// Installs cairn's hooks at the user scope of every agent whose user directory exists (the
+/// agent is set up on this machine); one agent's failure does not stop the others.
+pub fn install_all(
+    places: &AgentPlaces,
+    command: &HookCommand,
+    options: &HooksInstallAllOptions,
+) -> Result<HooksInstallAll> {
+    let mut all = HooksInstallAll { changes: Vec::new(), skipped: Vec::new(), failed: Vec::new() };
+    for agent in Agent::ALL {
+        let dir = agent.spec().user_dir(places);
+        if !dir.is_dir() {
+            all.skipped.push(SkippedAgent { agent, dir });
+            continue;
+        }
+        let one = HooksInstallOptions { agent, scope: Some(Scope::User), dry_run: options.dry_run };
+        match install(places, command, &one) {
+            Ok(change) => all.changes.push(change),
+            Err(e) => all.failed.push(FailedAgent { agent, error: error_text(e) }),
+        }
+    }
+    Ok(all)
 }
 
 fn place(agent: Agent, scope: Scope, file: PathBuf) -> HooksPlace {

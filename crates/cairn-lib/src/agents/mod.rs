@@ -13,6 +13,9 @@
 
 mod checkpoint;
 mod claude_code;
+mod codex;
+mod copilot_cli;
+mod cursor;
 mod entries;
 mod gemini_cli;
 mod install;
@@ -28,11 +31,15 @@ use serde::{Deserialize, Serialize};
 
 pub use checkpoint::{CheckpointOutcome, UNWAITED_GRACE, agent_waits_until};
 pub use claude_code::ClaudeCodePayload;
+pub use codex::CodexPayload;
+pub use copilot_cli::CopilotCliPayload;
+pub use cursor::CursorPayload;
 pub use entries::HookCommand;
 pub use gemini_cli::GeminiCliPayload;
 pub use install::{
-    HooksChange, HooksInstallOptions, HooksPlace, HooksStatus, HooksStatusOptions, HooksUninstallOptions,
-    install, status, uninstall,
+    AgentNotes, FailedAgent, HooksChange, HooksInstallAll, HooksInstallAllOptions, HooksInstallOptions,
+    HooksPlace, HooksStatus, HooksStatusOptions, HooksUninstallOptions, SkippedAgent, install, install_all,
+    status, uninstall,
 };
 pub use log::{HookLogLine, append_hook_log};
 pub use payload::{HookEvent, HookInvocation, REJECTED, parse_hook_event, parse_payload};
@@ -49,18 +56,33 @@ pub enum Agent {
     ClaudeCode,
     /// Google's Gemini CLI.
     GeminiCli,
+    /// OpenAI's Codex CLI.
+    Codex,
+    /// Cursor's agent, in the editor and `cursor-agent`.
+    Cursor,
+    /// GitHub Copilot CLI.
+    CopilotCli,
 }
 
 impl Agent {
-    /// Both agents, in the order status lists them.
-    pub const ALL: [Agent; 2] = [Agent::ClaudeCode, Agent::GeminiCli];
+    /// Every agent, in the order status lists them.
+    pub const ALL: [Agent; 5] =
+        [Agent::ClaudeCode, Agent::GeminiCli, Agent::Codex, Agent::Cursor, Agent::CopilotCli];
 
     /// The name used on the command line and in the installed command (`claude-code`).
     pub fn as_str(self) -> &'static str {
         match self {
             Agent::ClaudeCode => "claude-code",
             Agent::GeminiCli => "gemini-cli",
+            Agent::Codex => "codex",
+            Agent::Cursor => "cursor",
+            Agent::CopilotCli => "copilot-cli",
         }
+    }
+
+    /// The agent's name in sentences (`Claude Code`, `GitHub Copilot CLI`).
+    pub fn title(self) -> &'static str {
+        self.spec().title()
     }
 
     /// The scopes this agent reads settings from, narrowest last.
@@ -91,6 +113,9 @@ impl Agent {
         match self {
             Agent::ClaudeCode => &claude_code::ClaudeCode,
             Agent::GeminiCli => &gemini_cli::GeminiCli,
+            Agent::Codex => &codex::Codex,
+            Agent::Cursor => &cursor::Cursor,
+            Agent::CopilotCli => &copilot_cli::CopilotCli,
         }
     }
 }

@@ -1,5 +1,6 @@
 //! Where each agent keeps its settings files, and the one reading of the agents' own
-//! variables (`HOME`, `CLAUDE_CONFIG_DIR`, `GEMINI_CLI_HOME`, `PI_CODING_AGENT_DIR`) from the
+//! variables (`HOME`, `CLAUDE_CONFIG_DIR`, `GEMINI_CLI_HOME`, `CODEX_HOME`, `COPILOT_HOME`,
+//! `PI_CODING_AGENT_DIR`) from the
 //! environment a front passes in: every front and both kinds of places go through
 //! [`AgentEnv::read`], so no front can forget one of them.
 
@@ -25,6 +26,10 @@ pub(crate) struct AgentEnv {
     pub gemini_cli_home: Option<PathBuf>,
     /// Pi's `PI_CODING_AGENT_DIR` (its agent directory, holding `sessions/`).
     pub pi_agent_dir: Option<PathBuf>,
+    /// Codex CLI's `CODEX_HOME` (its user directory, holding `config.toml` and `hooks.json`).
+    pub codex_home: Option<PathBuf>,
+    /// GitHub Copilot CLI's `COPILOT_HOME` (replaces all of `~/.copilot`).
+    pub copilot_home: Option<PathBuf>,
 }
 
 impl AgentEnv {
@@ -35,6 +40,8 @@ impl AgentEnv {
             claude_config_dir: env::var("CLAUDE_CONFIG_DIR", env),
             gemini_cli_home: env::var("GEMINI_CLI_HOME", env),
             pi_agent_dir: env::var("PI_CODING_AGENT_DIR", env),
+            codex_home: env::var("CODEX_HOME", env),
+            copilot_home: env::var("COPILOT_HOME", env),
         }
     }
 
@@ -54,6 +61,12 @@ pub struct AgentPlaces {
     pub claude_dir: PathBuf,
     /// Gemini CLI's user directory (by default `~/.gemini`).
     pub gemini_dir: PathBuf,
+    /// Codex CLI's user directory (by default `~/.codex`).
+    pub codex_dir: PathBuf,
+    /// Cursor's user directory (`~/.cursor`).
+    pub cursor_dir: PathBuf,
+    /// GitHub Copilot CLI's user directory (by default `~/.copilot`).
+    pub copilot_dir: PathBuf,
 }
 
 impl AgentPlaces {
@@ -63,11 +76,15 @@ impl AgentPlaces {
             project: project.to_path_buf(),
             claude_dir: home.join(".claude"),
             gemini_dir: home.join(".gemini"),
+            codex_dir: home.join(".codex"),
+            cursor_dir: home.join(".cursor"),
+            copilot_dir: home.join(".copilot"),
         }
     }
 
     /// The agents' directories as the agents find them in `env` (Claude Code's
-    /// `CLAUDE_CONFIG_DIR`, Gemini CLI's `GEMINI_CLI_HOME`, else under `HOME`), for the project
+    /// `CLAUDE_CONFIG_DIR`, Gemini CLI's `GEMINI_CLI_HOME`, Codex CLI's `CODEX_HOME`, GitHub
+    /// Copilot CLI's `COPILOT_HOME`, else under `HOME`), for the project
     /// at `project`; refused when no home is known.
     pub fn from_env(env: &EnvLookup, project: &Path) -> Result<AgentPlaces> {
         let vars = AgentEnv::read(env);
@@ -81,6 +98,12 @@ impl AgentPlaces {
         }
         if let Some(dir) = vars.gemini_dir() {
             places.gemini_dir = dir;
+        }
+        if let Some(dir) = &vars.codex_home {
+            places.codex_dir = dir.clone();
+        }
+        if let Some(dir) = &vars.copilot_home {
+            places.copilot_dir = dir.clone();
         }
         Ok(places)
     }

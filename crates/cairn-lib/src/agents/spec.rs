@@ -62,11 +62,18 @@ pub(crate) trait AgentSpec: Sync {
     /// The agent.
     fn agent(&self) -> Agent;
 
+    /// The agent's name in sentences (`Claude Code`).
+    fn title(&self) -> &'static str;
+
     /// The scopes this agent reads hook settings from, narrowest last.
     fn scopes(&self) -> &'static [Scope];
 
     /// The hook settings file at `scope`; a scope the agent does not have is refused.
     fn settings_file(&self, places: &AgentPlaces, scope: Scope) -> Result<PathBuf>;
+
+    /// The agent's user configuration directory: `hooks install --all` installs for an agent
+    /// when it exists.
+    fn user_dir(&self, places: &AgentPlaces) -> PathBuf;
 
     /// The settings file's shape.
     fn shape(&self) -> SettingsShape;
@@ -99,6 +106,12 @@ pub(crate) trait AgentSpec: Sync {
 
     /// Which layers a turn of this agent keeps.
     fn layers(&self) -> Layers;
+
+    /// What the user must know or do for the hooks to run, beyond the file (trust, versions,
+    /// layers), one sentence each.
+    fn notes(&self, _places: &AgentPlaces) -> Vec<String> {
+        Vec::new()
+    }
 
     /// The conversation file a prompt's moment keeps as its `transcript:` part, from the
     /// transcript path the event named: only when cairn can read that agent's conversation.

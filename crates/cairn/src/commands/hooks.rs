@@ -1,7 +1,8 @@
 //! `cairn hooks install|uninstall|status`: cairn's entries in an agent's settings files (the
 //! command they run is `cairn hook AGENT`, in `hook.rs`).
 //!
-//! `HOME`, `CLAUDE_CONFIG_DIR`, `GEMINI_CLI_HOME` and the current directory are read here and
+//! `HOME`, `CLAUDE_CONFIG_DIR`, `GEMINI_CLI_HOME`, `CODEX_HOME`, `COPILOT_HOME` and the current
+//! directory are read here and
 //! passed to the library, which reads no environment; so are the running binary's path and
 //! the store given by `--store` or `CAIRN_STORE`, which the installed command names (an agent
 //! started from an IDE may see another `PATH` and no `CAIRN_STORE`).
@@ -9,10 +10,10 @@
 use std::path::{Path, PathBuf};
 
 use cairn_lib::agents::{
-    self, AgentPlaces, HookCommand, HooksChange, HooksInstallOptions, HooksStatus, HooksStatusOptions,
-    HooksUninstallOptions,
+    self, Agent, AgentPlaces, HookCommand, HooksChange, HooksInstallAll, HooksInstallAllOptions,
+    HooksInstallOptions, HooksStatus, HooksStatusOptions, HooksUninstallOptions, Layers, Scope,
 };
-use clap::Subcommand;
+use clap::{Args, Subcommand};
 
 use crate::commands::GlobalArgs;
 use crate::error::{CommandResult, usage};
@@ -22,19 +23,50 @@ use crate::printer::Printer;
 #[derive(Debug, Subcommand)]
 pub enum HooksCommand {
     /// Add cairn's hooks to an agent's settings file (nothing else in it changes).
-    Install(HooksInstallOptions),
+    Install(HooksInstallArgs),
     /// Take cairn's hooks out of an agent's settings file.
     Uninstall(HooksUninstallOptions),
     /// Show which settings files hold cairn's hooks.
     Status(HooksStatusOptions),
 }
 
+/// Arguments of `cairn hooks install`: one agent, or `--all`.
+#[derive(Debug, Args)]
+pub struct HooksInstallArgs {
+    /// The agent whose settings get cairn's hooks: claude-code, gemini-cli, codex, cursor or
+    /// copilot-cli.
+    #[arg(value_enum, required_unless_present = "all")]
+    pub agent: Option<Agent>,
+    /// Every agent whose user configuration directory exists (`~/.claude`, `~/.gemini`,
+    /// `~/.codex`, `~/.cursor`, `~/.copilot`), at the user scope.
+    #[arg(long, conflicts_with_all = ["agent", "scope"])]
+    pub all: bool,
+    /// Which settings file: user (every project; the default), project (shared with the
+    /// project), or local (Claude Code only: this project, not shared).
+    #[arg(long, value_enum)]
+    pub scope: Option<Scope>,
+    /// Show the change without writing it.
+    #[arg(long)]
+    pub dry_run: bool,
+}
+
 /// Runs a hooks command.
 pub fn run(global: &GlobalArgs, cmd: HooksCommand, printer: &Printer) -> CommandResult {
     let places = places()?;
     match cmd {
-        HooksCommand::Install(options) => {
-            let change = agents::install(&places, &hook_command(global)?, &options)?;
+        HooksCommand::Install(HooksInstallArgs { agent, all, scope, dry_run }) => {
+            let command = hook_command(global)?;
+            let Some(agent) = agent.filter(|_| !all) else {
+                let done = agents::install_all(&places, &command, &HooksInstallAllOptions { dry_run })?;
+                printer.result(&done, human_install_all);
+                if !done.failed.is_empty() {
+                    let names: Vec<&str> = done.failed.iter().map(|f| f.agent.as_str()).collect();
+                    return Err(usage(format!("the install failed for {}", names.join(", "))));
+                }
+                return Ok(());
+            };
+            let options = HooksInstallOptions { agent, scope, dry_run };
+            let change = agents::install(&places, &command, &options)?;
             printer.result(&change, |c| human_change(c, "add", "added", "to"));
         }
         HooksCommand::Uninstall(options) => {
@@ -91,6 +123,23 @@ fn human_change(change: &HooksChange, verb: &str, done: &str, preposition: &str)
     for warning in &change.warnings {
         out.push_str(&format!("warning: {warning}\n"));
     }
+    for note in &change.notes {
+        out.push_str(&format!("note: {note}\n"));
+    }
+    out
+}
+
+fn human_install_all(all: &HooksInstallAll) -> String {
+    let mut out = String::new();
+    for change in &all.changes {
+        out.push_str(&human_change(change, "add", "added", "to"));
+    }
+    for failed in &all.failed {
+        out.push_str(&format!("error: {}: {}\n", failed.agent, failed.error));
+    }
+    for skipped in &all.skipped {
+        out.push_str(&format!("skipped {}: no {}\n", skipped.agent, skipped.dir.display()));
+    }
     out
 }
 
@@ -146,6 +195,20 @@ fn human_status(status: &HooksStatus) -> String {
         ));
         for warning in &place.warnings {
             out.push_str(&format!("warning: {warning}\n"));
+        }
+        // An agent's notes follow its last row.
+        let last = status.places.iter().rposition(|p| p.agent == place.agent);
+        if last.is_some_and(|i| std::ptr::eq(&status.places[i], place))
+            && let Some(notes) = status.agents.iter().find(|a| a.agent == place.agent)
+        {
+            let layers = match notes.layers {
+                Layers::CodeAndConversation => "code and conversation",
+                Layers::CodeOnly => "code only",
+            };
+            out.push_str(&format!("  {} keeps: {layers}\n", place.agent.title()));
+            for note in &notes.notes {
+                out.push_str(&format!("  note: {note}\n"));
+            }
         }
     }
     out
