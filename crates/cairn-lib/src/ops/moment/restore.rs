@@ -240,17 +240,8 @@ impl Repository {
         let mut out = RestoredPart::of(part);
         match part.kind.as_str() {
             "dir" => {
-                let result = self.restore(
-                    &RestoreOptions {
-                        reference: Some(part.snapshot.to_string()),
-                        target: Some(part.target.clone()),
-                        session: in_session,
-                        paths: options.paths.clone(),
-                        rule: options.rule.clone(),
-                        ..RestoreOptions::default()
-                    },
-                    &CallContext::default(),
-                )?;
+                let result =
+                    self.restore(&dir_part_options(session, part, options), &CallContext::default())?;
                 out.safety_snapshot = result.safety_snapshot.map(|s| s.id.to_string());
                 out.files_written = Some(result.files_written);
                 out.held = result
@@ -299,18 +290,8 @@ impl Repository {
         let mut out = RestoredPart::of(part);
         match part.kind.as_str() {
             "dir" => {
-                let result = self.restore(
-                    &RestoreOptions {
-                        reference: Some(part.snapshot.to_string()),
-                        target: Some(part.target.clone()),
-                        session: Some(session.id.to_string()),
-                        dry_run: true,
-                        paths: options.paths.clone(),
-                        rule: options.rule.clone(),
-                        ..RestoreOptions::default()
-                    },
-                    &CallContext::default(),
-                )?;
+                let dry_run = RestoreOptions { dry_run: true, ..dir_part_options(session, part, options) };
+                let result = self.restore(&dry_run, &CallContext::default())?;
                 let (held, plan) = result
                     .plan
                     .into_iter()
@@ -381,5 +362,18 @@ impl Repository {
         } else {
             format!("undone: {}", said.join("; "))
         }
+    }
+}
+
+/// The restore of a moment's directory part: its snapshot over its target, narrowed as the
+/// moment's options say.
+fn dir_part_options(session: &Session, part: &MomentPart, options: &MomentRestoreOptions) -> RestoreOptions {
+    RestoreOptions {
+        reference: Some(part.snapshot.to_string()),
+        target: Some(part.target.clone()),
+        session: Some(session.id.to_string()),
+        paths: options.paths.clone(),
+        rule: options.rule.clone(),
+        ..RestoreOptions::default()
     }
 }
