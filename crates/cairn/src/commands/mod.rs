@@ -23,6 +23,7 @@ mod moment;
 mod remove;
 mod repair;
 mod restore;
+mod resume;
 mod rewind;
 mod save;
 mod session;
@@ -80,6 +81,7 @@ impl Command {
                 | Command::Check(_)
                 | Command::Key(_)
                 | Command::Rewind(_)
+                | Command::Resume(_)
                 | Command::Ui(_)
                 | Command::Session(
                     session::SessionCommand::List(_)
@@ -181,6 +183,9 @@ pub enum Command {
     Moment(moment::MomentCommand),
     /// Go back to an agent turn of the current directory: its files and its conversation.
     Rewind(rewind::RewindArgs),
+    /// Hand an agent turn to this machine: its files into a directory here, its Compose
+    /// projects up, its conversation as this machine's agent session for that directory.
+    Resume(resume::ResumeArgs),
     /// Serve a local web app to look at sessions, moments and diffs, and put things back.
     Ui(ui::UiArgs),
 }
@@ -221,6 +226,7 @@ pub fn run(cli: Cli, printer: &Printer) -> CommandResult {
         Command::Watch(args) => watch::run(global, args, printer),
         Command::Moment(cmd) => moment::run(global, cmd, printer),
         Command::Rewind(args) => rewind::run(global, args, printer),
+        Command::Resume(args) => resume::run(global, args, printer),
         Command::Ui(args) => ui::run(global, args, printer),
     }
 }

@@ -414,3 +414,100 @@ pub fn eventually(what: &str, mut check: impl FnMut() -> bool) {
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
 }
+
+/// A machine of its own (HOME, work tree, catalog cache) using the store at `address`
+/// (`s3://BUCKET/PREFIX`) on `moto`, with the password that unlocks (and on first use makes)
+/// the encrypted store.
+pub fn machine_on(moto: &cairn_test_support::Moto, address: &str) -> TestEnv {
+    let env = TestEnv::new().with_store(address).with_var("CAIRN_PASSWORD", "the fleet's password");
+    moto.env().into_iter().fold(env, |env, (k, v)| env.with_var(k, v))
+}
+
+/// A Claude Code session in any directory, driven through `cairn hook claude-code` turn by
+/// turn as Claude Code does: the prompt's hook, then the transcript growing with the prompt,
+/// each edit as a `Write` tool call naming the file's absolute path with its hook and result,
+/// the answer, and the turn's end.
+pub struct ClaudeSession<'a> {
+    pub env: &'a TestEnv,
+    pub dir: PathBuf,
+    pub session: String,
+    pub transcript: PathBuf,
+    /// What tells this session's entry ids from another's in the same test.
+    tag: u16,
+    line: u32,
+    parent: Option<String>,
+}
+
+impl<'a> ClaudeSession<'a> {
+    /// A new session of `dir`, its transcript where Claude Code keeps it under `env`'s HOME.
+    pub fn new(env: &'a TestEnv, dir: &Path, session: &str, tag: u16) -> Self {
+        let projects = env.home().join(".claude/projects");
+        let folder = projects.join(cairn_transcript::claude_dir_name(&dir.display().to_string()));
+        std::fs::create_dir_all(&folder).unwrap();
+        let transcript = folder.join(format!("{session}.jsonl"));
+        Self::resumed(env, dir, session, transcript, tag)
+    }
+
+    /// A session whose transcript already exists (a resumed one): it goes on after its last entry.
+    pub fn resumed(env: &'a TestEnv, dir: &Path, session: &str, transcript: PathBuf, tag: u16) -> Self {
+        let text = std::fs::read_to_string(&transcript).unwrap_or_default();
+        let parent = text.lines().rev().find_map(|l| {
+            serde_json::from_str::<serde_json::Value>(l).ok()?["uuid"].as_str().map(str::to_owned)
+        });
+        let dir = dir.to_path_buf();
+        Self { env, dir, session: session.to_owned(), transcript, tag, line: 0, parent }
+    }
+
+    pub fn hook(&self, name: &str, extra: serde_json::Value) {
+        let mut event = serde_json::json!({"session_id": self.session,
+            "transcript_path": self.transcript.display().to_string(), "cwd": self.dir.display().to_string(),
+            "permission_mode": "default", "hook_event_name": name});
+        for (k, v) in extra.as_object().unwrap() {
+            event[k] = v.clone();
+        }
+        let out = self.env.cairn(&["hook", "claude-code"]).write_stdin(event.to_string()).output().unwrap();
+        assert_eq!(out.status.code(), Some(0));
+        assert!(out.stderr.is_empty(), "{}", String::from_utf8_lossy(&out.stderr));
+    }
+
+    /// Appends one entry of `kind` whose message content is `content`.
+    pub fn append(&mut self, kind: &str, content: serde_json::Value) {
+        use std::io::Write;
+        self.line += 1;
+        let uuid = format!("00000000-0000-4000-{:04x}-{:012}", 0x8000 | self.tag, self.line);
+        let line = serde_json::json!({"parentUuid": self.parent, "isSidechain": false, "userType": "external",
+            "cwd": self.dir.display().to_string(), "sessionId": self.session, "version": "2.0.14", "type": kind,
+            "message": {"role": kind, "content": content}, "uuid": uuid,
+            "timestamp": format!("2025-10-01T12:{:02}:{:02}.000Z", self.tag % 60, self.line % 60)});
+        self.parent = Some(uuid);
+        let mut file = std::fs::OpenOptions::new().create(true).append(true).open(&self.transcript).unwrap();
+        file.write_all(format!("{line}\n").as_bytes()).unwrap();
+    }
+
+    /// One turn that writes each `(relative path, content)`.
+    pub fn turn(&mut self, prompt: &str, edits: &[(&str, &str)]) {
+        use serde_json::json;
+        self.hook("UserPromptSubmit", json!({"prompt": prompt}));
+        self.append("user", json!(prompt));
+        for (n, (rel, content)) in edits.iter().enumerate() {
+            // Files written in the clock tick a scan starts in are read again (the racy rule).
+            std::thread::sleep(std::time::Duration::from_millis(30));
+            let file = self.dir.join(rel).display().to_string();
+            let id = format!("toolu_{}_{n}", self.line);
+            self.append(
+                "assistant",
+                json!([{"type": "tool_use", "id": id, "name": "Write",
+                    "input": {"file_path": file, "content": content}}]),
+            );
+            write(&self.dir, rel, content);
+            self.hook("PostToolUse", json!({"tool_name": "Write", "tool_input": {"file_path": file}}));
+            self.append(
+                "user",
+                json!([{"type": "tool_result", "tool_use_id": id,
+                    "content": format!("File created successfully at: {file}")}]),
+            );
+        }
+        self.append("assistant", json!([{"type": "text", "text": "done"}]));
+        self.hook("Stop", json!({"stop_hook_active": false}));
+    }
+}
