@@ -80,7 +80,7 @@ fn a_turn_resumed_on_another_machine_has_its_files_its_conversation_there_and_nu
     }
     assert!(all.iter().all(|s| !s.contains(&a_proj)), "a path still names A's project: {all:?}");
     let written = format!("{b_work}/src/main.rs");
-    assert!(all.iter().any(|s| *s == written), "the tool call names B's file: {all:?}");
+    assert!(all.contains(&written), "the tool call names B's file: {all:?}");
     assert!(all.contains(&format!("File created successfully at: {written}")), "{all:?}");
     let prompts: Vec<&str> = entries
         .iter()

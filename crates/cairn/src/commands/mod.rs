@@ -183,8 +183,7 @@ pub enum Command {
     Moment(moment::MomentCommand),
     /// Go back to an agent turn of the current directory: its files and its conversation.
     Rewind(rewind::RewindArgs),
-    /// Hand an agent turn to this machine: its files into a directory here, its Compose
-    /// projects up, its conversation as this machine's agent session for that directory.
+    /// Hand an agent turn to this machine: its files, Compose projects and conversation.
     Resume(resume::ResumeArgs),
     /// Serve a local web app to look at sessions, moments and diffs, and put things back.
     Ui(ui::UiArgs),
