@@ -36,6 +36,36 @@ pub fn listen_policy(addr: SocketAddr, token: Option<&str>, extra: &[String]) ->
     allowed_hosts(addr, extra)
 }
 
+/// The address a `--listen` value names: an IP address with a port (`127.0.0.1:8767`,
+/// `[::1]:8767`), or a host name with a port (`localhost:8767`) resolved here. Of a name's
+/// addresses a loopback one is taken (IPv4 first), so `localhost` stays loopback; a name that
+/// resolves only beyond loopback is then held to [`listen_policy`]'s token rule like any
+/// other address.
+pub fn resolve_listen(value: &str) -> Result<SocketAddr, String> {
+    if let Ok(addr) = value.parse::<SocketAddr>() {
+        return Ok(addr);
+    }
+    let usage = || {
+        format!("{value:?} is not HOST:PORT; pass e.g. --listen 127.0.0.1:8767 or --listen localhost:8767")
+    };
+    let (host, port) = value.rsplit_once(':').ok_or_else(usage)?;
+    let port: u16 = port.parse().map_err(|_| usage())?;
+    if host.is_empty() || host.contains(['/', '@', '[', ']']) {
+        return Err(usage());
+    }
+    let addrs: Vec<SocketAddr> = std::net::ToSocketAddrs::to_socket_addrs(&(host, port))
+        .map_err(|e| {
+            format!("could not resolve {host:?} for --listen ({e}); pass an address, e.g. 127.0.0.1:{port}")
+        })?
+        .collect();
+    let loopback = |v4: bool| addrs.iter().find(|a| a.ip().is_loopback() && a.is_ipv4() == v4);
+    loopback(true)
+        .or_else(|| loopback(false))
+        .or(addrs.first())
+        .copied()
+        .ok_or_else(|| format!("{host:?} resolves to no address; pass an address, e.g. 127.0.0.1:{port}"))
+}
+
 /// The warning a server listening on every address without `--allowed-host` prints: only
 /// loopback Host headers will be let in.
 pub fn unspecified_warning(addr: SocketAddr, extra: &[String]) -> Option<String> {
@@ -90,6 +120,17 @@ mod tests {
         for bad in ["", "a/b", "user@host", "host:port"] {
             let err = listen_policy(any, Some("s"), &[bad.into()]).unwrap_err();
             assert!(err.contains("is not a host name or address"), "{bad}: {err}");
+        }
+    }
+
+    #[test]
+    fn listen_takes_addresses_and_host_names_and_localhost_stays_loopback() {
+        assert_eq!(resolve_listen("127.0.0.1:8767").unwrap(), "127.0.0.1:8767".parse().unwrap());
+        assert_eq!(resolve_listen("[::1]:0").unwrap(), "[::1]:0".parse().unwrap());
+        let local = resolve_listen("localhost:8767").unwrap();
+        assert!(local.ip().is_loopback() && local.port() == 8767, "{local}");
+        for bad in ["localhost", "localhost:http", ":8767", "user@localhost:1", "a/b:1"] {
+            assert!(resolve_listen(bad).unwrap_err().contains("--listen"), "{bad}");
         }
     }
 

@@ -19,5 +19,7 @@ mod error;
 mod guard;
 mod serve;
 
+/// Parses a `--listen` value: an address, or a host name resolved (loopback preferred).
+pub use cairn_http::resolve_listen;
 pub use error::UiError;
 pub use serve::{UiOptions, serve};

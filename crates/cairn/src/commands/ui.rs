@@ -12,9 +12,9 @@ use crate::printer::Printer;
 /// Flags of `cairn ui`.
 #[derive(Debug, Args)]
 pub struct UiArgs {
-    /// Where to listen, e.g. 127.0.0.1:8767; port 0 picks a free one. Other than loopback
-    /// only with --token.
-    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:8767")]
+    /// Where to listen, e.g. 127.0.0.1:8767 or localhost:8767 (a name is resolved, loopback
+    /// first); port 0 picks a free one. Other than loopback only with --token.
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:8767", value_parser = cairn_ui::resolve_listen)]
     pub listen: SocketAddr,
     /// A secret every request must carry; the printed URL holds it once, and the browser keeps
     /// it in a cookie.
