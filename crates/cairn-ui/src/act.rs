@@ -16,6 +16,7 @@ use cairn_lib::ops::session::SessionCreateOptions;
 use serde::Deserialize;
 
 use crate::api::{Reply, blocking};
+use crate::error::{ApiError, bad_request};
 use crate::serve::AppState;
 
 /// A restore: of a moment (every part, or `only` some kinds) or of a snapshot (in place, or
@@ -36,7 +37,7 @@ pub(crate) async fn restore(State(state): State<Arc<AppState>>, Json(body): Json
         let RestoreBody { reference, to, only, session } = body;
         let options = RestoreOptions {
             reference: Some(reference),
-            to: to.filter(|t| !t.is_empty()).map(Into::into),
+            to: restore_to(to)?,
             only,
             session,
             ..RestoreOptions::default()
@@ -50,6 +51,19 @@ pub(crate) async fn restore(State(state): State<Arc<AppState>>, Json(body): Json
         })
     })
     .await
+}
+
+/// The directory "restore to" names. The server's working directory means nothing to the
+/// person at the page, so a relative path is refused rather than resolved against it.
+pub(crate) fn restore_to(to: Option<String>) -> Result<Option<std::path::PathBuf>, ApiError> {
+    let Some(to) = to.map(|t| t.trim().to_owned()).filter(|t| !t.is_empty()) else { return Ok(None) };
+    let path = std::path::PathBuf::from(&to);
+    if path.is_absolute() {
+        return Ok(Some(path));
+    }
+    Err(bad_request(format!(
+        "\"restore to\" {to:?} is a relative path, and the server cannot know which directory it is relative to; give the whole path, e.g. /home/you/restored"
+    )))
 }
 
 /// A rewind to turn `turn` of workspace `workspace`, as `cairn rewind` run there: the body is

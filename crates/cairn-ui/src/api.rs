@@ -133,7 +133,7 @@ pub(crate) async fn plan(State(state): State<Arc<AppState>>, Query(q): Query<Pla
     blocking(state, move |_, store, context| {
         let options = RestoreOptions {
             reference: Some(q.reference),
-            to: q.to.filter(|t| !t.is_empty()).map(Into::into),
+            to: crate::act::restore_to(q.to)?,
             dry_run: true,
             session: q.session,
             ..RestoreOptions::default()

@@ -8,6 +8,16 @@ const INDEX: &str = include_str!("../assets/index.html");
 const SCRIPT: &str = include_str!("../assets/app.js");
 const STYLE: &str = include_str!("../assets/app.css");
 
+/// Three stacked stones: a cairn. Served for `/favicon.ico` too, which browsers ask for on
+/// their own; an SVG under that name is drawn as well as an ICO would be.
+const FAVICON: &str = concat!(
+    r##"<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32">"##,
+    r##"<ellipse cx="16" cy="27" rx="13" ry="4.5" fill="#6b6f76"/>"##,
+    r##"<ellipse cx="16" cy="18" rx="9.5" ry="4" fill="#8a8e96"/>"##,
+    r##"<ellipse cx="16" cy="10" rx="6.5" ry="3.5" fill="#2f6fdb"/>"##,
+    r##"<ellipse cx="16" cy="4" rx="3.5" ry="2.5" fill="#2f6fdb"/></svg>"##
+);
+
 const CSP: &str =
     "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; frame-ancestors 'none'";
 
@@ -29,4 +39,8 @@ pub(crate) async fn script() -> impl IntoResponse {
 
 pub(crate) async fn style() -> impl IntoResponse {
     ([(header::CONTENT_TYPE, "text/css; charset=utf-8"), (header::CACHE_CONTROL, "no-store")], STYLE)
+}
+
+pub(crate) async fn favicon() -> impl IntoResponse {
+    ([(header::CONTENT_TYPE, "image/svg+xml"), (header::CACHE_CONTROL, "max-age=86400")], FAVICON)
 }

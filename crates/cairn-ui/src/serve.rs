@@ -94,6 +94,8 @@ fn routes(state: Arc<AppState>) -> Router {
         .route("/", get(crate::assets::index))
         .route("/app.js", get(crate::assets::script))
         .route("/app.css", get(crate::assets::style))
+        .route("/favicon.ico", get(crate::assets::favicon))
+        .route("/favicon.svg", get(crate::assets::favicon))
         .route("/api/sessions", get(crate::api::sessions))
         .route("/api/timeline", get(crate::api::timeline))
         .route("/api/show", get(crate::api::show))
