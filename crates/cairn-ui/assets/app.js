@@ -78,6 +78,7 @@ async function more() {
     const target = $("target");
     if (target.options.length === 1) target.append(...page.targets.map((t) => el("option", { value: t }, t)));
     $("entries").append(...page.entries.map(entryRow));
+    applySearch();
     state.offset += page.entries.length;
     $("timeline-count").textContent = `${page.total} entries in ${page.session}`;
     $("more").textContent = state.offset < state.total ? `${state.offset} of ${state.total} shown; scroll for more` : "";
@@ -103,7 +104,7 @@ function entryRow(e) {
     class: state.marks[which] === e.id ? "on" : "", title: `compare: mark as ${which}`, "data-mark": which,
     onclick: (ev) => { ev.stopPropagation(); setMark(which, e.id); },
   }, which);
-  const row = el("li", { class: "entry" + (e.auto ? " auto" : "") + (e.safety ? " safety" : ""), "data-id": e.id, "data-entry": e.entry, onclick: () => openEntry(e, row) },
+  const row = el("li", { class: "entry" + (e.auto ? " auto" : "") + (e.safety ? " safety" : ""), "data-id": e.id, "data-entry": e.entry, tabindex: 0, onclick: () => openEntry(e, row) },
     el("span", { class: "time" }, when(e.created_at)),
     el("span", { class: "title" },
       e.auto ? el("span", { class: "badge auto" }, "auto") : null,
@@ -138,10 +139,10 @@ async function openEntry(e, row) {
   if (prev) acts.append(el("button", { id: "diff-previous", onclick: () => showDiff(prev.id, e.id) }, "diff with the previous entry"));
   if (e.turn && e.turn.trigger === "prompt") acts.append(el("button", { id: "rewind", class: "danger", onclick: () => rewind(e) }, `rewind to turn ${e.turn.number}`));
   acts.append(el("button", { id: "restore", class: "danger", onclick: () => restore(e) }, "restore in place"));
-  const to = el("input", { type: "text", id: "restore-to", placeholder: "/new/or/empty/dir", size: 24 });
-  acts.append(to, el("button", { id: "restore-dir", onclick: () => restore(e, to.value) }, "restore to directory"));
+  const to = el("input", { type: "text", id: "restore-to", placeholder: "/new/or/empty/dir", size: 24, "aria-label": "restore to: a new or empty directory, as a whole path" });
+  acts.append(to, el("button", { id: "restore-dir", onclick: () => restore(e, to.value.trim()) }, "restore to directory"));
   acts.append(el("button", { id: "remove", class: "danger", onclick: () => remove(e) }, "remove"));
-  const fork = el("input", { type: "text", id: "fork-name", placeholder: "new session name", size: 16 });
+  const fork = el("input", { type: "text", id: "fork-name", placeholder: "new session name", size: 16, "aria-label": "new session name" });
   acts.append(fork, el("button", { id: "fork", onclick: () => forkSession(fork.value) }, "fork session"));
   pane.replaceChildren(
     el("h2", {}, entryTitle(e)),
@@ -152,7 +153,7 @@ async function openEntry(e, row) {
 
 function snapshotBlock(s) {
   const nc = s.not_covered;
-  const name = el("input", { type: "text", value: s.name || "", placeholder: "name", size: 16, "data-name-for": s.id });
+  const name = el("input", { type: "text", value: s.name || "", placeholder: "name", size: 16, "data-name-for": s.id, "aria-label": `name of snapshot ${s.id}` });
   return el("div", { class: "snapshot" },
     el("h3", {}, `${s.kind} ${s.target}`),
     el("table", { class: "figures" },
@@ -174,6 +175,35 @@ function notCovered(nc) {
   return out;
 }
 
+const plural = (n, one, many) => `${n} ${n === 1 ? one : (many || one + "s")}`;
+const underGit = (path) => path === ".git" || path.startsWith(".git/") || path.includes("/.git/");
+
+// A plan in words and counts, as the CLI's --dry-run counts it: what is put back, what is
+// kept or merged because someone changed it since, and whether a git commit goes back.
+function planWords(plan, held) {
+  held = held || [];
+  const heldPaths = new Set(held.map((h) => h.path));
+  const written = plan.filter((p) => !heldPaths.has(p.path));
+  const git = written.filter((p) => underGit(p.path));
+  const files = written.filter((p) => !underGit(p.path) && p.kind !== "dir");
+  const count = (list, ...actions) => list.filter((p) => actions.includes(p.action)).length;
+  const bits = [];
+  const back = count(files, "create", "rewrite", "replace", "chmod");
+  if (back) bits.push(`${plural(back, "file")} put back`);
+  const gone = count(files, "remove");
+  if (gone) bits.push(`${gone} removed (not there then)`);
+  const kept = count(held, "keep");
+  if (kept) bits.push(`${kept} kept because you changed ${kept === 1 ? "it" : "them"}`);
+  const merged = count(held, "merge");
+  if (merged) bits.push(`${merged} merged`);
+  const conflicts = count(held, "conflict");
+  if (conflicts) bits.push(plural(conflicts, "conflict"));
+  const words = bits.length ? bits.join(", ") : "no file changes";
+  const lines = [el("p", { class: "plan-words" }, words)];
+  if (git.length) lines.push(el("p", { class: "plan-git" }, `${plural(git.length, "entry", "entries")} under .git: a commit will be undone`));
+  return lines;
+}
+
 function planList(plan) {
   if (!plan.length) return el("p", {}, "nothing would change: the live tree is the snapshot");
   return el("div", { class: "plan" }, plan.slice(0, 500).map((p) => el("div", {}, `${p.action || p.op || ""} ${p.path || JSON.stringify(p)}`)),
@@ -183,7 +213,7 @@ function planList(plan) {
 async function showPlan(s) {
   try {
     const r = await api("plan", { ref: s.id, session: state.session });
-    await confirmBox(`Restoring ${s.id} in place would change ${r.plan.length} entries`, [planList(r.plan)], true);
+    await confirmBox(`Restoring ${s.id} in place would change ${plural(r.plan.length, "entry", "entries")}`, [...planWords(r.plan), planList(r.plan)], true);
   } catch (e) { toast(e.message, true); }
 }
 
@@ -194,29 +224,100 @@ function confirmBox(title, body, infoOnly) {
   $("confirm-title").textContent = title;
   $("confirm-body").replaceChildren(...body);
   $("confirm-ok").hidden = !!infoOnly;
+  $("confirm-cancel").textContent = infoOnly ? "close" : "cancel";
   d.returnValue = "";
   d.showModal();
+  (infoOnly ? $("confirm-cancel") : $("confirm-ok")).focus();
   return new Promise((resolve) => d.addEventListener("close", () => resolve(d.returnValue === "ok"), { once: true }));
 }
 
 async function act(title, body, call, done) {
   if (!(await confirmBox(title, body))) return;
-  try { const r = await call(); toast(done(r)); await reload(); }
-  catch (e) { toast(e.message, true); }
+  try {
+    const r = await call();
+    const result = done(r);
+    if (typeof result === "string") toast(result); else record(result.title, result.lines);
+    await reload();
+  } catch (e) { toast(e.message, true); }
+}
+
+// ---- activity: what each action did, kept (in this browser) until cleared ----
+
+const ACTIVITY = "cairn-ui-activity";
+function activity() { try { return JSON.parse(localStorage.getItem(ACTIVITY)) || []; } catch { return []; } }
+
+function record(title, lines) {
+  const items = [{ time: new Date().toISOString(), title, lines }, ...activity()].slice(0, 100);
+  try { localStorage.setItem(ACTIVITY, JSON.stringify(items)); } catch { /* private mode: shown, not kept */ }
+  drawActivity(items);
+  toast(title + " (see activity)");
+}
+
+function drawActivity(items) {
+  $("activity-list").replaceChildren(...items.map((a) => el("li", { class: "activity-item" },
+    el("div", {}, el("strong", {}, a.title), " ", el("span", { class: "muted" }, when(a.time))),
+    a.lines.map((l) => el("div", { class: "activity-line", "data-what": l.what || "" },
+      el("span", { class: "muted" }, l.label + ": "),
+      l.command ? [el("code", {}, l.text), " ", copyButton(l.text, l.label)] : l.text)))));
+  $("activity-empty").hidden = items.length > 0;
+  $("activity-clear").hidden = items.length === 0;
+}
+
+function copyButton(text, label) {
+  const b = el("button", { class: "copy", "aria-label": `copy the ${label} command`, onclick: async () => {
+    try { await navigator.clipboard.writeText(text); }
+    catch {
+      // Without clipboard access, select the command so Ctrl+C copies it.
+      const range = document.createRange(); range.selectNodeContents(b.previousElementSibling);
+      getSelection().removeAllRanges(); getSelection().addRange(range);
+    }
+    b.textContent = "copied";
+    setTimeout(() => { b.textContent = "copy"; }, 1500);
+  } }, "copy");
+  return b;
+}
+
+// The lines a restore or rewind leaves: per part, what was written, the safety snapshot and
+// the command that goes back to it, the command that resumes a new conversation.
+function partLines(parts, notes) {
+  const lines = [];
+  for (const p of parts) {
+    const where = `${p.kind} ${p.target}`;
+    if (p.files_written !== undefined && p.files_written !== null) lines.push({ label: where, text: `${plural(p.files_written, "file")} written` });
+    if (p.safety_snapshot) {
+      const id = typeof p.safety_snapshot === "string" ? p.safety_snapshot : p.safety_snapshot.id;
+      lines.push({ label: "safety snapshot", text: id, what: "safety" });
+      lines.push({ label: "undo", text: `cairn restore ${id}`, command: true, what: "undo" });
+    }
+    if (p.resume_command) lines.push({ label: "resume", text: p.resume_command, command: true, what: "resume" });
+    if (p.note) lines.push({ label: where, text: p.note });
+  }
+  for (const n of notes || []) lines.push({ label: "note", text: n });
+  return lines;
 }
 
 async function restore(e, to) {
+  if (to && !to.startsWith("/")) {
+    return toast(`"restore to" ${to} is a relative path, and the server cannot know which directory it is relative to; give the whole path, e.g. /home/you/restored`, true);
+  }
   const dirPart = e.parts.find((p) => p.kind === "dir");
   const body = [el("p", {}, to ? `Everything of this ${e.entry} is written into ${to}, which must be new or empty.` :
     "Every part is put back in place. A safety snapshot of each live target is taken first, so this can be undone.")];
   if (dirPart && !to) {
-    try { body.push(el("h3", {}, `files of ${dirPart.target}`), planList((await api("plan", { ref: dirPart.snapshot, session: state.session })).plan)); }
+    try {
+      const plan = (await api("plan", { ref: dirPart.snapshot, session: state.session })).plan;
+      body.push(el("h3", {}, `files of ${dirPart.target}`), ...planWords(plan), planList(plan));
+    }
     catch (err) { body.push(el("p", { class: "muted" }, err.message)); }
   }
   await act(to ? `Restore into ${to}?` : `Restore ${entryTitle(e)} in place?`, body,
     // Into a directory, a moment's files go: its directory part is the snapshot restored.
     () => api("restore", {}, { ref: to && dirPart ? dirPart.snapshot : e.id, to: to || null, session: state.session }),
-    (r) => r.safety_snapshot ? `restored; safety snapshot ${r.safety_snapshot.id}` : `restored ${r.destination || "every part"}`);
+    (r) => ({
+      title: `restored ${entryTitle(e)}` + (to ? ` into ${to}` : ""),
+      lines: r.parts ? partLines(r.parts, r.notes)
+        : [{ label: "into", text: r.destination }, ...partLines([{ kind: "dir", target: r.snapshot.target, files_written: r.files_written, safety_snapshot: r.safety_snapshot }])],
+    }));
 }
 
 async function rewind(e) {
@@ -226,7 +327,7 @@ async function rewind(e) {
   try {
     const preview = await api("rewind", {}, { ...ask, dry_run: true });
     for (const part of preview.parts.filter((p) => p.kind === "dir")) {
-      body.push(el("h3", {}, `files of ${part.target}`), planList(part.plan || []));
+      body.push(el("h3", {}, `files of ${part.target}`), ...planWords(part.plan || [], part.held), planList(part.plan || []));
       const held = part.held || [];
       if (held.length) body.push(el("h3", {}, "left to you"),
         el("ul", { class: "plan" }, ...held.map((h) => el("li", {}, `${h.action === "keep" ? "kept" : h.action === "merge" ? "merged" : "conflict"}: ${h.path}`))));
@@ -234,7 +335,7 @@ async function rewind(e) {
   } catch (err) { body.push(el("p", { class: "muted" }, err.message)); }
   await act(`Rewind to turn ${e.turn.number}?`, body,
     () => api("rewind", {}, ask),
-    (r) => "rewound" + r.parts.map((p) => p.resume_command ? `; resume with: ${p.resume_command}` : (p.note ? `; ${p.note}` : "")).join(""));
+    (r) => ({ title: `rewound to turn ${e.turn.number}`, lines: partLines(r.parts, r.notes) }));
 }
 
 async function remove(e) {
@@ -313,7 +414,7 @@ function buildTree(entries, onpick) {
     [...node.dirs].map(([name, sub]) => el("li", {}, el("details", { open: true }, el("summary", {}, name + "/"), render(sub)))),
     node.files.map(({ name, e }) => {
       const size = e.change === "removed" ? e.size_before : e.size_after;
-      const item = el("li", { class: `file ${e.change}`, "data-path": e.path, title: `${e.change} ${e.what.join(", ")}` },
+      const item = el("li", { class: `file ${e.change}`, "data-path": e.path, title: `${e.change} ${e.what.join(", ")}`, tabindex: 0 },
         name, el("span", { class: "muted" }, ` ${e.change}` + (size !== null && size !== undefined ? `, ${bytes(size)}` : "")));
       item.addEventListener("click", () => onpick(e, item));
       return item;
@@ -422,6 +523,85 @@ addEventListener("DOMContentLoaded", async () => {
   $("session").addEventListener("change", () => { state.session = $("session").value; $("target").replaceChildren(el("option", { value: "" }, "all")); reload(); });
   $("compare").addEventListener("click", () => showDiff(state.marks.A, state.marks.B));
   $("show-stats").addEventListener("click", showStats);
+  $("show-help").addEventListener("click", () => $("help").showModal());
+  $("search").addEventListener("input", applySearch);
+  $("activity-clear").addEventListener("click", () => { localStorage.removeItem(ACTIVITY); drawActivity([]); });
+  $("confirm").addEventListener("keydown", confirmKeys);
+  document.addEventListener("keydown", keys);
+  drawActivity(activity());
   new IntersectionObserver((seen) => { if (seen.some((s) => s.isIntersecting)) more(); }).observe($("more"));
   try { await loadSessions(); await reload(); } catch (e) { toast(e.message, true); }
 });
+
+// ---- keyboard ----
+
+function rows() { return [...document.querySelectorAll("#entries .entry:not([hidden])")]; }
+function currentRow() {
+  const a = document.activeElement;
+  return (a && a.closest && a.closest(".entry")) || document.querySelector(".entry.open");
+}
+
+function moveRow(delta) {
+  const list = rows();
+  if (!list.length) return;
+  const cur = currentRow();
+  const at = cur ? list.indexOf(cur) : -1;
+  const next = list[Math.max(0, Math.min(list.length - 1, at < 0 ? 0 : at + delta))];
+  next.focus();
+  next.scrollIntoView({ block: "nearest" });
+  if (list.indexOf(next) >= list.length - 3) more();
+}
+
+function moveFile(delta) {
+  const files = [...document.querySelectorAll(".tree .file")];
+  const next = files[files.indexOf(document.activeElement) + delta];
+  if (next) { next.focus(); next.scrollIntoView({ block: "nearest" }); }
+}
+
+function applySearch() {
+  const words = $("search").value.trim().toLowerCase();
+  for (const row of document.querySelectorAll("#entries .entry")) row.hidden = !!words && !row.innerText.toLowerCase().includes(words);
+}
+
+// In the confirmation, Enter confirms wherever the focus is but on "cancel"; Escape cancels
+// (the dialog's own behaviour).
+function confirmKeys(ev) {
+  if (ev.key !== "Enter" || ev.target.id === "confirm-cancel") return;
+  ev.preventDefault();
+  $("confirm").close($("confirm-ok").hidden ? "cancel" : "ok");
+}
+
+function keys(ev) {
+  if (ev.ctrlKey || ev.metaKey || ev.altKey || $("confirm").open || $("help").open) return;
+  const t = ev.target;
+  if (t.matches("input, select, textarea")) {
+    if (ev.key === "Escape") t.blur();
+    return;
+  }
+  const onFile = t.classList.contains("file");
+  const row = currentRow();
+  const entry = row && row.entry;
+  switch (ev.key) {
+    case "j": case "ArrowDown": if (onFile) moveFile(1); else moveRow(1); break;
+    case "k": case "ArrowUp": if (onFile) moveFile(-1); else moveRow(-1); break;
+    case "Enter":
+      if (t.tagName === "BUTTON" || t.tagName === "SUMMARY" || t.tagName === "A") return;
+      if (onFile || t.classList.contains("entry")) t.click(); else return;
+      break;
+    case "a": case "b": if (entry) setMark(ev.key.toUpperCase(), entry.id); break;
+    case "c":
+      if (!$("compare").disabled) showDiff(state.marks.A, state.marks.B);
+      else if (row && row.nextElementSibling && row.nextElementSibling.entry) showDiff(row.nextElementSibling.entry.id, entry.id);
+      else toast("mark two rows with a and b, or move to a row that has an older one below it", true);
+      break;
+    case "r": if (entry) restore(entry); break;
+    case "w":
+      if (entry && entry.turn && entry.turn.trigger === "prompt") rewind(entry);
+      else if (entry) toast("a rewind goes back to an agent's prompt: move to a row titled turn N", true);
+      break;
+    case "/": $("search").focus(); break;
+    case "?": $("help").showModal(); break;
+    default: return;
+  }
+  ev.preventDefault();
+}

@@ -55,9 +55,12 @@ fn settle() {
     std::thread::sleep(std::time::Duration::from_millis(30));
 }
 
+/// The work tree's files and contents.
+type Tree = Vec<(PathBuf, String)>;
+
 /// Three turns of an agent, as Claude Code runs its hooks; returns the tree as it was when
-/// prompt 2 was submitted.
-fn record_session(env: &TestEnv) -> Vec<(PathBuf, String)> {
+/// prompt 2 was submitted, and when prompt 3 was.
+fn record_session(env: &TestEnv) -> (Tree, Tree) {
     env.write("src/main.rs", "fn main() {}\n");
     env.write("logo.png", [0x89u8, b'P', b'N', b'G', 0, 0, 1, 2, 3]);
     settle();
@@ -83,16 +86,22 @@ fn record_session(env: &TestEnv) -> Vec<(PathBuf, String)> {
     );
     say(env, "assistant", 4, "Added both.");
 
+    let at_turn_3 = common::contents(&env.work());
     say(env, "user", 5, "Delete main.rs");
     hook(env, "UserPromptSubmit", json!({"prompt": "Delete main.rs"}));
     std::fs::remove_file(env.work().join("src/main.rs")).unwrap();
     hook(env, "PostToolUse", json!({"tool_name": "Bash", "tool_input": {"command": "rm src/main.rs"}}));
-    at_turn_2
+    (at_turn_2, at_turn_3)
 }
 
 /// `cairn ui` on a free port with a token; returns the process and the URL it printed.
 fn start_ui(env: &TestEnv) -> (KillOnDrop, String) {
-    let mut cmd = env.command(&["ui", "--listen", "127.0.0.1:0", "--token", TOKEN]);
+    start_ui_on(env, "127.0.0.1:0")
+}
+
+/// `cairn ui --listen LISTEN` with a token.
+fn start_ui_on(env: &TestEnv, listen: &str) -> (KillOnDrop, String) {
+    let mut cmd = env.command(&["ui", "--listen", listen, "--token", TOKEN]);
     cmd.stdout(Stdio::piped()).stderr(Stdio::inherit());
     let mut child = KillOnDrop(cmd.spawn().expect("start cairn ui"));
     let mut line = String::new();
@@ -164,10 +173,254 @@ fn requests_without_the_token_or_with_a_foreign_host_or_from_another_origin_are_
     assert_eq!(post(&evil), 403);
     assert_eq!(post(&[("Cookie", &cookie), ("Content-Type", "application/json")]), 200);
 
+    // The favicon browsers ask for on their own is served, not a 404.
+    let icon = http::request(&addr, "GET", "/favicon.ico", &[("Authorization", &bearer)], b"");
+    assert_eq!((icon.status, icon.header("content-type")), (200, Some("image/svg+xml")));
+    assert!(icon.text().starts_with("<svg"));
+
+    // "restore to" a relative path is refused: the server's directory is not the user's.
+    let relative = http::request(
+        &addr,
+        "POST",
+        "/api/restore",
+        &[("Cookie", &cookie), ("Content-Type", "application/json")],
+        json!({"ref": "latest", "to": "restored/here"}).to_string().as_bytes(),
+    );
+    assert_eq!(relative.status, 400, "{}", relative.text());
+    assert!(relative.text().contains("is a relative path"), "{}", relative.text());
+    assert!(!env.work().join("restored").exists());
+
     // Listening beyond loopback needs a token, as for `cairn mcp --http`.
     let refused = env.run(&["ui", "--listen", "0.0.0.0:0"]);
     assert_eq!(refused.code, 2, "{}", refused.stderr);
     assert!(refused.stderr.contains("pass --token SECRET"), "{}", refused.stderr);
+}
+
+/// `--listen` takes a host name: `localhost` resolves to loopback and the rules stay the same.
+#[test]
+fn listen_takes_a_host_name_and_localhost_stays_loopback() {
+    let env = TestEnv::new();
+    env.write("a.txt", "a\n");
+    env.ok(&["save", ".", "--name", "first"]);
+    let (_ui, url) = start_ui_on(&env, "localhost:0");
+    assert!(url.starts_with("http://127.0.0.1:") || url.starts_with("http://[::1]:"), "{url}");
+    assert!(timeline_names(&url).contains(&"first".to_owned()));
+    let refused = env.run(&["ui", "--listen", "localhost"]);
+    assert_eq!(refused.code, 2, "{}", refused.stderr);
+    assert!(refused.stderr.contains("is not HOST:PORT"), "{}", refused.stderr);
+}
+
+/// Skips a browser test where chromium is missing (never on CI); true when it should skip.
+fn no_browser() -> bool {
+    if webdriver::available() {
+        return false;
+    }
+    assert!(
+        std::env::var("CI").as_deref() != Ok("true"),
+        "chromium and chromedriver are missing on CI; run scripts/deps/chromium.sh"
+    );
+    use std::io::Write;
+    let _ = writeln!(
+        std::io::stderr(),
+        "skipped: chromium and chromedriver are not installed (scripts/deps/chromium.sh installs them)"
+    );
+    true
+}
+
+/// Moves the focus with `j`, `k` and the arrows alone to the timeline row whose title holds
+/// `title`, from where the page's keys start: the focused row, else the open one, else above
+/// the newest.
+fn focus_row(browser: &webdriver::Browser, title: &str) {
+    let at = browser.js(
+        "const rows = [...document.querySelectorAll('#entries .entry:not([hidden])')];
+         const a = document.activeElement;
+         const cur = (a && a.closest && a.closest('.entry')) || document.querySelector('.entry.open');
+         return [rows.indexOf(cur), rows.findIndex(r => r.querySelector('.title').innerText.includes(arguments[0])), rows.length]",
+        json!([title]),
+    );
+    let [from, to, len] = [0, 1, 2].map(|i| at[i].as_i64().unwrap());
+    assert!(to >= 0, "no row titled {title}");
+    let keys = if from < 0 {
+        // The first key lands on the newest row; the arrow and j move alike.
+        format!("{}{}", webdriver::DOWN, "j".repeat(to as usize))
+    } else if to > from {
+        "j".repeat((to - from) as usize)
+    } else if to < from {
+        "k".repeat((from - to) as usize)
+    } else if to + 1 < len {
+        "jk".to_owned()
+    } else {
+        "kj".to_owned()
+    };
+    browser.press(&keys);
+    let focused = browser.text(":focus .title");
+    assert!(focused.contains(title), "the focus is on {focused:?}, not {title}");
+}
+
+#[test]
+fn the_keyboard_alone_rewinds_and_restores_and_the_activity_panel_keeps_what_each_did() {
+    use webdriver::{ENTER, ESCAPE};
+    if no_browser() {
+        return;
+    }
+    let env = TestEnv::new();
+    let (at_turn_2, at_turn_3) = record_session(&env);
+    let (_ui, url) = start_ui(&env);
+    let browser = webdriver::Browser::start();
+    browser.goto(&url);
+    browser.wait("the timeline", "return document.querySelectorAll('.entry').length >= 3");
+    assert_eq!(
+        browser.js("return document.querySelector('link[rel=icon]').getAttribute('href')", json!([])),
+        json!("/favicon.svg")
+    );
+
+    // ? shows the shortcuts; Escape closes them.
+    browser.press("?");
+    browser.wait("the shortcut help", "return document.querySelector('#help').open");
+    assert!(browser.text("#help").contains("rewind to the row's prompt"), "{}", browser.text("#help"));
+    browser.screenshot(&shots().join("shortcuts.png"));
+    browser.press(ESCAPE);
+    browser.wait("the help to close", "return !document.querySelector('#help').open");
+
+    // / searches the rows; Escape leaves the search.
+    browser.press("/README");
+    browser
+        .wait("the search", "return document.querySelectorAll('#entries .entry:not([hidden])').length === 1");
+    assert!(browser.text("#entries .entry:not([hidden]) .title").contains("turn 2: Add a README"));
+    browser.js(
+        "const s = document.querySelector('#search'); s.value = ''; s.dispatchEvent(new Event('input'));",
+        json!([]),
+    );
+    browser.press(ESCAPE);
+
+    // Enter opens a row, c compares it with the one before it.
+    focus_row(&browser, "turn 2: Add");
+    browser.press(ENTER);
+    browser.wait("the row opened", "return document.querySelector('#pane #rewind')");
+    browser.press("c");
+    browser.wait("the diff", "return document.querySelector('#diff-title')");
+    assert_eq!(browser.text("#diff-title"), "turn 1: after Edit → turn 2: Add a README");
+
+    // w asks before a rewind, with the plan in words; Escape cancels and nothing changes.
+    let before = common::contents(&env.work());
+    focus_row(&browser, "turn 2: Add");
+    browser.press("w");
+    browser.wait("the confirmation", "return document.querySelector('#confirm').open");
+    browser.wait("the plan in words", "return document.querySelector('#confirm-body .plan-words')");
+    let words = browser.text("#confirm-body .plan-words");
+    assert_eq!(words, "1 file put back, 2 removed (not there then)");
+    browser.screenshot(&shots().join("rewind-plan.png"));
+    browser.press(ESCAPE);
+    browser.wait("the confirmation to close", "return !document.querySelector('#confirm').open");
+    assert_eq!(common::contents(&env.work()), before);
+
+    // w again and Enter: the rewind, checked on disk.
+    focus_row(&browser, "turn 2: Add");
+    browser.press("w");
+    browser.wait("the confirmation", "return document.querySelector('#confirm').open && document.querySelector('#confirm-body .plan-words')");
+    browser.press(ENTER);
+    browser.wait(
+        "the rewind in the activity panel",
+        "return document.querySelector('#activity-list').innerText.includes('rewound to turn 2')",
+    );
+    assert_eq!(common::contents(&env.work()), at_turn_2);
+
+    // The panel keeps the resume command and the safety snapshot with its undo command.
+    let line = |what: &str| {
+        browser.text(&format!(
+            "#activity-list .activity-item:first-child .activity-line[data-what='{what}'] code"
+        ))
+    };
+    let resume = line("resume");
+    assert!(resume.starts_with("claude --resume "), "{resume}");
+    let undo = line("undo");
+    let safety = browser.text("#activity-list .activity-item:first-child .activity-line[data-what='safety']");
+    assert!(
+        undo.starts_with("cairn restore ") && safety.ends_with(&undo["cairn restore ".len()..]),
+        "{undo} / {safety}"
+    );
+    let copies = browser.js(
+        "return document.querySelectorAll('#activity-list .activity-item:first-child button.copy').length",
+        json!([]),
+    );
+    assert_eq!(copies, json!(2));
+    browser.screenshot(&shots().join("activity.png"));
+
+    // The undo command does what it says: the files are back as they were before the rewind.
+    let args: Vec<&str> = undo.split_whitespace().skip(1).collect();
+    env.ok(&args);
+    assert_eq!(common::contents(&env.work()), before);
+
+    // r restores turn 3's prompt in place, behind the same confirmation.
+    focus_row(&browser, "turn 3: Delete");
+    browser.press("r");
+    browser.wait("the confirmation", "return document.querySelector('#confirm').open && document.querySelector('#confirm-body .plan-words')");
+    assert_eq!(browser.text("#confirm-body .plan-words"), "1 file put back");
+    browser.press(ENTER);
+    browser.wait(
+        "the restore in the activity panel",
+        "return document.querySelector('#activity-list').innerText.includes('restored turn 3')",
+    );
+    assert_eq!(common::contents(&env.work()), at_turn_3);
+    assert!(line("undo").starts_with("cairn restore "), "{}", browser.text("#activity-list"));
+
+    // The activity stays when the page is loaded again.
+    browser.goto(&url);
+    browser.wait("the timeline", "return document.querySelectorAll('.entry').length >= 3");
+    let kept = browser.text("#activity-list");
+    assert!(
+        kept.contains("rewound to turn 2") && kept.contains("restored turn 3") && kept.contains(&resume),
+        "{kept}"
+    );
+
+    // The plan's words for what a rewind keeps, merges or cannot merge, and a commit undone.
+    let words = browser.js(
+        "return planWords([{path: '.git/HEAD', action: 'rewrite', kind: 'file'}, {path: '.git/refs/heads/main', action: 'rewrite', kind: 'file'}, {path: 'a', action: 'create', kind: 'file'}, {path: 'b', action: 'rewrite', kind: 'file'}, {path: 'c', action: 'rewrite', kind: 'file'}, {path: 'd', action: 'rewrite', kind: 'file'}, {path: 'e', action: 'create', kind: 'file'}, {path: 'f', action: 'chmod', kind: 'file'}], [{path: 'b', action: 'keep', kind: 'file'}, {path: 'c', action: 'merge', kind: 'file'}, {path: 'd', action: 'conflict', kind: 'file'}]).map(p => p.textContent)",
+        json!([]),
+    );
+    assert_eq!(
+        words,
+        json!([
+            "3 files put back, 1 kept because you changed it, 1 merged, 1 conflict",
+            "2 entries under .git: a commit will be undone"
+        ])
+    );
+}
+
+/// axe-core (scripts/a11y/axe_check.py, installed by scripts/deps/axe.sh) finds no serious or
+/// critical violation on any view of the page over a recorded agent session.
+#[test]
+fn axe_finds_no_serious_or_critical_accessibility_violation_on_any_view() {
+    if no_browser() {
+        return;
+    }
+    let has_axe = std::process::Command::new("python3")
+        .args(["-c", "import selenium, axe_selenium_python"])
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !has_axe {
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "selenium and axe-selenium-python are missing on CI; run scripts/deps/axe.sh"
+        );
+        use std::io::Write;
+        let _ = writeln!(
+            std::io::stderr(),
+            "skipped: axe-selenium-python is not installed (scripts/deps/axe.sh)"
+        );
+        return;
+    }
+    let env = TestEnv::new();
+    record_session(&env);
+    let (_ui, url) = start_ui(&env);
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/a11y/axe_check.py");
+    let out = std::process::Command::new("python3").arg(script).arg(&url).output().unwrap();
+    let report = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "{report}");
+    for view in ["timeline", "shortcut help", "moment", "rewind confirmation", "diff", "store"] {
+        assert!(report.contains(&format!("{view}: 0 serious or critical")), "{view} not checked: {report}");
+    }
 }
 
 #[test]
@@ -186,7 +439,7 @@ fn the_page_lists_the_turns_diffs_a_file_line_by_line_and_rewinds_as_the_cli_doe
         return;
     }
     let env = TestEnv::new();
-    let at_turn_2 = record_session(&env);
+    let (at_turn_2, _) = record_session(&env);
     let moments = env.json(&["moment", "list"])["moments"].as_array().unwrap().len();
     let (_ui, url) = start_ui(&env);
     let browser = webdriver::Browser::start();

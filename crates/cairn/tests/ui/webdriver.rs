@@ -9,6 +9,13 @@ use serde_json::{Value, json};
 
 use super::http;
 
+/// The Enter key, for [`Browser::press`].
+pub const ENTER: &str = "\u{E007}";
+/// The Escape key.
+pub const ESCAPE: &str = "\u{E00C}";
+/// The down arrow.
+pub const DOWN: &str = "\u{E015}";
+
 /// A running chromedriver with one browser session; both end when it is dropped.
 pub struct Browser {
     driver: Child,
@@ -112,6 +119,23 @@ impl Browser {
             .expect("an element")
             .to_owned();
         self.call("POST", &self.session_path(&format!("/element/{id}/click")), Some(json!({})));
+    }
+
+    /// Types `keys` into whatever has the focus, one key at a time, as a keyboard would:
+    /// characters as they are, and WebDriver's codes for the others ([`ENTER`], [`ESCAPE`],
+    /// [`DOWN`]).
+    pub fn press(&self, keys: &str) {
+        let actions: Vec<Value> = keys
+            .chars()
+            .flat_map(|c| {
+                [
+                    json!({"type": "keyDown", "value": c.to_string()}),
+                    json!({"type": "keyUp", "value": c.to_string()}),
+                ]
+            })
+            .collect();
+        let body = json!({"actions": [{"type": "key", "id": "keyboard", "actions": actions}]});
+        self.call("POST", &self.session_path("/actions"), Some(body));
     }
 
     /// The visible text of the first element `css` selects.
