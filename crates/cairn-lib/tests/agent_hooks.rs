@@ -438,7 +438,7 @@ fn codex_events_are_classified_with_the_thread_as_the_session() {
     )
     .unwrap();
     assert_eq!(start.transcript_path, None);
-    assert_eq!(Agent::Codex.layers(), Layers::CodeOnly);
+    assert_eq!(Agent::Codex.layers(), Layers::CodeAndConversation);
 }
 
 #[test]
@@ -519,7 +519,7 @@ fn install_all_installs_for_every_agent_set_up_here_at_the_user_scope() {
     assert_eq!(
         layers,
         [
-            (Agent::Codex, Layers::CodeOnly),
+            (Agent::Codex, Layers::CodeAndConversation),
             (Agent::Cursor, Layers::CodeOnly),
             (Agent::CopilotCli, Layers::CodeOnly)
         ]

@@ -205,7 +205,7 @@ fn run_as_agent(env: &TestEnv, command: &str, stdin: &str, dir: &Path) -> std::p
 }
 
 #[test]
-fn each_turn_is_checkpointed_and_rewind_2_code_puts_the_files_back_exactly() {
+fn each_turn_is_checkpointed_and_rewind_2_puts_back_the_files_and_forks_the_rollout() {
     let env = TestEnv::new();
     std::fs::create_dir_all(codex_dir(&env)).unwrap();
     env.ok(&["hooks", "install", "codex"]);
@@ -241,4 +241,23 @@ fn each_turn_is_checkpointed_and_rewind_2_code_puts_the_files_back_exactly() {
     assert!(text.contains("\"codex\"") && text.contains(THREAD), "{text}");
     env.ok(&["rewind", "2", "--code"]);
     assert_eq!(files(&env.work()), before_2);
+
+    // The conversation: a new rollout of today that ends with turn 1, which `codex resume` takes.
+    let rewound = env.json(&["rewind", "2", "--conversation"]);
+    let part = &rewound["parts"][0];
+    let id = part["session_id"].as_str().unwrap();
+    assert_eq!(part["resume_command"], format!("codex resume {id}"));
+    let file = PathBuf::from(part["file"].as_str().unwrap());
+    assert!(file.starts_with(codex_dir(&env).join("sessions")), "{}", file.display());
+    assert!(file.file_name().unwrap().to_str().unwrap().ends_with(&format!("{id}.jsonl")));
+    let forked = cairn_transcript::Transcript::read(&file).unwrap();
+    assert_eq!(forked.format(), cairn_transcript::Format::Codex);
+    let prompts: Vec<String> = forked
+        .active_path()
+        .entries
+        .iter()
+        .filter_map(|e| cairn_transcript::user_prompt_text(cairn_transcript::Format::Codex, &e.text))
+        .collect();
+    assert_eq!(prompts, ["add two()"]);
+    assert_eq!(forked.session_id(), Some(id));
 }

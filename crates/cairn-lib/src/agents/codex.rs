@@ -31,15 +31,6 @@ use super::spec::{AgentSpec, EventEntry, Layers, Layout, SettingsShape};
 use super::{Agent, AgentPlaces, HookInvocation, Scope};
 use crate::error::{Error, Result};
 
-/// Whether cairn reads Codex CLI's rollout files as conversations. The reader is being added to
-/// `cairn-transcript`; when it reads them (as the format named [`ROLLOUT_FORMAT`]), set this to
-/// true: the prompt's moment then keeps the rollout as its `transcript:` part, and status and
-/// the docs' table say Codex CLI gets both layers.
-const READS_ROLLOUTS: bool = false;
-
-/// The name `cairn-transcript` gives the rollout format (`Format::as_str`).
-const ROLLOUT_FORMAT: &str = "codex";
-
 /// Codex CLI's tools that change files: `apply_patch` and the shell tools, all named `Bash`.
 const FILE_TOOLS: [&str; 2] = ["apply_patch", "Bash"];
 
@@ -174,26 +165,20 @@ impl AgentSpec for Codex {
     }
 
     fn layers(&self) -> Layers {
-        if READS_ROLLOUTS { Layers::CodeAndConversation } else { Layers::CodeOnly }
+        Layers::CodeAndConversation
     }
 
     fn notes(&self, _places: &AgentPlaces) -> Vec<String> {
-        let mut notes = vec![
+        vec![
             "Codex CLI 0.124 and later run hooks by default; 0.122 and 0.123 need `codex_hooks = true` under [features] in config.toml".to_owned(),
             "Codex CLI versions with hook trust skip a hook until it is reviewed: run `/hooks` in Codex and trust cairn's (again after an install that changed the command); `codex exec` never runs an untrusted hook".to_owned(),
             "a project's .codex/hooks.json is read only when Codex trusts the project".to_owned(),
-        ];
-        if !READS_ROLLOUTS {
-            notes.push("code only: Codex CLI's conversation (its rollout file) is not kept yet, so `cairn rewind` puts the files back and leaves the conversation".to_owned());
-        }
-        notes
+        ]
     }
 
+    /// The rollout the payload names, when it reads as one (its first line a `session_meta`).
     fn conversation_file(&self, transcript: &Path) -> Option<PathBuf> {
-        if !READS_ROLLOUTS {
-            return None;
-        }
         let read = cairn_transcript::Transcript::read_as_agent(transcript).ok()?;
-        (read.format().as_str() == ROLLOUT_FORMAT).then(|| transcript.to_path_buf())
+        (read.format() == cairn_transcript::Format::Codex).then(|| transcript.to_path_buf())
     }
 }

@@ -17,6 +17,7 @@ use serde::{Deserialize, Serialize};
 use super::restore::BEGAN_CONVERSATION;
 use super::{ConversationCut, ForkOrigin, Moment, MomentRestoreOptions, MomentRestoreResult};
 use crate::Repository;
+use crate::agents::{Agent, Layers};
 use crate::error::{Error, Hint, Result, echo};
 use crate::id::{MomentId, ObjectId};
 use crate::ops::diff::DiffOptions;
@@ -219,10 +220,24 @@ impl Repository {
             (false, true) => vec!["transcript".into()],
             _ => moment.parts.iter().filter(|p| p.kind != "compose").map(|p| p.kind.clone()).collect(),
         };
+        // An agent whose conversation cairn does not read (Cursor, Copilot CLI) gets its files
+        // back and is told so.
+        let code_only = moment
+            .turn
+            .as_ref()
+            .and_then(|t| Agent::ALL.into_iter().find(|a| a.as_str() == t.agent))
+            .is_some_and(|a| a.layers() == Layers::CodeOnly);
         // A turn whose conversation had not begun when its prompt arrived (Claude Code writes
         // its session file only after the first prompt's hook) has nothing to fork.
-        let began_conversation = moment.part("transcript").is_none()
+        let began_conversation = !code_only
+            && moment.part("transcript").is_none()
             && moment.turn.as_ref().and_then(|t| t.start.as_ref()).is_some_and(|s| s.after_entry.is_none());
+        if code_only && options.conversation {
+            return Err(Error::invalid(format!(
+                "cairn keeps only the files of {}'s turns, not its conversation; rewind the code with --code",
+                moment.turn.as_ref().map_or("this agent", |t| t.agent.as_str())
+            )));
+        }
         if only.iter().any(|k| k == "transcript")
             && moment.part("transcript").is_none()
             && !began_conversation
@@ -267,6 +282,15 @@ impl Repository {
         };
         if began_conversation && wants_conversation {
             result.notes.push(BEGAN_CONVERSATION.to_owned());
+        }
+        if code_only
+            && wants_conversation
+            && let Some(turn) = &turn
+        {
+            result.notes.push(format!(
+                "cairn keeps only the files of {}'s turns: its conversation was left as it is",
+                turn.agent
+            ));
         }
         // The fork continues the numbering of the session it was cut from.
         if let Some(turn) = turn.filter(|_| !options.dry_run) {
