@@ -4,9 +4,16 @@
 //! when they do not fit a ustar header), so GNU tar and bsdtar extract the snapshot as it was:
 //! modes, owners, mtimes, symlinks, and hard links as links to the group's first path. The
 //! archive is written beside `FILE` and renamed into place, so a failed export leaves nothing.
+//!
+//! The archive gets the mode a new file of the user's gets (0666 less the umask), so it can be
+//! shared as any file they make can, unless a file in it is a secret by cairn's rules (a name
+//! rule such as `.env` or `id_ed25519`, or a content rule on a file of up to 1 MiB, as a save
+//! judges them; such files are in a snapshot only when saved with include-secrets): then it
+//! stays 0600. It is 0600 while it is written either way.
 
 use std::collections::HashMap;
 use std::io::{Read, Write};
+use std::os::unix::fs::PermissionsExt;
 use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
@@ -43,6 +50,10 @@ pub struct ExportOptions {
 /// The archive an export wrote.
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct ExportResult {
+    /// The first file in the archive that is a secret by cairn's rules, and the rule it
+    /// matched: the archive was left readable by its owner only (mode 0600).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub secret: Option<SecretFile>,
     /// The snapshot that was exported (unchanged by this).
     pub snapshot: Snapshot,
     /// The archive written.
@@ -55,6 +66,18 @@ pub struct ExportResult {
     pub bytes: u64,
 }
 
+/// A file of the archive that is a secret by cairn's rules.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct SecretFile {
+    /// Its path in the archive.
+    pub path: String,
+    /// The rule it matched (`dotenv`, `ssh-private-key`, `github-token`, …).
+    pub rule: String,
+}
+
+/// The most of a file the content rules look at, as a save looks at it (the whole-file limit).
+const SCAN_LIMIT: usize = 1 << 20;
+
 fn compression_of(file: &std::path::Path) -> Result<&'static str> {
     let name = file.file_name().map(|n| n.to_string_lossy().to_ascii_lowercase()).unwrap_or_default();
     match () {
@@ -65,6 +88,21 @@ fn compression_of(file: &std::path::Path) -> Result<&'static str> {
             "{} does not end in .tar, .tar.gz, .tgz, .tar.zst or .tzst; name the archive so its compression is clear",
             file.display()
         ))),
+    }
+}
+
+/// A reader that keeps the first [`SCAN_LIMIT`] bytes it passes on, for the content rules.
+struct Kept<'b, R> {
+    inner: R,
+    kept: &'b mut Vec<u8>,
+}
+
+impl<R: Read> Read for Kept<'_, R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        let room = SCAN_LIMIT.saturating_sub(self.kept.len()).min(n);
+        self.kept.extend_from_slice(&buf[..room]);
+        Ok(n)
     }
 }
 
@@ -96,6 +134,8 @@ struct Emit<'a, W: Write> {
     link_to: HashMap<Vec<u8>, Vec<u8>>,
     entries: u64,
     bytes: u64,
+    /// The first file found to be a secret.
+    secret: Option<SecretFile>,
 }
 
 impl<W: Write> Emit<'_, W> {
@@ -157,15 +197,36 @@ impl<W: Write> Emit<'_, W> {
                     ids: content.iter(),
                     current: std::io::Cursor::new(Vec::new()),
                 };
+                let mut kept = Vec::new();
                 // A sparse file's content holds only its data extents: the holes read as zeros.
                 match &node.extra.extents {
                     Some(extents) => {
                         let reader = crate::tree::sparse::Expand::new(reader, extents, *size);
-                        self.out.append(&header, reader.take(*size))
+                        let reader = Kept { inner: reader.take(*size), kept: &mut kept };
+                        self.out.append(&header, reader)?;
                     }
-                    None => self.out.append(&header, reader.take(*size)),
+                    None => {
+                        self.out.append(&header, Kept { inner: reader.take(*size), kept: &mut kept })?;
+                    }
                 }
+                self.judge(path, &node.name, &kept, *size);
+                Ok(())
             }
+        }
+    }
+
+    /// Notes the file at `path` when it is the first secret found: by its name, or by its
+    /// content when the whole file was kept (a save reads no more for its content rules).
+    fn judge(&mut self, path: &[u8], name: &[u8], kept: &[u8], size: u64) {
+        use crate::targets::dir::secrets::{by_content, by_name};
+        if self.secret.is_some() {
+            return;
+        }
+        let whole = size <= SCAN_LIMIT as u64;
+        let rule = by_name(path, name).or_else(|| whole.then(|| by_content(path, name, kept)).flatten());
+        if let Some(rule) = rule {
+            self.secret =
+                Some(SecretFile { path: String::from_utf8_lossy(path).into_owned(), rule: rule.to_owned() });
         }
     }
 
@@ -235,22 +296,34 @@ impl Repository {
         }
         let dir =
             options.to.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
-        let tmp = tempfile::NamedTempFile::new_in(dir).at("create a file beside", &options.to)?;
+        // Created as any new file of the user's (0666 less the umask) to learn that mode, then
+        // made 0600 before a byte is written; the mode is given back at the end unless a secret
+        // went in.
+        let tmp = tempfile::Builder::new()
+            .permissions(std::fs::Permissions::from_mode(0o666))
+            .tempfile_in(dir)
+            .at("create a file beside", &options.to)?;
+        let user_mode = tmp.as_file().metadata().at("read the mode of", tmp.path())?.permissions();
+        tmp.as_file().set_permissions(std::fs::Permissions::from_mode(0o600)).at("restrict", tmp.path())?;
         let file = tmp.as_file().try_clone().at("write", tmp.path())?;
         let sink: Box<dyn Write> = match compression {
             "gzip" => Box::new(flate2::write::GzEncoder::new(file, flate2::Compression::fast())),
             "zstd" => Box::new(zstd::Encoder::new(file, 3).at("write", tmp.path())?.auto_finish()),
             _ => Box::new(file),
         };
-        let mut emit = Emit { store: self, out: tar::Builder::new(sink), link_to, entries: 0, bytes: 0 };
+        let mut emit =
+            Emit { store: self, out: tar::Builder::new(sink), link_to, entries: 0, bytes: 0, secret: None };
         emit.entry(b"", &root.top, true).at("write", tmp.path())?;
         if let NodeKind::Dir { tree } = &root.top.kind {
             emit.dir(b"", tree)?;
         }
-        let (entries, bytes) = (emit.entries, emit.bytes);
+        let (entries, bytes, secret) = (emit.entries, emit.bytes, emit.secret.take());
         let mut sink = emit.out.into_inner().at("write", tmp.path())?;
         sink.flush().at("write", tmp.path())?;
         drop(sink);
+        if secret.is_none() {
+            tmp.as_file().set_permissions(user_mode).at("set the mode of", tmp.path())?;
+        }
         tmp.as_file().sync_data().at("flush", tmp.path())?;
         tmp.persist(&options.to).map_err(|e| Error::io("write", &options.to, e.error))?;
         Ok(ExportResult {
@@ -259,6 +332,7 @@ impl Repository {
             compression: compression.into(),
             entries,
             bytes,
+            secret,
         })
     }
 }
