@@ -13,6 +13,8 @@ use cairn_lib::ops::transcript::{
 };
 use clap::{Args, Subcommand};
 
+use cairn_lib::OpenMode;
+
 use crate::commands::GlobalArgs;
 use crate::context::{call_context, open_store};
 use crate::error::CommandResult;
@@ -107,10 +109,10 @@ pub struct DeleteArgs {
 
 /// Runs a `transcript` subcommand.
 pub fn run(global: &GlobalArgs, command: TranscriptCommand, printer: &Printer) -> CommandResult {
-    let store = open_store(global)?;
     let context = call_context();
     match command {
         TranscriptCommand::Save(args) => {
+            let store = open_store(global)?;
             let (file, name) = split_file_and_name(args.args)?;
             let options = TranscriptSaveOptions {
                 file,
@@ -126,6 +128,7 @@ pub fn run(global: &GlobalArgs, command: TranscriptCommand, printer: &Printer) -
             printer.result(&result, human_save);
         }
         TranscriptCommand::Load(args) => {
+            let store = open_store(global)?;
             let options = TranscriptLoadOptions {
                 name: args.name,
                 places: places(&args.places)?,
@@ -137,16 +140,15 @@ pub fn run(global: &GlobalArgs, command: TranscriptCommand, printer: &Printer) -
             printer.result(&result, |r| human_written("loaded", r));
         }
         TranscriptCommand::Export(mut options) => {
+            let store = open_store(global)?;
             // Absolute, so the printed fork command works from any directory.
             options.output = std::path::absolute(&options.output).unwrap_or(options.output);
             let result = store.transcript_export(&options, &context)?;
             printer.result(&result, |r| human_written("exported", r));
         }
-        TranscriptCommand::List(args) => {
-            let result = store.transcript_list(&args, &context)?;
-            printer.result(&result, human_list);
-        }
+        TranscriptCommand::List(args) => return list(global, args, printer),
         TranscriptCommand::Delete(args) => {
+            let store = open_store(global)?;
             if !args.force && !confirm(&args.options.name)? {
                 return Err(crate::error::usage(format!(
                     "not deleting transcript snapshot {:?}; pass --force to delete without asking",
@@ -157,6 +159,24 @@ pub fn run(global: &GlobalArgs, command: TranscriptCommand, printer: &Printer) -
             printer.result(&result, human_delete);
         }
     }
+    Ok(())
+}
+
+/// `list`: a reader, so it makes no store; where there is none it says so, and still shows the
+/// snapshot files the Pi extension wrote itself.
+fn list(global: &GlobalArgs, mut args: ListArgs, printer: &Printer) -> CommandResult {
+    // Without a home, Pi's folder cannot be found: the listing then leaves its files out.
+    args.places = places(&PlaceArgs { pi_dir: None, claude_dir: None }).ok();
+    let existing =
+        GlobalArgs { store: global.store.clone(), json: global.json, open_mode: OpenMode::Existing };
+    let result = match open_store(&existing) {
+        Ok(store) => store.transcript_list(&args, &call_context())?,
+        Err(err) if err.code() == Some(cairn_lib::NO_STORE) => {
+            TranscriptList::without_store(crate::context::store_path(global)?, args.places.as_ref())?
+        }
+        Err(err) => return Err(err),
+    };
+    printer.result(&result, human_list);
     Ok(())
 }
 
@@ -292,11 +312,41 @@ fn human_written(verb: &str, r: &TranscriptWritten) -> String {
 }
 
 fn human_list(r: &TranscriptList) -> String {
-    let mut out = format!("transcript snapshots in {} (session {})\n", r.store.display(), r.session);
-    if r.snapshots.is_empty() {
-        out.push_str("none yet; save one with `cairn transcript save [FILE] NAME`\n");
-        return out;
+    let mut out = match &r.session {
+        Some(session) if r.store_exists => {
+            let mut out = format!("transcript snapshots in {} (session {session})\n", r.store.display());
+            if r.snapshots.is_empty() {
+                out.push_str("none yet; save one with `cairn transcript save [FILE] NAME`\n");
+            } else {
+                out.push_str(&snapshot_table(r));
+            }
+            out
+        }
+        _ => format!(
+            "there is no store at {} yet, so no transcript snapshots; save one with `cairn transcript save [FILE] NAME`\n",
+            r.store.display()
+        ),
+    };
+    if let Some(first) = r.extension_files.first() {
+        let folder = first.file.parent().unwrap_or(&first.file);
+        out.push_str(&format!(
+            "\nsaved by the pi-session-snapshot extension in {} (the pi profile's snapshot_restore takes one by name; saving over one needs force):\n",
+            folder.display()
+        ));
+        for f in &r.extension_files {
+            let note = if f.in_store {
+                "  (a store snapshot has this name too: it is the one restored)"
+            } else {
+                ""
+            };
+            out.push_str(&format!("  {}{note}\n", f.name));
+        }
     }
+    out
+}
+
+fn snapshot_table(r: &TranscriptList) -> String {
+    let mut out = String::new();
     let rows: Vec<Vec<String>> = r
         .snapshots
         .iter()

@@ -75,3 +75,26 @@ fn transcript_list_columns_shifted_with_the_length_of_each_time() {
         assert_eq!(row.get(agent..agent + 3), Some("pi "), "{list}");
     }
 }
+
+/// Issue 39: `transcript list` on a store that is not there says so and makes none. Issue 40:
+/// the snapshot files the Pi extension wrote itself are listed (marked as its own) before the
+/// pi profile restores one, and the `pi --fork` copies cairn writes beside them are not.
+#[test]
+fn list_makes_no_store_and_shows_the_pi_extensions_own_files() {
+    let env = TestEnv::new();
+    let folder = env.home().join(".pi/agent/pi-session-snapshot");
+    std::fs::create_dir_all(&folder).unwrap();
+    std::fs::copy(crate::fixture("pi_v3_branched.jsonl"), folder.join("baseline.jsonl")).unwrap();
+    std::fs::copy(crate::fixture("pi_v3_branched.jsonl"), folder.join("onboarded.jsonl")).unwrap();
+    std::fs::write(folder.join("notes.txt"), "not a snapshot\n").unwrap();
+    assert_cli!(env, "transcript_list_no_store", [["transcript", "list"], ["--json", "transcript", "list"]]);
+    assert!(!env.store().exists(), "a listing made the store");
+
+    let pi = env.place("pi_v3_branched.jsonl", "2025-01-10T09-00-00-000Z_0193a1f0.jsonl");
+    env.json(&["transcript", "save", pi.to_str().unwrap(), "onboarded"]);
+    assert_cli!(
+        env,
+        "transcript_list_extension_files",
+        [["transcript", "list"], ["--json", "transcript", "list"]]
+    );
+}

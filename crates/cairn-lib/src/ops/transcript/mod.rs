@@ -25,7 +25,7 @@ use serde::{Deserialize, Serialize};
 pub use diff::{TranscriptDiffOptions, TranscriptDiffResult};
 pub use load::{TranscriptExportOptions, TranscriptLoadOptions, TranscriptWritten};
 pub use manage::{
-    TranscriptDeleteOptions, TranscriptDeleteResult, TranscriptList, TranscriptListEntry,
+    ExtensionFile, TranscriptDeleteOptions, TranscriptDeleteResult, TranscriptList, TranscriptListEntry,
     TranscriptListOptions,
 };
 pub use save::{TranscriptSaveOptions, TranscriptSaveResult};
@@ -129,6 +129,13 @@ impl AgentPlaces {
     pub fn newest_session(&self) -> Result<Option<PathBuf>> {
         let found = cairn_transcript::newest_session(&self.dirs(), &self.cwd).map_err(transcript_error)?;
         Ok(found.map(|f| std::fs::canonicalize(&f.path).unwrap_or(f.path)))
+    }
+
+    /// Where a session of [`AgentPlaces::cwd`] is looked for: Pi's directory for it, and
+    /// Claude Code's.
+    pub fn session_dirs(&self) -> (PathBuf, PathBuf) {
+        let dirs = self.dirs();
+        (dirs.pi_dir_for(&self.cwd), dirs.claude_dir_for(&self.cwd))
     }
 
     /// Pi's agent directory (the parent of its sessions directory), which holds its
