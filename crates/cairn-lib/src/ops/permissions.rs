@@ -20,7 +20,9 @@ use crate::config::{Config, InvalidSetting};
 use crate::error::{Error, ErrorKind, Hint, NeutralWords, Operation, Result};
 pub use crate::store::model::capability::Capability;
 
-pub use super::pi_settings::{PI_SETTINGS_NAMESPACE, PiToolDefaults, pi_tool_defaults};
+pub use super::pi_settings::{
+    PI_SETTINGS_NAMESPACE, PI_TRUST_VARIABLE, PiSettingsFiles, PiToolDefaults, pi_tool_defaults,
+};
 
 /// The code attached to a refusal caused by an unreadable or invalid config file, so a front
 /// end can also warn the user (the refusal itself is what fails closed).
@@ -72,6 +74,26 @@ pub struct CapabilityStatus {
     pub set: bool,
     /// The config key holding it.
     pub key: String,
+    /// True when the answer is the default the pi profile takes from Pi's own settings files
+    /// (see [`AgentStatus::with_pi_settings`]).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub from_pi_settings: bool,
+}
+
+/// What Pi's settings files say about the pi profile's two tools, as `cairn agent status`
+/// shows it when one of the files exists.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct PiSettingsEffect {
+    /// The files read, and whether the project's may turn a tool on.
+    pub files: PiSettingsFiles,
+    /// Of those, the ones that exist.
+    pub existing: Vec<std::path::PathBuf>,
+    /// `agentSaveToolAllowed` after both files: the default of `transcript-save`.
+    pub save_allowed: bool,
+    /// `agentRestoreToolAllowed` after both files: the default of `transcript-restore`.
+    pub restore_allowed: bool,
+    /// One sentence per file or value that could not be used (each reads as false).
+    pub warnings: Vec<String>,
 }
 
 /// What agents may do, as `cairn agent status` shows it.
@@ -87,12 +109,45 @@ pub struct AgentStatus {
     /// The invalid values as errors, with the hint that fixes each.
     #[serde(skip)]
     pub problems: Vec<Error>,
+    /// What Pi's settings files say, when one of them exists (see
+    /// [`AgentStatus::with_pi_settings`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pi_settings: Option<PiSettingsEffect>,
 }
 
 impl AgentStatus {
     /// The status with its warnings said in a front's words.
     pub fn in_words(mut self, words: &dyn crate::error::Words) -> Self {
         self.warnings = self.problems.iter().map(|p| p.render(words)).collect();
+        self
+    }
+
+    /// The status as the pi profile sees it: a transcript capability the store's settings
+    /// leave unset takes its answer from Pi's settings `files`, as a pi-profile server does
+    /// ([`check_agent_permission_with_default`]). Unchanged when neither file exists (both then
+    /// read as false, the built-in default) or while an `agent.*` value is invalid (everything
+    /// is refused then).
+    pub fn with_pi_settings(mut self, files: &PiSettingsFiles) -> Self {
+        let existing = files.existing();
+        if existing.is_empty() {
+            return self;
+        }
+        let defaults = files.read();
+        if self.problems.is_empty() {
+            for status in self.capabilities.iter_mut().filter(|c| !c.set) {
+                if let Some(default) = defaults.default_for(status.capability) {
+                    status.allowed = default;
+                    status.from_pi_settings = true;
+                }
+            }
+        }
+        self.pi_settings = Some(PiSettingsEffect {
+            files: files.clone(),
+            existing,
+            save_allowed: defaults.save,
+            restore_allowed: defaults.restore,
+            warnings: defaults.warnings,
+        });
         self
     }
 }
@@ -110,12 +165,13 @@ fn status_of(config: &Config, root: &Path) -> Result<AgentStatus> {
                 allowed: invalid.is_empty() && c.allowed_in(config),
                 set,
                 key: c.key().to_owned(),
+                from_pi_settings: false,
             })
         })
         .collect::<Result<_>>()?;
     let problems = invalid_settings(config, root);
     let warnings = problems.iter().map(Error::to_string).collect();
-    Ok(AgentStatus { capabilities, warnings, problems })
+    Ok(AgentStatus { capabilities, warnings, problems, pi_settings: None })
 }
 
 /// The problem for each invalid `agent.*` value in `config`.

@@ -3,9 +3,13 @@
 //! extension reads them. They give the defaults that [`super::agent`] applies when the store's
 //! config leaves a transcript capability unset.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
 
 use super::permissions::Capability;
+use super::transcript::AgentPlaces;
+use crate::store::address::EnvLookup;
 
 /// The namespace of Pi's settings files that holds the snapshot extension's settings.
 pub const PI_SETTINGS_NAMESPACE: &str = "pi-session-snapshot";
@@ -113,4 +117,45 @@ fn deny_both() -> serde_json::Map<String, serde_json::Value> {
     section.insert("agentSaveToolAllowed".to_owned(), serde_json::Value::Bool(false));
     section.insert("agentRestoreToolAllowed".to_owned(), serde_json::Value::Bool(false));
     section
+}
+
+/// The variable that tells cairn a project's `.pi/settings.json` is trusted: Pi keeps its trust
+/// answer where cairn cannot see it.
+pub const PI_TRUST_VARIABLE: &str = "CAIRN_PI_TRUST_PROJECT";
+
+/// Where the pi profile reads Pi's settings: the global file in Pi's agent directory, the
+/// working directory's project file, and whether that project may turn a tool on. Every front
+/// finds them here, so `cairn agent status` reads what a pi-profile server reads.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct PiSettingsFiles {
+    /// `<Pi agent dir>/settings.json`.
+    pub global: PathBuf,
+    /// `<working directory>/.pi/settings.json`.
+    pub project: PathBuf,
+    /// True when [`PI_TRUST_VARIABLE`] is `1`, `true` or `yes`.
+    pub project_trusted: bool,
+}
+
+impl PiSettingsFiles {
+    /// The files for `places` (Pi's agent directory and the working directory), trusted as
+    /// `env` says.
+    pub fn new(places: &AgentPlaces, env: &EnvLookup) -> Self {
+        let trusted = env(PI_TRUST_VARIABLE)
+            .is_some_and(|v| matches!(v.to_string_lossy().trim(), "1" | "true" | "yes"));
+        Self {
+            global: places.pi_agent_dir().join("settings.json"),
+            project: PathBuf::from(&places.cwd).join(".pi").join("settings.json"),
+            project_trusted: trusted,
+        }
+    }
+
+    /// What the files say now (see [`pi_tool_defaults`]).
+    pub fn read(&self) -> PiToolDefaults {
+        pi_tool_defaults(&self.global, &self.project, self.project_trusted)
+    }
+
+    /// The files of these that exist.
+    pub fn existing(&self) -> Vec<PathBuf> {
+        [&self.global, &self.project].into_iter().filter(|f| f.exists()).cloned().collect()
+    }
 }

@@ -23,21 +23,17 @@
 use std::path::PathBuf;
 use std::sync::Mutex;
 
-use cairn_lib::NotCovered;
 use cairn_lib::ops::permissions::{
-    Capability, INVALID_CONFIG_CODE, PI_SETTINGS_NAMESPACE, check_agent_permission_with_default,
-    pi_tool_defaults,
+    Capability, INVALID_CONFIG_CODE, PI_SETTINGS_NAMESPACE, PiSettingsFiles,
+    check_agent_permission_with_default,
 };
 use cairn_lib::ops::transcript::{AgentPlaces, TranscriptLoadOptions, TranscriptSaveOptions};
+use cairn_lib::{NotCovered, echo};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{ServeError, ToolError};
 use crate::registry::{Hints, ToolSpec};
 use crate::state::{ServerState, warn};
-
-/// The variable that tells the server the project's `.pi/settings.json` is trusted (cairn
-/// cannot see the answer Pi keeps).
-const TRUST_VARIABLE: &str = "CAIRN_PI_TRUST_PROJECT";
 
 /// The conversation one pi-profile server serves, fixed by its first save or restore.
 #[derive(Debug, Default)]
@@ -160,8 +156,12 @@ fn save(state: &ServerState, a: SaveArgs) -> Result<SaveResult, ToolError> {
     let places = crate::state::agent_places()?;
     permit(state, Capability::TranscriptSave, &places)?;
     let fork_copy = extension_file(&places, &a.name);
+    let file = match served_file(state) {
+        Some(file) => file,
+        None => places.newest_session()?.ok_or_else(|| no_session(&places))?,
+    };
     let options = TranscriptSaveOptions {
-        file: served_file(state),
+        file: Some(file),
         name: Some(a.name.clone()),
         description: None,
         force: a.force,
@@ -239,8 +239,24 @@ fn extension_file(places: &AgentPlaces, name: &str) -> PathBuf {
     places.pi_agent_dir().join(PI_SETTINGS_NAMESPACE).join(format!("{}.jsonl", name.trim()))
 }
 
-/// The conversation this server saves: `CAIRN_TRANSCRIPT`, else the one it kept; `None` lets
-/// the engine take the newest session (the first time).
+/// The refusal of a save with no conversation to save, in one sentence that asks of the agent
+/// only what it can do: ask the user. Each path is cut as echoed input is, so a deep working
+/// directory cannot push the advice past the length a refusal is cut to.
+fn no_session(places: &AgentPlaces) -> ToolError {
+    let (pi, claude) = places.session_dirs();
+    ToolError::new(
+        cairn_lib::ErrorKind::NotFound,
+        format!(
+            "found no Pi or Claude Code session of {} to save (looked in {} and {}); ask the user to start the server in the directory the agent works in, or with CAIRN_TRANSCRIPT naming the session file",
+            echo(&places.cwd),
+            echo(&pi.to_string_lossy()),
+            echo(&claude.to_string_lossy()),
+        ),
+    )
+}
+
+/// The conversation this server saves: `CAIRN_TRANSCRIPT`, else the one it kept; `None` takes
+/// the newest session of the working directory (the first time).
 fn served_file(state: &ServerState) -> Option<PathBuf> {
     env_path("CAIRN_TRANSCRIPT").or_else(|| state.pi.get())
 }
@@ -248,10 +264,7 @@ fn served_file(state: &ServerState) -> Option<PathBuf> {
 /// Refuses `capability` unless the store's settings, or else Pi's, allow it; warnings about
 /// either go to stderr (never stdout, which carries the protocol on stdio).
 fn permit(state: &ServerState, capability: Capability, places: &AgentPlaces) -> Result<(), ToolError> {
-    let global = places.pi_agent_dir().join("settings.json");
-    let project = PathBuf::from(&places.cwd).join(".pi").join("settings.json");
-    let trusted = std::env::var(TRUST_VARIABLE).is_ok_and(|v| matches!(v.trim(), "1" | "true" | "yes"));
-    let defaults = pi_tool_defaults(&global, &project, trusted);
+    let defaults = PiSettingsFiles::new(places, &crate::state::process_env()).read();
     for warning in &defaults.warnings {
         warn(warning);
     }

@@ -70,3 +70,34 @@ fn reset_returns_each_transcript_capability_to_its_default() {
     let line = human_line(&env, "transcript-restore");
     assert!(line.contains("refused") && line.contains("(default)"), "{line}");
 }
+
+/// Issue 40: `cairn agent status` shows what Pi's own settings give the pi profile's two tools
+/// while the store leaves them unset, as a pi-profile server started in the same directory
+/// reads them: the global file's answer, an untrusted project's file only turning a tool off.
+#[test]
+fn status_shows_the_effect_of_pis_settings() {
+    let env = TestEnv::new();
+    let global = env.home().join(".pi/agent/settings.json");
+    std::fs::create_dir_all(global.parent().unwrap()).unwrap();
+    std::fs::write(
+        &global,
+        r#"{"pi-session-snapshot": {"agentSaveToolAllowed": true, "agentRestoreToolAllowed": true}}"#,
+    )
+    .unwrap();
+    let project = env.work().join(".pi/settings.json");
+    std::fs::create_dir_all(project.parent().unwrap()).unwrap();
+    std::fs::write(&project, r#"{"pi-session-snapshot": {"agentRestoreToolAllowed": false}}"#).unwrap();
+    crate::assert_cli!(
+        env,
+        "agent_status_pi_settings",
+        [["agent", "status"], ["agent", "deny", "transcript-save"], ["--json", "agent", "status"]]
+    );
+
+    // An untrusted project cannot turn a tool on; CAIRN_PI_TRUST_PROJECT lets it.
+    std::fs::write(&project, r#"{"pi-session-snapshot": {"agentRestoreToolAllowed": "yes"}}"#).unwrap();
+    std::fs::write(&global, "{}").unwrap();
+    crate::assert_cli!(env, "agent_status_pi_settings_invalid", [["agent", "status"]]);
+    std::fs::write(&project, r#"{"pi-session-snapshot": {"agentRestoreToolAllowed": true}}"#).unwrap();
+    let trusted = env.with_var("CAIRN_PI_TRUST_PROJECT", "1");
+    assert_eq!(answer(&trusted.json(&["agent", "status"]), "transcript-restore"), (true, false));
+}
