@@ -40,6 +40,9 @@ pub struct Server {
     state: Arc<Shared>,
     listener: UnixListener,
     socket: PathBuf,
+    /// The socket file's inode when it was bound: another file there (or none) means the store
+    /// was deleted or another watcher took its place.
+    socket_inode: u64,
 }
 
 struct Shared {
@@ -64,7 +67,13 @@ impl Server {
             watcher.watch(root)?;
         }
         let state = Arc::new(Shared { watcher: Mutex::new(watcher), epoch: uuid::Uuid::now_v7() });
-        Ok(Self { state, listener, socket: options.socket })
+        let socket_inode = inode(&options.socket).ok_or_else(|| {
+            Error::Socket(std::io::Error::new(
+                std::io::ErrorKind::NotFound,
+                "the socket vanished as it was bound",
+            ))
+        })?;
+        Ok(Self { state, listener, socket: options.socket, socket_inode })
     }
 
     /// Each watched tree's figures, before [`Server::run`] answers anyone.
@@ -87,14 +96,37 @@ impl Server {
                 }
             }
         });
-        for stream in self.listener.incoming() {
-            let Ok(stream) = stream else { continue };
+        // Wakes every few seconds to see that its store is still there: a watcher must not
+        // outlive the store it answers for (deleted with `rm -rf`, or its socket replaced).
+        let every = rustix::time::Timespec { tv_sec: STORE_CHECK_SECONDS, tv_nsec: 0 };
+        loop {
+            let mut fds = [PollFd::new(&self.listener, PollFlags::IN)];
+            let ready = match poll(&mut fds, Some(&every)) {
+                Ok(n) => n > 0,
+                Err(rustix::io::Errno::INTR) => false,
+                Err(e) => return Err(Error::Socket(e.into())),
+            };
+            if inode(&self.socket) != Some(self.socket_inode) {
+                return Ok(());
+            }
+            if !ready {
+                continue;
+            }
+            let Ok((stream, _)) = self.listener.accept() else { continue };
             if serve_connection(&self.state, stream, &self.socket) {
-                break;
+                return Ok(());
             }
         }
-        Ok(())
     }
+}
+
+/// How often a waiting watcher checks that its store still exists.
+const STORE_CHECK_SECONDS: i64 = 2;
+
+/// The inode of the file at `path`, if there is one.
+fn inode(path: &Path) -> Option<u64> {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::symlink_metadata(path).ok().map(|m| m.ino())
 }
 
 /// Answers one connection's requests; true when one of them was [`Request::Stop`], whose

@@ -86,3 +86,28 @@ fn a_queue_overflow_makes_the_next_save_walk_and_it_is_exact() {
     assert!(status.success(), "the watcher stopped cleanly: {status}");
     assert_eq!(env.json(&["watch", "--status"])["running"], false);
 }
+
+#[test]
+fn a_watcher_ends_when_its_store_is_deleted() {
+    let env = TestEnv::new();
+    env.write("a.txt", "a\n");
+    let work = env.work().display().to_string();
+    env.ok(&["save", &work]);
+    let mut watcher = Watcher(env.process(&["watch", &work]).spawn().unwrap());
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while env.json(&["watch", "--status"])["running"] != true {
+        assert!(std::time::Instant::now() < deadline, "the watcher did not answer");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    std::fs::remove_dir_all(env.store()).unwrap();
+    // It looks every two seconds; give it a few.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        if let Some(status) = watcher.0.try_wait().unwrap() {
+            assert!(status.success(), "{status}");
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "the watcher outlived its store");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
