@@ -81,7 +81,7 @@ def main(url):
 
         # The oldest prompt that has a row below it: a moment with a rewind button.
         driver.execute_script(
-            "const rows = [...document.querySelectorAll('.entry')];"
+            "const rows = [...document.querySelectorAll('.entry:not([hidden])')];"
             "const row = rows.find((r, i) => i > 0 && /turn \\d+: /.test(r.querySelector('.title').innerText)) || rows[0];"
             "row.focus(); row.click();")
         wait(driver, "a moment", "return document.querySelector('#pane .actions')")
@@ -96,7 +96,7 @@ def main(url):
             wait(driver, "the confirmation to close", "return !document.querySelector('#confirm').open")
 
         # The oldest row marked A, the newest B, compared: a diff with files in it.
-        driver.execute_script("const rows = document.querySelectorAll('.entry'); rows[rows.length - 1].focus();")
+        driver.execute_script("const rows = document.querySelectorAll('.entry:not([hidden])'); rows[rows.length - 1].focus();")
         driver.switch_to.active_element.send_keys("a")
         driver.execute_script("document.querySelector('.entry').focus();")
         driver.switch_to.active_element.send_keys("b")

@@ -3,7 +3,7 @@
 "use strict";
 
 const $ = (id) => document.getElementById(id);
-const state = { session: "", offset: 0, total: 0, loading: false, marks: { A: null, B: null }, open: null };
+const state = { session: "", offset: 0, total: 0, loading: false, marks: { A: null, B: null }, open: null, entries: [] };
 const PAGE = 100;
 
 function el(tag, attrs, ...children) {
@@ -62,7 +62,7 @@ async function loadSessions() {
 }
 
 async function reload() {
-  state.offset = 0; state.total = 0;
+  state.offset = 0; state.total = 0; state.entries = [];
   state.marks = { A: null, B: null };
   $("entries").replaceChildren();
   updateCompare();
@@ -77,7 +77,10 @@ async function more() {
     state.total = page.total;
     const target = $("target");
     if (target.options.length === 1) target.append(...page.targets.map((t) => el("option", { value: t }, t)));
-    $("entries").append(...page.entries.map(entryRow));
+    const start = state.entries.length;
+    state.entries.push(...page.entries);
+    $("entries").append(...page.entries.map((e, i) => entryRow(e, start + i)));
+    groupTurns();
     applySearch();
     state.offset += page.entries.length;
     $("timeline-count").textContent = `${page.total} entries in ${page.session}`;
@@ -96,15 +99,77 @@ function partLine(p) {
 
 function entryTitle(e) {
   if (e.turn) return `turn ${e.turn.number}` + (e.turn.prompt ? `: ${e.turn.prompt}` : ` (${e.turn.trigger})`);
-  return e.name || e.description || e.parts[0].target;
+  return e.name || e.description || changedTitle(e);
 }
 
-function entryRow(e) {
+// A plain snapshot without a name or description is titled by what changed, not by its path
+// (which a thousand snapshots of one directory share).
+function changedTitle(e) {
+  return e.parts.map((p) => {
+    const name = p.target.split("/").filter(Boolean).pop() || p.target;
+    if (p.files_changed === null || p.files_changed === undefined) return `${p.kind} ${name}, first snapshot`;
+    return p.files_changed ? `${plural(p.files_changed, "file")} changed in ${name}` : `no file changed in ${name}`;
+  }).join("; ");
+}
+
+// ---- turns: an agent's tool checkpoints fold under the prompt that began their turn ----
+
+const turnKey = (e) => `${e.turn.agent_session}#${e.turn.number}`;
+const isPrompt = (e) => !!e.turn && e.turn.trigger === "prompt";
+
+// The hue that tells one agent session from another at a glance.
+function sessionHue(id) {
+  let h = 0;
+  for (const c of id) h = (h * 31 + c.charCodeAt(0)) % 360;
+  return h;
+}
+
+// Moves each tool checkpoint under its turn's prompt (oldest first, as they happened), once
+// the prompt's row is loaded; until then, or without one, it stays a row of its own.
+function groupTurns() {
+  const prompts = new Map();
+  for (const row of document.querySelectorAll("#entries > .entry")) if (isPrompt(row.entry)) prompts.set(turnKey(row.entry), row);
+  for (const row of [...document.querySelectorAll("#entries > .entry.tool")]) {
+    const prompt = !row.promptRow && prompts.get(turnKey(row.entry));
+    if (!prompt) continue;
+    let after = prompt;
+    while (after.nextElementSibling && after.nextElementSibling.promptRow === prompt && after.nextElementSibling.index > row.index) after = after.nextElementSibling;
+    after.after(row);
+    row.promptRow = prompt;
+    prompt.tools = [...(prompt.tools || []), row];
+    drawFold(prompt);
+  }
+}
+
+function drawFold(prompt) {
+  let box = prompt.querySelector(".tools");
+  if (!box) {
+    box = el("div", { class: "tools" }, el("button", { class: "fold", onclick: (ev) => { ev.stopPropagation(); fold(prompt, !prompt.expanded); } }));
+    prompt.append(box);
+  }
+  const names = [...new Set(prompt.tools.map((t) => t.entry.turn.trigger))].join(", ");
+  const button = box.firstChild;
+  button.textContent = `${prompt.expanded ? "▾" : "▸"} ${plural(prompt.tools.length, "tool checkpoint")}: ${names}`;
+  button.setAttribute("aria-expanded", String(!!prompt.expanded));
+}
+
+function fold(prompt, expanded) {
+  if (!prompt || !prompt.tools) return;
+  prompt.expanded = expanded;
+  drawFold(prompt);
+  applySearch();
+}
+
+// The entry just before `row`'s, in time: what "diff with the previous entry" compares with.
+const previousEntry = (row) => state.entries[row.index + 1];
+
+function entryRow(e, index) {
   const mark = (which) => el("button", {
     class: state.marks[which] === e.id ? "on" : "", title: `compare: mark as ${which}`, "data-mark": which,
     onclick: (ev) => { ev.stopPropagation(); setMark(which, e.id); },
   }, which);
-  const row = el("li", { class: "entry" + (e.auto ? " auto" : "") + (e.safety ? " safety" : ""), "data-id": e.id, "data-entry": e.entry, tabindex: 0, onclick: () => openEntry(e, row) },
+  const kind = isPrompt(e) ? " prompt" : e.turn ? " tool" : "";
+  const row = el("li", { class: "entry" + kind + (e.auto ? " auto" : "") + (e.safety ? " safety" : ""), "data-id": e.id, "data-entry": e.entry, tabindex: 0, onclick: () => openEntry(e, row) },
     el("span", { class: "time" }, when(e.created_at)),
     el("span", { class: "title" },
       e.auto ? el("span", { class: "badge auto" }, "auto") : null,
@@ -112,8 +177,13 @@ function entryRow(e) {
       e.name && e.turn ? el("span", { class: "badge" }, e.name) : null,
       entryTitle(e)),
     el("span", { class: "marks" }, mark("A"), " ", mark("B")),
-    el("span", { class: "parts" }, e.parts.map((p) => el("div", { title: p.target }, partLine(p)))));
+    el("span", { class: "parts" },
+      isPrompt(e) ? el("div", { class: "agent", title: `${e.turn.agent} session ${e.turn.agent_session}` }, `${e.turn.agent} · session ${e.turn.agent_session.slice(0, 8)}`) : null,
+      e.parts.map((p) => el("div", { title: p.target }, partLine(p)))));
   row.entry = e;
+  row.index = index;
+  // Set through the CSSOM: the page's CSP allows no inline style attribute.
+  if (e.turn) row.style.setProperty("--session-hue", sessionHue(e.turn.agent_session));
   return row;
 }
 
@@ -135,7 +205,7 @@ async function openEntry(e, row) {
   if (!shown) return;
   const pane = $("pane");
   const acts = el("div", { class: "actions" });
-  const prev = row.nextElementSibling && row.nextElementSibling.entry;
+  const prev = previousEntry(row);
   if (prev) acts.append(el("button", { id: "diff-previous", onclick: () => showDiff(prev.id, e.id) }, "diff with the previous entry"));
   if (e.turn && e.turn.trigger === "prompt") acts.append(el("button", { id: "rewind", class: "danger", onclick: () => rewind(e) }, `rewind to turn ${e.turn.number}`));
   acts.append(el("button", { id: "restore", class: "danger", onclick: () => restore(e) }, "restore in place"));
@@ -560,7 +630,10 @@ function moveFile(delta) {
 
 function applySearch() {
   const words = $("search").value.trim().toLowerCase();
-  for (const row of document.querySelectorAll("#entries .entry")) row.hidden = !!words && !row.innerText.toLowerCase().includes(words);
+  for (const row of document.querySelectorAll("#entries .entry")) {
+    const folded = !!row.promptRow && !row.promptRow.expanded;
+    row.hidden = words ? !row.textContent.toLowerCase().includes(words) : folded;
+  }
 }
 
 // In the confirmation, Enter confirms wherever the focus is but on "cancel"; Escape cancels
@@ -588,10 +661,15 @@ function keys(ev) {
       if (t.tagName === "BUTTON" || t.tagName === "SUMMARY" || t.tagName === "A") return;
       if (onFile || t.classList.contains("entry")) t.click(); else return;
       break;
+    case "l": case "ArrowRight": fold(row && (row.promptRow || row), true); break;
+    case "h": case "ArrowLeft":
+      if (row && row.promptRow && !row.hidden) row.promptRow.focus();
+      fold(row && (row.promptRow || row), false);
+      break;
     case "a": case "b": if (entry) setMark(ev.key.toUpperCase(), entry.id); break;
     case "c":
       if (!$("compare").disabled) showDiff(state.marks.A, state.marks.B);
-      else if (row && row.nextElementSibling && row.nextElementSibling.entry) showDiff(row.nextElementSibling.entry.id, entry.id);
+      else if (row && previousEntry(row)) showDiff(previousEntry(row).id, entry.id);
       else toast("mark two rows with a and b, or move to a row that has an older one below it", true);
       break;
     case "r": if (entry) restore(entry); break;

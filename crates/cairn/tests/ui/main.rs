@@ -282,10 +282,38 @@ fn the_keyboard_alone_rewinds_and_restores_and_the_activity_panel_keeps_what_eac
     browser.press(ESCAPE);
     browser.wait("the help to close", "return !document.querySelector('#help').open");
 
+    // Turns first: the prompts are the rows, a turn's tool checkpoints folded under its prompt.
+    let visible = "return [...document.querySelectorAll('#entries .entry')].filter(r => r.getClientRects().length).map(r => r.querySelector('.title').innerText.replace(/^.*turn/, 'turn'))";
+    assert_eq!(
+        browser.js(visible, json!([])),
+        json!(["turn 3: Delete main.rs", "turn 2: Add a README", "turn 1: Print a greeting"])
+    );
+    assert_eq!(browser.text(".entry.prompt:not([hidden]) .tools"), "▸ 1 tool checkpoint: Bash");
+    focus_row(&browser, "turn 2: Add");
+    browser.press("l");
+    assert_eq!(
+        browser.js(visible, json!([])),
+        json!([
+            "turn 3: Delete main.rs",
+            "turn 2: Add a README",
+            "turn 2 (Bash)",
+            "turn 1: Print a greeting"
+        ])
+    );
+    browser.screenshot(&shots().join("turns.png"));
+    browser.press("h");
+    assert_eq!(browser.js(visible, json!([])).as_array().unwrap().len(), 3);
+    // A plain snapshot with no name or description is titled by what changed.
+    let plain = browser.js(
+        "return [changedTitle({parts: [{kind: 'dir', target: '/w/proj', files_changed: 3}]}), changedTitle({parts: [{kind: 'dir', target: '/w/proj', files_changed: null}]})]",
+        json!([]),
+    );
+    assert_eq!(plain, json!(["3 files changed in proj", "dir proj, first snapshot"]));
+
     // / searches the rows; Escape leaves the search.
     browser.press("/README");
     browser
-        .wait("the search", "return document.querySelectorAll('#entries .entry:not([hidden])').length === 1");
+        .wait("the search", "return [...document.querySelectorAll('#entries .entry')].filter(r => r.getClientRects().length).length === 1");
     assert!(browser.text("#entries .entry:not([hidden]) .title").contains("turn 2: Add a README"));
     browser.js(
         "const s = document.querySelector('#search'); s.value = ''; s.dispatchEvent(new Event('input'));",
