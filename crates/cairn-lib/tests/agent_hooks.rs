@@ -120,6 +120,13 @@ fn a_file_cairn_created_is_removed_again_on_uninstall() {
     let removed = uninstall(&env.places(), &uninstall_opts(Agent::ClaudeCode, Scope::Project)).unwrap();
     assert!(removed.file_removed);
     assert!(!path.exists());
+    assert!(!path.parent().unwrap().exists(), "the .claude directory the install made, left empty, goes too");
+
+    // A directory holding anything else stays.
+    install(&env.places(), &cmd(), &install_opts(Agent::ClaudeCode, Scope::Project)).unwrap();
+    std::fs::write(path.parent().unwrap().join("agents.md"), "mine\n").unwrap();
+    uninstall(&env.places(), &uninstall_opts(Agent::ClaudeCode, Scope::Project)).unwrap();
+    assert!(path.parent().unwrap().join("agents.md").exists());
 }
 
 #[test]

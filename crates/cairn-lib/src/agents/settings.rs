@@ -282,12 +282,19 @@ pub(crate) fn write_atomic(path: &Path, text: &str) -> Result<()> {
     Ok(())
 }
 
-/// Removes the settings file (through a symlink, the target stays and becomes `{}`).
+/// Removes the settings file (through a symlink, the target stays and becomes `{}`), and its
+/// directory when that is left empty: an install into a fresh home made `~/.claude` for it, and
+/// an empty one holds nothing of the user's.
 pub(crate) fn remove_file(path: &Path) -> Result<()> {
     if std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
         return write_atomic(path, "{}\n");
     }
-    std::fs::remove_file(path).map_err(|e| Error::io("remove", path, e))
+    std::fs::remove_file(path).map_err(|e| Error::io("remove", path, e))?;
+    if let Some(dir) = path.parent() {
+        // Fails, as it should, when anything else is in it.
+        let _ = std::fs::remove_dir(dir);
+    }
+    Ok(())
 }
 
 fn real_target(path: &Path) -> Result<PathBuf> {
