@@ -34,6 +34,8 @@ const DIR: &str = "pack-cache";
 const HOT: usize = 4;
 /// A range larger than this is read blob by blob from its file rather than whole.
 const HOT_MAX: u64 = 64 * 1024 * 1024;
+/// Cached ranges held open at once.
+const OPEN_MAX: usize = 256;
 
 /// One cached range of a pack.
 #[derive(Debug, Clone)]
@@ -66,6 +68,9 @@ pub struct PackCache {
     /// is read blob by blob, so reads that jump between many packs never read a range whole
     /// more than once.
     read_whole: Mutex<HashSet<PathBuf>>,
+    /// Ranges this command opened, kept open: opening the file for each blob (50,000 opens
+    /// for a large restore) cost more than reading it.
+    open: Mutex<HashMap<PathBuf, Arc<std::fs::File>>>,
 }
 
 impl super::Store {
@@ -102,6 +107,7 @@ impl PackCache {
             touched: Mutex::new(HashSet::new()),
             hot: Mutex::new(VecDeque::new()),
             read_whole: Mutex::new(HashSet::new()),
+            open: Mutex::new(HashMap::new()),
         }
     }
 
@@ -160,14 +166,7 @@ impl PackCache {
         if let Some(whole) = self.hot_range(&range.file) {
             return Ok(whole.get(at..at + len as usize).map(<[u8]>::to_vec));
         }
-        let file = match std::fs::File::open(&range.file) {
-            Ok(file) => file,
-            // Another command evicted it: it is not cached any more.
-            Err(_) => {
-                self.forget(key, &range.file)?;
-                return Ok(None);
-            }
-        };
+        let Some(file) = self.opened(key, &range.file)? else { return Ok(None) };
         let first_use = self.touched.lock().unwrap_or_else(|p| p.into_inner()).insert(range.file.clone());
         if first_use {
             // Recency for the eviction order; a failure only makes it look older.
@@ -197,6 +196,25 @@ impl PackCache {
             return Ok(None);
         }
         Ok(Some(buf))
+    }
+
+    /// Cached range `file` of pack `key`, opened once per command; `None` when another
+    /// command evicted it (it is not cached any more).
+    fn opened(&self, key: &str, file: &Path) -> Result<Option<Arc<std::fs::File>>> {
+        if let Some(open) = self.open.lock().unwrap_or_else(|p| p.into_inner()).get(file) {
+            return Ok(Some(Arc::clone(open)));
+        }
+        let Ok(opened) = std::fs::File::open(file) else {
+            self.forget(key, file)?;
+            return Ok(None);
+        };
+        let opened = Arc::new(opened);
+        let mut open = self.open.lock().unwrap_or_else(|p| p.into_inner());
+        if open.len() >= OPEN_MAX {
+            open.clear();
+        }
+        open.insert(file.to_path_buf(), Arc::clone(&opened));
+        Ok(Some(opened))
     }
 
     /// The whole of cached range `file`, when it is one of those read last.
@@ -257,6 +275,7 @@ impl PackCache {
     pub fn drop_range(&self, key: &str, file: &Path) -> Result<()> {
         let _ = std::fs::remove_file(file);
         self.hot.lock().unwrap_or_else(|p| p.into_inner()).retain(|(f, _)| f != file);
+        self.open.lock().unwrap_or_else(|p| p.into_inner()).remove(file);
         self.forget(key, file)
     }
 
