@@ -252,7 +252,7 @@ fn hooks_of(layout: Layout, list: &Value) -> impl Iterator<Item = &Value> {
     let elements = list.as_array().into_iter().flatten();
     elements.flat_map(move |element| match layout {
         Layout::Groups => element.get("hooks").and_then(Value::as_array).map_or(&[][..], Vec::as_slice),
-        Layout::Flat => std::slice::from_ref(element),
+        Layout::Flat | Layout::OwnFile => std::slice::from_ref(element),
     })
 }
 

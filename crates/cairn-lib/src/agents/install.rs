@@ -1,4 +1,5 @@
-//! `hooks install|uninstall|status`: cairn's entries in an agent's settings file.
+//! `hooks install|uninstall|status`: cairn's entries in an agent's settings file (or, for an
+//! agent that loads hooks as code, the one file cairn owns: see `own_file.rs`).
 //!
 //! Install appends cairn's group to each event list that lacks cairn's hook, and nothing else;
 //! installing again changes nothing. A cairn hook that runs another command (an older install's
@@ -11,7 +12,9 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
+use super::own_file;
 use super::settings::{self, SettingsFile};
+use super::spec::Layout;
 use super::{Agent, AgentPlaces, HookCommand, Layers, Scope};
 use crate::error::{Error, Result};
 
@@ -20,8 +23,8 @@ use crate::error::{Error, Result};
 #[cfg_attr(feature = "clap", derive(clap::Args))]
 #[serde(deny_unknown_fields)]
 pub struct HooksInstallOptions {
-    /// The agent whose settings get cairn's hooks: claude-code, gemini-cli, codex, cursor or
-    /// copilot-cli.
+    /// The agent whose settings get cairn's hooks: claude-code, gemini-cli, codex, cursor,
+    /// copilot-cli, pi or opencode.
     #[cfg_attr(feature = "clap", arg(value_enum))]
     pub agent: Agent,
     /// Which settings file: user (every project; the default), project (shared with the
@@ -40,8 +43,8 @@ pub struct HooksInstallOptions {
 #[cfg_attr(feature = "clap", derive(clap::Args))]
 #[serde(deny_unknown_fields)]
 pub struct HooksUninstallOptions {
-    /// The agent whose settings lose cairn's hooks: claude-code, gemini-cli, codex, cursor or
-    /// copilot-cli.
+    /// The agent whose settings lose cairn's hooks: claude-code, gemini-cli, codex, cursor,
+    /// copilot-cli, pi or opencode.
     #[cfg_attr(feature = "clap", arg(value_enum))]
     pub agent: Agent,
     /// Which settings file: user (the default), project or local (Claude Code only).
@@ -188,6 +191,10 @@ pub fn install(
 ) -> Result<HooksChange> {
     let scope = options.scope.unwrap_or_default();
     let file = places.settings_file(options.agent, scope)?;
+    if options.agent.spec().shape().layout == Layout::OwnFile {
+        let notes = options.agent.spec().notes(places);
+        return own_file::install(options.agent, scope, file, command, options.dry_run, notes);
+    }
     let settings = SettingsFile::read(options.agent, &file)?;
     let entries = settings.with_entries(options.agent, command)?;
     let text = entries.text;
@@ -217,6 +224,9 @@ pub fn install(
 pub fn uninstall(places: &AgentPlaces, options: &HooksUninstallOptions) -> Result<HooksChange> {
     let scope = options.scope.unwrap_or_default();
     let file = places.settings_file(options.agent, scope)?;
+    if options.agent.spec().shape().layout == Layout::OwnFile {
+        return own_file::uninstall(options.agent, scope, file, options.dry_run);
+    }
     let settings = SettingsFile::read(options.agent, &file)?;
     let (text, events) = settings.without_entries(options.agent)?;
     // A file left as a bare `{}` (with the version a file of the agent starts with) held only
@@ -291,6 +301,9 @@ pub fn install_all(
 }
 
 fn place(agent: Agent, scope: Scope, file: PathBuf) -> HooksPlace {
+    if agent.spec().shape().layout == Layout::OwnFile {
+        return own_file::place(agent, scope, file);
+    }
     let all: Vec<String> = agent.spec().events().iter().map(|e| e.event.to_owned()).collect();
     match SettingsFile::read(agent, &file) {
         Ok(settings) => {
@@ -335,7 +348,7 @@ fn is_bare(agent: Agent, text: &str) -> bool {
     )
 }
 
-fn diff(file: &std::path::Path, old: &str, new: &str) -> String {
+pub(crate) fn diff(file: &std::path::Path, old: &str, new: &str) -> String {
     let name = file.display().to_string();
     similar::TextDiff::from_lines(old, new).unified_diff().context_radius(3).header(&name, &name).to_string()
 }

@@ -22,7 +22,10 @@ mod install;
 mod keep;
 pub(crate) mod ledger;
 mod log;
+mod opencode;
+mod own_file;
 mod payload;
+mod pi;
 pub(crate) mod places;
 mod settings;
 mod spec;
@@ -42,7 +45,9 @@ pub use install::{
     status, uninstall,
 };
 pub use log::{HookLogLine, append_hook_log};
+pub use opencode::OpenCodePayload;
 pub use payload::{HookEvent, HookInvocation, REJECTED, parse_hook_event, parse_payload};
+pub use pi::PiPayload;
 pub use places::{AgentPlaces, HOME_UNKNOWN};
 pub use spec::Layers;
 
@@ -62,12 +67,25 @@ pub enum Agent {
     Cursor,
     /// GitHub Copilot CLI.
     CopilotCli,
+    /// Pi (`@mariozechner/pi-coding-agent`), through an extension file cairn owns.
+    Pi,
+    /// OpenCode (1.x), through a plugin file cairn owns.
+    #[serde(rename = "opencode")]
+    #[cfg_attr(feature = "clap", value(name = "opencode"))]
+    OpenCode,
 }
 
 impl Agent {
     /// Every agent, in the order status lists them.
-    pub const ALL: [Agent; 5] =
-        [Agent::ClaudeCode, Agent::GeminiCli, Agent::Codex, Agent::Cursor, Agent::CopilotCli];
+    pub const ALL: [Agent; 7] = [
+        Agent::ClaudeCode,
+        Agent::GeminiCli,
+        Agent::Codex,
+        Agent::Cursor,
+        Agent::CopilotCli,
+        Agent::Pi,
+        Agent::OpenCode,
+    ];
 
     /// The name used on the command line and in the installed command (`claude-code`).
     pub fn as_str(self) -> &'static str {
@@ -77,6 +95,8 @@ impl Agent {
             Agent::Codex => "codex",
             Agent::Cursor => "cursor",
             Agent::CopilotCli => "copilot-cli",
+            Agent::Pi => "pi",
+            Agent::OpenCode => "opencode",
         }
     }
 
@@ -116,6 +136,8 @@ impl Agent {
             Agent::Codex => &codex::Codex,
             Agent::Cursor => &cursor::Cursor,
             Agent::CopilotCli => &copilot_cli::CopilotCli,
+            Agent::Pi => &pi::Pi,
+            Agent::OpenCode => &opencode::OpenCode,
         }
     }
 }

@@ -1,6 +1,6 @@
 //! Where each agent keeps its settings files, and the one reading of the agents' own
 //! variables (`HOME`, `CLAUDE_CONFIG_DIR`, `GEMINI_CLI_HOME`, `CODEX_HOME`, `COPILOT_HOME`,
-//! `PI_CODING_AGENT_DIR`) from the
+//! `PI_CODING_AGENT_DIR`, `OPENCODE_CONFIG_DIR`, `XDG_CONFIG_HOME`) from the
 //! environment a front passes in: every front and both kinds of places go through
 //! [`AgentEnv::read`], so no front can forget one of them.
 
@@ -30,6 +30,10 @@ pub(crate) struct AgentEnv {
     pub codex_home: Option<PathBuf>,
     /// GitHub Copilot CLI's `COPILOT_HOME` (replaces all of `~/.copilot`).
     pub copilot_home: Option<PathBuf>,
+    /// OpenCode's `OPENCODE_CONFIG_DIR` (a configuration directory it loads plugins from).
+    pub opencode_config_dir: Option<PathBuf>,
+    /// `XDG_CONFIG_HOME` (OpenCode's user configuration is `$XDG_CONFIG_HOME/opencode`).
+    pub xdg_config_home: Option<PathBuf>,
 }
 
 impl AgentEnv {
@@ -42,6 +46,8 @@ impl AgentEnv {
             pi_agent_dir: env::var("PI_CODING_AGENT_DIR", env),
             codex_home: env::var("CODEX_HOME", env),
             copilot_home: env::var("COPILOT_HOME", env),
+            opencode_config_dir: env::var("OPENCODE_CONFIG_DIR", env),
+            xdg_config_home: env::var("XDG_CONFIG_HOME", env),
         }
     }
 
@@ -67,6 +73,11 @@ pub struct AgentPlaces {
     pub cursor_dir: PathBuf,
     /// GitHub Copilot CLI's user directory (by default `~/.copilot`).
     pub copilot_dir: PathBuf,
+    /// Pi's agent directory (by default `~/.pi/agent`), holding `extensions/`.
+    pub pi_dir: PathBuf,
+    /// OpenCode's user configuration directory (by default `~/.config/opencode`), holding
+    /// `plugin/`.
+    pub opencode_dir: PathBuf,
 }
 
 impl AgentPlaces {
@@ -79,12 +90,15 @@ impl AgentPlaces {
             codex_dir: home.join(".codex"),
             cursor_dir: home.join(".cursor"),
             copilot_dir: home.join(".copilot"),
+            pi_dir: home.join(".pi").join("agent"),
+            opencode_dir: home.join(".config").join("opencode"),
         }
     }
 
     /// The agents' directories as the agents find them in `env` (Claude Code's
     /// `CLAUDE_CONFIG_DIR`, Gemini CLI's `GEMINI_CLI_HOME`, Codex CLI's `CODEX_HOME`, GitHub
-    /// Copilot CLI's `COPILOT_HOME`, else under `HOME`), for the project
+    /// Copilot CLI's `COPILOT_HOME`, Pi's `PI_CODING_AGENT_DIR`, OpenCode's
+    /// `OPENCODE_CONFIG_DIR` or `XDG_CONFIG_HOME`, else under `HOME`), for the project
     /// at `project`; refused when no home is known.
     pub fn from_env(env: &EnvLookup, project: &Path) -> Result<AgentPlaces> {
         let vars = AgentEnv::read(env);
@@ -104,6 +118,16 @@ impl AgentPlaces {
         }
         if let Some(dir) = &vars.copilot_home {
             places.copilot_dir = dir.clone();
+        }
+        if let Some(dir) = &vars.pi_agent_dir {
+            places.pi_dir = dir.clone();
+        }
+        if let Some(dir) = vars
+            .opencode_config_dir
+            .clone()
+            .or_else(|| vars.xdg_config_home.as_ref().map(|d| d.join("opencode")))
+        {
+            places.opencode_dir = dir;
         }
         Ok(places)
     }

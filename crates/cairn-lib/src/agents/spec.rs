@@ -30,6 +30,9 @@ pub(crate) enum Layout {
     Groups,
     /// `[HOOK, ...]`, under a top-level `"version": 1`: Cursor, GitHub Copilot CLI.
     Flat,
+    /// No settings file to edit: a file cairn writes whole and owns, which the agent loads as
+    /// code (Pi's extension, OpenCode's plugin); see [`AgentSpec::own_file`].
+    OwnFile,
 }
 
 /// The shape of an agent's hook settings file.
@@ -86,8 +89,16 @@ pub(crate) trait AgentSpec: Sync {
         command.render(self.agent())
     }
 
-    /// The element cairn appends to `entry`'s list, running `command`.
+    /// The element cairn appends to `entry`'s list, running `command` (not used for an
+    /// agent of [`Layout::OwnFile`]).
     fn hook(&self, entry: &EventEntry, command: &str) -> CstInputValue;
+
+    /// [`Layout::OwnFile`]: the whole text of the file cairn owns, running `command`. The file
+    /// must name the command so that [`super::own_file`] can tell, without being given it,
+    /// whether a file on disk is still exactly what cairn wrote.
+    fn own_file(&self, _command: &HookCommand) -> Result<String> {
+        Err(crate::error::Error::invalid(format!("{} keeps its hooks in a settings file", self.title())))
+    }
 
     /// Parses the JSON the agent sent on stdin; `event` is the event named on the command line
     /// (for an agent whose payload does not name it).

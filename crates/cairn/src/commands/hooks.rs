@@ -33,8 +33,8 @@ pub enum HooksCommand {
 /// Arguments of `cairn hooks install`: one agent, or `--all`.
 #[derive(Debug, Args)]
 pub struct HooksInstallArgs {
-    /// The agent whose settings get cairn's hooks: claude-code, gemini-cli, codex, cursor or
-    /// copilot-cli.
+    /// The agent whose settings get cairn's hooks: claude-code, gemini-cli, codex, cursor,
+    /// copilot-cli, pi or opencode.
     #[arg(value_enum, required_unless_present = "all")]
     pub agent: Option<Agent>,
     /// Every agent whose user configuration directory exists (`~/.claude`, `~/.gemini`,
