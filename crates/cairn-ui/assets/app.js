@@ -59,6 +59,7 @@ async function loadSessions() {
   const select = $("session");
   select.replaceChildren(...sessions.map((s) => el("option", { value: s.name, selected: s.current }, `${s.name} (${s.snapshot_count})`)));
   state.session = select.value;
+  state.currentSession = (sessions.find((s) => s.current) || {}).name;
 }
 
 async function reload() {
@@ -357,7 +358,9 @@ function partLines(parts, notes) {
     if (p.safety_snapshot) {
       const id = typeof p.safety_snapshot === "string" ? p.safety_snapshot : p.safety_snapshot.id;
       lines.push({ label: "safety snapshot", text: id, what: "safety" });
-      lines.push({ label: "undo", text: `cairn restore ${id}`, command: true, what: "undo" });
+      // The CLI looks in the current session; another one is named.
+      const session = state.session && state.session !== state.currentSession ? ` --session ${state.session}` : "";
+      lines.push({ label: "undo", text: `cairn restore ${id}${session}`, command: true, what: "undo" });
     }
     if (p.resume_command) lines.push({ label: "resume", text: p.resume_command, command: true, what: "resume" });
     if (p.note) lines.push({ label: where, text: p.note });
