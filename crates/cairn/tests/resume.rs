@@ -133,6 +133,32 @@ fn resume_into_a_directory_that_is_not_empty_is_refused_before_anything_is_writt
     common::write(&b.work(), "mine.txt", "mine\n");
     let run = b.run(&["resume", "2", "--to", b.work().to_str().unwrap()]);
     assert_ne!(run.code, 0, "{}", run.stdout);
+    insta::assert_snapshot!(b.normalize(&run.stderr), @"error: [TMP]/work is not empty; a turn is resumed into a new or empty directory; pass --to");
     assert_eq!(std::fs::read_to_string(b.work().join("mine.txt")).unwrap(), "mine\n");
     assert!(!b.home().join(".claude/projects").exists(), "no session was written");
+}
+
+#[test]
+fn resume_by_moment_says_where_everything_went_and_how_to_go_on() {
+    let moto = Moto::start();
+    moto.create_bucket("team");
+    let a = machine_on(&moto, "s3://team/cairn");
+    let b = machine_on(&moto, "s3://team/cairn");
+    let proj = a.root().join("a/proj");
+    common::write(&proj, "x.txt", "x\n");
+    let mut agent = ClaudeSession::new(&a, &proj, SESSION, 0xa);
+    agent.turn("one", &[("x.txt", "one\n")]);
+    agent.turn("two", &[("x.txt", "two\n")]);
+    let moment = turns_of(&a, &proj)["turns"][1]["moment"].as_str().unwrap().to_owned();
+    let to = b.root().join("b/work");
+    let run = b.run(&["resume", &moment, "--to", to.to_str().unwrap()]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let out = b.normalize(&run.stdout.replace(&a.root().display().to_string(), "[A]"));
+    insta::assert_snapshot!(out, @r"
+    resumed [ID1]: turn 2: two
+      files of [A]/a/proj put in [TMP]/b/work (1 file written)
+      conversation written as a new claude-code session: [TMP]/home/.claude/projects/[TMP-AS-NAME]-b-work/[ID2].jsonl
+      resume it with: cd [TMP]/b/work && claude --resume [ID2]
+    ");
+    assert_eq!(std::fs::read_to_string(to.join("x.txt")).unwrap(), "one\n");
 }

@@ -126,6 +126,16 @@ impl Repository {
         if !to.is_absolute() {
             return Err(Error::invalid(format!("{} is not an absolute path; pass one", to.display())));
         }
+        // Said in resume's words before anything is read: a restore's refusal would offer an
+        // in-place restore, which is not what a resume does.
+        if std::fs::read_dir(&to).is_ok_and(|mut entries| entries.next().is_some()) {
+            return Err(Error::invalid(format!(
+                "{} is not empty; a turn is resumed into a new or empty directory",
+                to.display()
+            ))
+            .with_code("DESTINATION_NOT_EMPTY")
+            .hint(Hint::SetOption("to")));
+        }
         let restored = self.restore(
             &RestoreOptions {
                 reference: Some(dir.snapshot.to_string()),

@@ -37,7 +37,10 @@ fn human(r: &ResumeResult) -> String {
         "  files of {} put in {} ({} written)\n",
         format::path(&r.from),
         format::path(&r.to),
-        r.files_written
+        match r.files_written {
+            1 => "1 file".to_owned(),
+            n => format!("{n} files"),
+        }
     ));
     for project in &r.compose {
         out.push_str(&format!("  compose project {} rolled back to its savepoint\n", format::text(project)));
