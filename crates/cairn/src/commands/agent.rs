@@ -80,6 +80,10 @@ fn human(status: &AgentStatus) -> String {
             )
         })
         .collect();
+    // Part of the answer, not a side note: while a value is invalid everything reads refused.
+    for warning in &status.warnings {
+        out.push_str(&format!("warning: {warning}\n"));
+    }
     if let Some(pi) = &status.pi_settings {
         let word = |allowed: bool| if allowed { "allow" } else { "refuse" };
         out.push_str(&format!(
