@@ -134,5 +134,4 @@ pub fn agent_places() -> Result<cairn_lib::ops::transcript::AgentPlaces, ToolErr
         ))
     })?;
     cairn_lib::ops::transcript::AgentPlaces::from_env(&process_env(), cwd.to_string_lossy().into_owned())
-        .map_err(ToolError::from)
 }

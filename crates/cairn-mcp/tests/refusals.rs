@@ -86,7 +86,7 @@ async fn codecalc_replies_never_show_cairns_session_name() {
             .await;
         // Ids in this profile are ids: anything else is refused before it is looked up.
         let expected = if id.len() == 36 {
-            format!("snapshot {id} does not belong to session \"s1\"; action='list' shows its snapshots")
+            format!("unknown snapshot_id {id}; action='list' shows its snapshots")
         } else {
             format!(
                 "snapshot_id {id:?} is not a snapshot id; pass the snapshot_id that action='save' returned (action='list' shows them)"
@@ -102,6 +102,8 @@ async fn arcave_refusals_use_its_tools_and_its_contract_sentences() {
     let h = Harness::start_with(|o| {
         o.profile = "arcave".into();
         o.allow = vec!["restore".into()];
+        // arcave lets an agent remove by default, as its contract does; the user denies it here.
+        o.deny = vec!["remove".into()];
     })
     .await;
     let missing = h.err("rollback", json!({"project": "p", "ref": "nope"})).await;
@@ -112,7 +114,7 @@ async fn arcave_refusals_use_its_tools_and_its_contract_sentences() {
     let bare = h.err("savepoint_remove", json!({"project": "p", "retain_for": "120"})).await;
     assert_eq!(bare, "invalid --retain-for \"120\": want a unit-bearing value like 2m, 90s or 1h30m");
     let valid = h.err("savepoint_remove", json!({"project": "p", "retain_for": "2h"})).await;
-    assert!(valid.contains("allowed"), "without the permission the remove is refused: {valid}");
+    assert!(valid.contains("--deny remove"), "with the permission denied the remove is refused: {valid}");
 }
 
 #[tokio::test]

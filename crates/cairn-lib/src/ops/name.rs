@@ -40,7 +40,7 @@ impl Repository {
         let snapshot = self.resolve_snapshot(&session, &options.reference, target.as_deref())?;
         let name = options.name.as_deref().map(str::trim).filter(|n| !n.is_empty());
         if let Some(name) = name {
-            validate_name("snapshot name", name)?;
+            validate_name("snapshot", name)?;
         }
         if self.catalog().is_shared() {
             return Err(Error::invalid(

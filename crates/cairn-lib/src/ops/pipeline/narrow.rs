@@ -227,6 +227,9 @@ impl History {
     }
 }
 
+/// One path where two trees differ: the path, and its entry on each side (absent when missing).
+type Difference = (Vec<u8>, Option<Node>, Option<Node>);
+
 /// The paths where `a` and `b` differ (in content, link target, kind or mode; not in times),
 /// file by file: a directory only one side has is listed by the entries under it (itself when
 /// it is empty). With `within`, only paths at or below one of them.
@@ -235,7 +238,7 @@ fn differences(
     a: &DirRoot,
     b: &DirRoot,
     within: &[Vec<u8>],
-) -> Result<Vec<(Vec<u8>, Option<Node>, Option<Node>)>> {
+) -> Result<Vec<Difference>> {
     let mut out = Vec::new();
     walk(source, Vec::new(), Some(&a.top), Some(&b.top), &mut out)?;
     if !within.is_empty() {
@@ -249,7 +252,7 @@ fn walk(
     path: Vec<u8>,
     a: Option<&Node>,
     b: Option<&Node>,
-    out: &mut Vec<(Vec<u8>, Option<Node>, Option<Node>)>,
+    out: &mut Vec<Difference>,
 ) -> Result<()> {
     let tree = |n: Option<&Node>| match n.map(|n| &n.kind) {
         Some(NodeKind::Dir { tree }) => Some(*tree),
