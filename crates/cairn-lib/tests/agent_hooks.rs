@@ -513,7 +513,7 @@ fn install_all_installs_for_every_agent_set_up_here_at_the_user_scope() {
     assert_eq!(installed, [Agent::Codex, Agent::Cursor]);
     assert!(done.changes.iter().all(|c| c.scope == Scope::User && c.changed));
     let skipped: Vec<Agent> = done.skipped.iter().map(|s| s.agent).collect();
-    assert_eq!(skipped, [Agent::ClaudeCode, Agent::GeminiCli, Agent::CopilotCli]);
+    assert_eq!(skipped, [Agent::ClaudeCode, Agent::GeminiCli, Agent::CopilotCli, Agent::Pi, Agent::OpenCode]);
     assert!(home.join(".codex/hooks.json").is_file() && home.join(".cursor/hooks.json").is_file());
     assert!(!home.join(".claude").exists());
 
@@ -528,8 +528,39 @@ fn install_all_installs_for_every_agent_set_up_here_at_the_user_scope() {
         [
             (Agent::Codex, Layers::CodeAndConversation),
             (Agent::Cursor, Layers::CodeOnly),
-            (Agent::CopilotCli, Layers::CodeOnly)
+            (Agent::CopilotCli, Layers::CodeOnly),
+            (Agent::Pi, Layers::CodeAndConversation),
+            (Agent::OpenCode, Layers::CodeOnly)
         ]
+    );
+}
+
+#[test]
+fn pi_and_opencode_payloads_of_cairns_own_files_are_classified() {
+    let pi = r#"{"event":"before_agent_start","sessionId":"0f8e","sessionFile":"/h/.pi/agent/sessions/--p--/s.jsonl","cwd":"/p","prompt":"add a flag"}"#;
+    let prompt = parse_payload(Agent::Pi, pi).unwrap();
+    assert_eq!(prompt.event, HookEvent::PromptSubmitted { prompt: "add a flag".into() });
+    assert_eq!(prompt.project_dir, Some(PathBuf::from("/p")));
+    assert_eq!(prompt.transcript_path, Some(PathBuf::from("/h/.pi/agent/sessions/--p--/s.jsonl")));
+    let tool = parse_payload(
+        Agent::Pi,
+        r#"{"event":"tool_result","sessionId":"0f8e","cwd":"/p","toolName":"read"}"#,
+    );
+    assert_eq!(tool.unwrap().event, HookEvent::Other { event: "tool_result".into() });
+    let end = parse_payload(Agent::Pi, r#"{"event":"agent_end","sessionId":"0f8e","cwd":"/p"}"#).unwrap();
+    assert_eq!(end.event, HookEvent::TurnEnded);
+
+    let oc = r#"{"event":"tool.execute.after","sessionID":"ses_1","directory":"/p/sub","worktree":"/p","tool":"bash"}"#;
+    let tool = parse_payload(Agent::OpenCode, oc).unwrap();
+    assert_eq!(tool.event, HookEvent::FileToolFinished { tool: "bash".into() });
+    assert_eq!(tool.project_dir, Some(PathBuf::from("/p")));
+    // Outside git, OpenCode's worktree is `/`: the project is its directory.
+    let idle = r#"{"event":"session.idle","sessionID":"ses_1","directory":"/q","worktree":"/"}"#;
+    let idle = parse_payload(Agent::OpenCode, idle).unwrap();
+    assert_eq!((idle.event, idle.project_dir), (HookEvent::TurnEnded, Some(PathBuf::from("/q"))));
+    assert_eq!(
+        parse_payload(Agent::OpenCode, r#"{"event":"session.idle"}"#).unwrap_err().code(),
+        Some(REJECTED)
     );
 }
 

@@ -184,7 +184,7 @@ fn the_hook_exits_zero_with_one_line_on_stderr_when_it_cannot_work() {
     }
     insta::assert_snapshot!(env.normalize(&lines), @r#"
         claude-code: error: cairn hook: the claude-code hook event was turned away: it is not JSON (line 1, column 2)
-        aider: error: cairn hook: unknown agent "aider"; use claude-code, gemini-cli, codex, cursor or copilot-cli
+        aider: error: cairn hook: unknown agent "aider"; use claude-code, gemini-cli, codex, cursor, copilot-cli, pi or opencode
         gemini-cli: error: cairn hook: the gemini-cli hook event was turned away: it is empty
     "#);
 }
