@@ -498,7 +498,7 @@ fn copilot_events_are_named_on_the_command_line_and_tool_args_may_be_a_string() 
     assert_eq!(Agent::CopilotCli.reply(&prompt, Some("paused")), None);
     let err = parse_payload(Agent::CopilotCli, r#"{"sessionId":"a","cwd":"/p","prompt":"x"}"#).unwrap_err();
     assert_eq!(err.code(), Some(REJECTED));
-    assert!(err.to_string().contains("--event"), "{err}");
+    assert!(err.to_string().contains("names no event"), "{err}");
 }
 
 #[test]

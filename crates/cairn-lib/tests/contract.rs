@@ -151,7 +151,7 @@ mod s3 {
         let dir = tempfile::tempdir().unwrap();
         let backend = Arc::new(moto.backend("missing", "none"));
         let err = Repository::open_shared(backend.clone(), dir.path(), OpenMode::Existing).unwrap_err();
-        assert_eq!(err.message(), "there is no store at s3://missing/none");
+        assert_eq!(err.message(), "there is no store at s3://missing/none; save a snapshot");
         assert!(backend.list("").unwrap().is_empty());
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
     }
@@ -249,6 +249,6 @@ fn a_missing_local_store_is_refused_by_a_reader_and_not_created() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().join("none");
     let err = Repository::open_in(&root, OpenMode::Existing).unwrap_err();
-    assert_eq!(err.message(), format!("there is no store at {}", root.display()));
+    assert_eq!(err.message(), format!("there is no store at {}; save a snapshot", root.display()));
     assert!(!root.exists());
 }

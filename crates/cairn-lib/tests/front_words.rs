@@ -1,6 +1,11 @@
 //! The library speaks no front's language: no string in `src/` outside test code names a CLI
 //! flag (`--force`), a `cairn …` command in backticks, or an environment variable. What to do
 //! is a structured hint each front renders (see `src/error/hint.rs`).
+//!
+//! Strings that are code for another program rather than words for a reader (the command line
+//! cairn installs in an agent's settings, the source of a plugin it writes, the name of a
+//! variable a front is told to read) are marked with a `// front words: …` comment on the line
+//! before or on their own line, saying what they are; the scan passes them over.
 
 use std::path::{Path, PathBuf};
 
@@ -182,7 +187,17 @@ fn no_library_string_names_a_flag_a_cli_command_or_an_environment_variable() {
     let mut problems = Vec::new();
     for file in &files {
         let text = std::fs::read_to_string(file).expect("source is readable");
+        let lines: Vec<&str> = text.lines().collect();
+        let marked = |line: usize| {
+            [line.checked_sub(1), line.checked_sub(2)]
+                .into_iter()
+                .flatten()
+                .any(|i| lines.get(i).is_some_and(|l| l.contains("// front words:")))
+        };
         for (line, literal) in literals(&text) {
+            if marked(line) {
+                continue;
+            }
             for offence in offences(&literal) {
                 let shown = file.strip_prefix(&src).unwrap_or(file).display();
                 problems.push(format!("src/{shown}:{line}: {offence}: {literal:?}"));

@@ -137,8 +137,9 @@ async fn every_arcave_tool_works_with_its_shapes_and_refusals() {
         neither
             .contains("specify savepoint ids, or at least one of retain-recent, retain-for or before-date")
     );
-    let bad_date = h.err("savepoint_remove", json!({"project": p.name, "before_date": "2026-06-01"})).await;
-    assert!(bad_date.contains("invalid --before-date \"2026-06-01\""), "{bad_date}");
+    // A bare date is midnight UTC; words are not a date.
+    let bad_date = h.err("savepoint_remove", json!({"project": p.name, "before_date": "June 1st"})).await;
+    assert!(bad_date.contains("invalid --before-date \"June 1st\""), "{bad_date}");
     let dry = h.ok("savepoint_remove", json!({"project": p.name, "ids": [id], "dry_run": true})).await;
     assert_eq!(dry["dry_run"], true);
     assert_eq!(dry["removed"][0]["id"], id.as_str());
@@ -281,7 +282,7 @@ async fn an_arcave_agent_rolls_back_and_removes_with_no_prior_allow() {
     let refused = denied.err("rollback", json!({"project": p.name, "ref": "latest"})).await;
     assert_eq!(
         refused,
-        "restoring snapshots is denied to agents on this server (it was started with --deny restore); ask the user to restart it without that flag"
+        "restoring snapshots is denied to agents on this server (the user started it denying restore); ask the user to restart it without denying that"
     );
 }
 

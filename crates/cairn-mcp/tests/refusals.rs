@@ -114,7 +114,7 @@ async fn arcave_refusals_use_its_tools_and_its_contract_sentences() {
     let bare = h.err("savepoint_remove", json!({"project": "p", "retain_for": "120"})).await;
     assert_eq!(bare, "invalid --retain-for \"120\": want a unit-bearing value like 2m, 90s or 1h30m");
     let valid = h.err("savepoint_remove", json!({"project": "p", "retain_for": "2h"})).await;
-    assert!(valid.contains("--deny remove"), "with the permission denied the remove is refused: {valid}");
+    assert!(valid.contains("denying remove"), "with the permission denied the remove is refused: {valid}");
 }
 
 #[tokio::test]

@@ -134,6 +134,7 @@ impl AgentSpec for ClaudeCode {
     }
 
     fn project_dir_var(&self) -> Option<&'static str> {
+        // front words: the variable Claude Code sets for its hooks, read by the front
         Some("CLAUDE_PROJECT_DIR")
     }
 

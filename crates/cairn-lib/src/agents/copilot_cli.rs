@@ -147,7 +147,7 @@ impl AgentSpec for CopilotCli {
         let Some(event_name) = event.map(str::to_owned).or(p.hook_event_name) else {
             return Err(refused(
                 self.agent(),
-                "it names no event (the installed command passes --event EVENT; run `cairn hooks install copilot-cli` again)",
+                "it names no event: the hook command installed is older than this cairn; install the hooks again",
             ));
         };
         let event = classify(&event_name, p.prompt.as_deref(), p.tool_name.as_deref(), &KINDS);
@@ -169,7 +169,7 @@ impl AgentSpec for CopilotCli {
 
     fn notes(&self, _places: &AgentPlaces) -> Vec<String> {
         vec![
-            "code only: GitHub Copilot CLI's sessions are not written back, so `cairn rewind` puts the files back and leaves the conversation".to_owned(),
+            "code only: GitHub Copilot CLI's sessions are not written back, so a rewind puts the files back and leaves the conversation".to_owned(),
             "repository hooks (.github/hooks/) load only in a trusted folder and some versions run none: prefer the user scope, and check with `/env` in copilot".to_owned(),
         ]
     }

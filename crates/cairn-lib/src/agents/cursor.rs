@@ -123,7 +123,7 @@ impl AgentSpec for Cursor {
         let text = command.render(self.agent())?;
         if text.contains("://") {
             return Err(Error::invalid(
-                "Cursor turns off every hook of a file whose command holds a URL, and this store is named by one; install with a local store (--store DIR), or set CAIRN_STORE in Cursor's environment and install without --store",
+                "Cursor turns off every hook of a file whose command holds a URL, and this store is named by one; install with a local store, or name the store in Cursor's environment and install without naming one",
             ));
         }
         Ok(text)
@@ -165,7 +165,7 @@ impl AgentSpec for Cursor {
 
     fn notes(&self, _places: &AgentPlaces) -> Vec<String> {
         vec![
-            "code only: Cursor keeps its conversations in stores cairn does not write, so `cairn rewind` puts the files back and leaves the conversation".to_owned(),
+            "code only: Cursor keeps its conversations in stores cairn does not write, so a rewind puts the files back and leaves the conversation".to_owned(),
             "a project's .cursor/hooks.json runs only in a trusted workspace; `cursor-agent -p` sends no prompt event, so its turns get tool checkpoints only".to_owned(),
             "with \"Include third-party Plugins, Skills, and other configs\" on, Cursor also runs Claude Code's hooks: install cairn for one of the two there".to_owned(),
         ]

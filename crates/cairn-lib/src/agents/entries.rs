@@ -64,10 +64,12 @@ impl HookCommand {
         let program = shell_quote(&self.program)?;
         let mut run = format!("{program} hook {}", agent.as_str());
         if let Some(event) = event {
+            // front words: the command line cairn installs
             run.push_str(" --event ");
             run.push_str(event);
         }
         if let Some(store) = &self.store {
+            // front words: the command line cairn installs
             run.push_str(" --store ");
             run.push_str(&shell_quote(store)?);
         }
@@ -165,15 +167,18 @@ fn runs_hook(agent: Agent, tokens: &[Token]) -> Option<&str> {
     let mut args = args.iter();
     while let Some(arg) = args.next() {
         match *arg {
+            // front words: the installed command line, as a shell splits it
             "--store" => {
                 args.next()?;
             }
+            // front words: the installed command line, as a shell splits it
             a if a.starts_with("--store=") => {}
             a => rest.push(a),
         }
     }
     let ours = match rest.as_slice() {
         ["hook", a] => *a == agent.as_str(),
+        // front words: the installed command line, as a shell splits it
         ["hook", a, "--event", event] => *a == agent.as_str() && !event.is_empty(),
         _ => false,
     };

@@ -136,7 +136,7 @@ impl AgentSpec for OpenCode {
 
     fn notes(&self, _places: &AgentPlaces) -> Vec<String> {
         vec![
-            "code only: OpenCode keeps its conversations as SQLite rows (opencode.db, from 1.2), which cairn does not write, so `cairn rewind` puts the files back and leaves the conversation".to_owned(),
+            "code only: OpenCode keeps its conversations as SQLite rows (opencode.db, from 1.2), which cairn does not write, so a rewind puts the files back and leaves the conversation".to_owned(),
             "OpenCode loads plugins when it starts: restart it after installing; OpenCode V2 (opencode2) does not load this plugin".to_owned(),
         ]
     }
@@ -146,6 +146,7 @@ impl AgentSpec for OpenCode {
     }
 }
 
+// front words: the plugin source cairn writes for OpenCode
 const HEAD: &str = r#"// cairn's OpenCode plugin: a checkpoint of the project before each prompt is acted on, after
 // each tool that can change files, and when the session goes idle (`cairn hook opencode`).
 // Written by `cairn hooks install opencode`; `cairn hooks uninstall opencode` removes it while
@@ -155,6 +156,7 @@ import { accessSync, constants } from "node:fs";
 
 "#;
 
+// front words: the plugin source cairn writes for OpenCode
 const BODY: &str = r#"
 const FILE_TOOLS = ["edit", "write", "patch", "multiedit", "apply_patch", "bash"];
 

@@ -142,6 +142,7 @@ impl AgentSpec for Pi {
     }
 }
 
+// front words: the extension source cairn writes for Pi
 const HEAD: &str = r#"// cairn's Pi extension: a checkpoint of the project before each prompt is acted on, after
 // each tool that can change files, and when the answer ends (`cairn hook pi`).
 // Written by `cairn hooks install pi`; `cairn hooks uninstall pi` removes it while it reads
@@ -151,6 +152,7 @@ import { accessSync, constants } from "node:fs";
 
 "#;
 
+// front words: the extension source cairn writes for Pi
 const BODY: &str = r#"
 const FILE_TOOLS = ["edit", "write", "bash"];
 

@@ -264,7 +264,7 @@ pub fn check_agent_permission_with_default(
         return Err(Error::new(
             ErrorKind::PermissionDenied,
             format!(
-                "{} is denied to agents on this server (it was started with --deny {capability}); ask the user to restart it without that flag",
+                "{} is denied to agents on this server (the user started it denying {capability}); ask the user to restart it without denying that",
                 capability.doing()
             ),
         )
@@ -358,7 +358,7 @@ mod tests {
         let restore = Capability::Restore;
         check_agent_permission_with_default(&store, restore, &[], &[], Some(true)).unwrap();
         let denied = check_agent_permission_with_default(&store, restore, &[restore], &[restore], Some(true));
-        assert!(denied.unwrap_err().message().contains("--deny restore"));
+        assert!(denied.unwrap_err().message().contains("denying restore"));
         store.agent_deny(&[restore]).unwrap();
         let err = check_agent_permission_with_default(&store, restore, &[], &[], Some(true)).unwrap_err();
         assert_eq!(err.code(), Some(NOT_ALLOWED_CODE));

@@ -121,6 +121,7 @@ fn deny_both() -> serde_json::Map<String, serde_json::Value> {
 
 /// The variable that tells cairn a project's `.pi/settings.json` is trusted: Pi keeps its trust
 /// answer where cairn cannot see it.
+// front words: the variable a front reads to trust a project
 pub const PI_TRUST_VARIABLE: &str = "CAIRN_PI_TRUST_PROJECT";
 
 /// Where the pi profile reads Pi's settings: the global file in Pi's agent directory, the

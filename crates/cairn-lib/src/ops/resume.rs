@@ -315,7 +315,7 @@ impl Repository {
             match outcome {
                 Ok(_) => result.compose.push(project),
                 Err(why) => result.notes.push(format!(
-                    "Compose project {project} was not brought up: {why}; run `cairn compose rollback {project} {}` where Docker is",
+                    "Compose project {project} was not brought up: {why}; roll the project back to snapshot {} where Docker runs",
                     part.snapshot
                 )),
             }
@@ -335,7 +335,7 @@ fn resume_dir_part(moment: &Moment) -> Result<&MomentPart> {
         [only] => Ok(only),
         [] => Err(Error::invalid(format!("moment {} holds no directory to resume", moment.label()))),
         _ => Err(Error::invalid(format!(
-            "moment {} holds several directories; resume one of its snapshots with `cairn restore --to`",
+            "moment {} holds several directories; restore one of its snapshots into a new directory instead",
             moment.label()
         ))),
     }

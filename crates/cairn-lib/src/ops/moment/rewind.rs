@@ -199,7 +199,7 @@ impl Repository {
         let session = self.resolve_session(&context.choice(options.session.clone()))?;
         let turns = ProjectTurns::of(self, &session, &options.workspace)?;
         let reference = options.turn.as_deref().ok_or_else(|| {
-            Error::invalid("name the turn to go back to: its number, or a moment id `cairn rewind` lists")
+            Error::invalid("name the turn to go back to: its number, or a moment id from the list of turns")
         })?;
         let moment = turns.resolve(self, &session, reference)?;
         if let Some(turn) = moment.turn.as_ref().filter(|t| !t.exact && !options.force) {
@@ -234,9 +234,10 @@ impl Repository {
             && moment.turn.as_ref().and_then(|t| t.start.as_ref()).is_some_and(|s| s.after_entry.is_none());
         if code_only && options.conversation {
             return Err(Error::invalid(format!(
-                "cairn keeps only the files of {}'s turns, not its conversation; rewind the code with --code",
+                "cairn keeps only the files of {}'s turns, not its conversation; rewind the code alone",
                 moment.turn.as_ref().map_or("this agent", |t| t.agent.as_str())
-            )));
+            ))
+            .hint(Hint::SetOption("code")));
         }
         if only.iter().any(|k| k == "transcript")
             && moment.part("transcript").is_none()
@@ -462,7 +463,7 @@ impl ProjectTurns {
             return self.in_lineage(&newest, number).cloned().ok_or_else(|| {
                 let others = self.by_session().len() > 1;
                 let also = if others {
-                    "; turns of the other agent sessions are reached by their moment id, which `cairn rewind` lists"
+                    "; turns of the other agent sessions are reached by their moment id, which the list of turns shows"
                 } else {
                     ""
                 };
