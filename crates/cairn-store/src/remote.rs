@@ -90,7 +90,7 @@ impl Store {
                 // A reader never makes a store; saving does, so that is the next step.
                 return Err(Error::not_found(format!("there is no store at {}", backend.describe()))
                     .hint(crate::error::Hint::Run(crate::error::Operation::Save))
-                .with_code(crate::error::NO_STORE));
+                    .with_code(crate::error::NO_STORE));
             }
             None => {
                 let made = create_info(backend.as_ref(), unlock)?;
