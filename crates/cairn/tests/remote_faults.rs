@@ -7,93 +7,13 @@
 
 mod common;
 
-use std::io::{Read, Write};
-use std::net::TcpStream;
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use cairn_test_support::Moto;
 use cairn_test_support::fixtures::read_tree;
+use cairn_test_support::{FaultProxy, Moto};
 use common::{TestEnv, write};
 use serde_json::{Value, json};
-
-/// `scripts/s3-fault-proxy` in front of a moto server.
-struct FaultProxy {
-    child: Child,
-    port: u16,
-}
-
-impl FaultProxy {
-    fn start(moto: &Moto) -> Self {
-        let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../scripts/s3-fault-proxy");
-        let dir = tempfile::tempdir().unwrap();
-        let port_file = dir.path().join("port");
-        let child = Command::new("python3")
-            .arg(&script)
-            .args(["--upstream", &format!("http://127.0.0.1:{}", moto.port), "--port-file"])
-            .arg(&port_file)
-            .stdout(Stdio::null())
-            .spawn()
-            .expect("python3 runs the proxy");
-        let deadline = Instant::now() + Duration::from_secs(20);
-        let port = loop {
-            if let Ok(text) = std::fs::read_to_string(&port_file) {
-                break text.trim().parse().unwrap();
-            }
-            assert!(Instant::now() < deadline, "the proxy did not start");
-            std::thread::sleep(Duration::from_millis(50));
-        };
-        Self { child, port }
-    }
-
-    fn call(&self, method: &str, what: &str, body: &str) -> Value {
-        let mut stream = TcpStream::connect(("127.0.0.1", self.port)).expect("the proxy answers");
-        let request = format!(
-            "{method} /__proxy/{what} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-            body.len()
-        );
-        stream.write_all(request.as_bytes()).unwrap();
-        let mut answer = String::new();
-        stream.read_to_string(&mut answer).unwrap();
-        let body = answer.split_once("\r\n\r\n").map(|(_, b)| b).unwrap_or_default();
-        serde_json::from_str(body).unwrap_or_else(|e| panic!("the proxy answered {answer:?}: {e}"))
-    }
-
-    fn faults(&self, rules: Value) {
-        self.call("POST", "faults", &json!({ "rules": rules }).to_string());
-    }
-
-    fn stats(&self) -> Value {
-        self.call("GET", "stats", "")
-    }
-
-    /// Waits until a request whose line contains `what` is in flight (held by a rule).
-    fn wait_in_flight(&self, what: &str) {
-        let deadline = Instant::now() + Duration::from_secs(20);
-        loop {
-            let stats = self.stats();
-            let flying = stats["in_flight"].as_array().unwrap();
-            if flying.iter().any(|r| r.as_str().unwrap().contains(what)) {
-                return;
-            }
-            assert!(Instant::now() < deadline, "no {what} request came: {stats}");
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
-
-    fn release(&self) {
-        self.call("POST", "release", "");
-        self.faults(json!([]));
-    }
-}
-
-impl Drop for FaultProxy {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
 
 /// A machine on `s3://team/cairn` reached through the proxy.
 fn machine(proxy: &FaultProxy) -> TestEnv {

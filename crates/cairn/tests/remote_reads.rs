@@ -7,81 +7,12 @@
 
 mod common;
 
-use std::io::{Read, Write};
-use std::net::TcpStream;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::path::Path;
 
 use cairn_lib::Backend;
-use cairn_test_support::Moto;
+use cairn_test_support::{FaultProxy as Proxy, Moto};
 use common::{TestEnv, write};
 use serde_json::{Value, json};
-
-/// `scripts/s3-fault-proxy` in front of a moto server.
-struct Proxy {
-    child: Child,
-    port: u16,
-}
-
-impl Proxy {
-    fn start(moto: &Moto) -> Self {
-        let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../scripts/s3-fault-proxy");
-        let dir = tempfile::tempdir().unwrap();
-        let port_file = dir.path().join("port");
-        let child = Command::new("python3")
-            .arg(&script)
-            .args(["--upstream", &format!("http://127.0.0.1:{}", moto.port), "--port-file"])
-            .arg(&port_file)
-            .stdout(Stdio::null())
-            .spawn()
-            .expect("python3 runs the proxy");
-        let deadline = Instant::now() + Duration::from_secs(20);
-        let port = loop {
-            if let Ok(text) = std::fs::read_to_string(&port_file) {
-                break text.trim().parse().unwrap();
-            }
-            assert!(Instant::now() < deadline, "the proxy did not start");
-            std::thread::sleep(Duration::from_millis(50));
-        };
-        Self { child, port }
-    }
-
-    fn call(&self, method: &str, what: &str, body: &str) -> Value {
-        let mut stream = TcpStream::connect(("127.0.0.1", self.port)).expect("the proxy answers");
-        let request = format!(
-            "{method} /__proxy/{what} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-            body.len()
-        );
-        stream.write_all(request.as_bytes()).unwrap();
-        let mut answer = String::new();
-        stream.read_to_string(&mut answer).unwrap();
-        let body = answer.split_once("\r\n\r\n").map(|(_, b)| b).unwrap_or_default();
-        serde_json::from_str(body).unwrap_or_else(|e| panic!("the proxy answered {answer:?}: {e}"))
-    }
-
-    /// Counts the requests whose line contains `what` (a rule that delays nothing), from now.
-    fn count_matching(&self, what: &str) {
-        self.call("POST", "reset", "");
-        let rules = json!({"rules": [{"match": what, "action": "delay", "ms": 0, "count": -1}]});
-        self.call("POST", "faults", &rules.to_string());
-    }
-
-    fn faults(&self, rules: Value) {
-        self.call("POST", "faults", &json!({ "rules": rules }).to_string());
-    }
-
-    fn stats(&self) -> Value {
-        self.call("GET", "stats", "")
-    }
-}
-
-impl Drop for Proxy {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
 
 /// A machine (its own HOME, so its own caches) on `s3://team/cairn` through the proxy.
 fn machine(proxy: &Proxy) -> TestEnv {
