@@ -89,11 +89,11 @@ impl Layout {
         }
         if self.root.exists() {
             let has_entries = std::fs::read_dir(&self.root).at("read", &self.root)?.next().is_some();
-            // Another command making this store at the same moment (two agent hooks firing at
-            // once into a fresh store) has written its skeleton and not yet its FORMAT: wait
-            // for it, then open what it made.
-            if has_entries && self.only_skeleton()? && self.format_appears() {
-                self.check_format()?;
+            // A skeleton without its FORMAT is a store another command is making at this moment
+            // (two agent hooks firing at once into a fresh store) or one a killed command began:
+            // it is finished here, as its maker would finish it, and is not this open's to remove.
+            if has_entries && self.only_skeleton()? {
+                self.complete_skeleton(false)?;
                 return Ok(Created::No);
             }
             if has_entries {
@@ -106,6 +106,14 @@ impl Layout {
             }
         }
         let made_root = !self.root.exists();
+        self.complete_skeleton(made_root)?;
+        Ok(if made_root { Created::WithRoot } else { Created::InEmptyDir })
+    }
+
+    /// Makes every directory of the store's skeleton (those that exist are kept), then its
+    /// FORMAT file. Two commands doing it at once both succeed: the directories are made if
+    /// missing and FORMAT is put in place by an atomic rename of the same text.
+    fn complete_skeleton(&self, made_root: bool) -> Result<()> {
         create_private_dir(&self.root)?;
         for dir in [self.objects(), self.packs(), self.records(), self.tmp(), self.locks(), self.journal()] {
             create_private_dir(&dir)?;
@@ -118,8 +126,7 @@ impl Layout {
         }
         // FORMAT last, and flushed: it marks a store whose skeleton is complete on disk.
         let text = format!("{FORMAT_PREFIX}{FORMAT_VERSION}\n");
-        super::backend::replace_file(&self.tmp(), text.as_bytes(), &format, "create")?;
-        Ok(if made_root { Created::WithRoot } else { Created::InEmptyDir })
+        super::backend::replace_file(&self.tmp(), text.as_bytes(), &self.format_file(), "create")
     }
 
     /// Whether the directory holds nothing but the entries a store's skeleton is made of.
@@ -132,18 +139,6 @@ impl Layout {
             }
         }
         Ok(true)
-    }
-
-    /// Waits a few seconds for the FORMAT file another process is about to write.
-    fn format_appears(&self) -> bool {
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
-        while std::time::Instant::now() < deadline {
-            if self.format_file().exists() {
-                return true;
-            }
-            std::thread::sleep(std::time::Duration::from_millis(20));
-        }
-        false
     }
 
     /// Removes a store this process created and stored nothing in: its own entries, and the
@@ -203,4 +198,29 @@ pub fn create_private_dir(path: &Path) -> Result<()> {
 /// True when process `pid` is alive on this machine.
 pub fn pid_alive(pid: u32) -> bool {
     pid == std::process::id() || Path::new("/proc").join(pid.to_string()).exists()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_skeleton_without_its_format_is_finished_and_anything_else_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let layout = Layout { root: dir.path().join("store") };
+        // What a command killed (or still running) between its directories and its FORMAT left.
+        for sub in ["objects/packs", "tmp", "locks"] {
+            std::fs::create_dir_all(layout.root.join(sub)).unwrap();
+        }
+        assert_eq!(layout.init_or_check().unwrap(), Created::No);
+        assert!(layout.format_file().exists());
+        assert!(layout.journal().is_dir());
+        assert_eq!(layout.init_or_check().unwrap(), Created::No);
+
+        let other = Layout { root: dir.path().join("mine") };
+        std::fs::create_dir_all(other.root.join("tmp")).unwrap();
+        std::fs::write(other.root.join("notes.txt"), "mine").unwrap();
+        assert!(other.init_or_check().is_err());
+        assert!(!other.format_file().exists());
+    }
 }
