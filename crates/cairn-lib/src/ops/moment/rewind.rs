@@ -322,13 +322,25 @@ impl Repository {
             let inside_turn = m.auto && m.turn.as_ref().is_some_and(|t| t.trigger != "prompt");
             // The first is the turn's own: the state the others are changes from.
             if (m.id == moment.id || m.auto)
-                && let Some(part) = m.parts.iter().find(|p| p.kind == "dir" && p.target == workspace)
-                && let Some(root) = self.part_snapshot(session, part)?.root
+                && let Some(root) = self.workspace_root(session, m, workspace)?
             {
                 checkpoints.push((root, inside_turn && m.id != moment.id));
             }
         }
         Ok(RestoreRule::AgentOnly { checkpoints })
+    }
+
+    /// The root of `moment`'s part for `workspace`, if it has one.
+    fn workspace_root(
+        &self,
+        session: &Session,
+        moment: &Moment,
+        workspace: &str,
+    ) -> Result<Option<ObjectId>> {
+        let Some(part) = moment.parts.iter().find(|p| p.kind == "dir" && p.target == workspace) else {
+            return Ok(None);
+        };
+        Ok(self.part_snapshot(session, part)?.root)
     }
 }
 
@@ -398,10 +410,7 @@ impl ProjectTurns {
 
     /// The root of `moment`'s part for this project's workspace, if it has one.
     fn dir_root(&self, store: &Repository, session: &Session, moment: &Moment) -> Result<Option<ObjectId>> {
-        let Some(part) = moment.parts.iter().find(|p| p.kind == "dir" && p.target == self.workspace) else {
-            return Ok(None);
-        };
-        Ok(store.part_snapshot(session, part)?.root)
+        store.workspace_root(session, moment, &self.workspace)
     }
 
     /// The agent session of the newest turn: the one a bare turn number means.
