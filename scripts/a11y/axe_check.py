@@ -10,8 +10,8 @@ turns, so every view has something to show: the UI tests (crates/cairn/tests/ui)
 script over the session they record. axe-core comes inside the axe-selenium-python package
 (scripts/deps/axe.sh installs it), so nothing is fetched from the network.
 
-Views checked: the timeline, a moment, a diff with a file open, the store figures, the
-shortcut help and the rewind confirmation. Prints one line per view, and each violation
+Views checked: the timeline, a moment, a diff with a file open (split, then unified), the
+store figures, the shortcut help and the rewind confirmation. Prints one line per view, and each violation
 with the elements it names; exits 1 when any is serious or critical, 2 when the page could
 not be driven.
 """
@@ -103,9 +103,16 @@ def main(url):
         driver.switch_to.active_element.send_keys("c")
         wait(driver, "a diff", "return document.querySelector('#diff-title')")
         if driver.execute_script("return !!document.querySelector('.tree .file')"):
-            driver.execute_script("document.querySelector('.tree .file').click()")
+            # A text file when there is one: its lines, not an image, are what the views differ in.
+            driver.execute_script(
+                "const files = [...document.querySelectorAll('.tree .file')];"
+                "(files.find(f => !/\\.(png|jpe?g|gif|webp)$/.test(f.dataset.path)) || files[0]).click()")
             wait(driver, "a file", "return document.querySelector('#file-title, .file-view p:not(.muted)')")
         failures += check(driver, "diff")
+        if driver.execute_script("return !!document.querySelector('.diff-view-switch .view-unified')"):
+            driver.find_element(By.CSS_SELECTOR, ".diff-view-switch .view-unified").click()
+            wait(driver, "the unified diff", "return document.querySelector('table.uni')")
+            failures += check(driver, "unified diff")
 
         driver.find_element(By.ID, "show-stats").click()
         wait(driver, "the store figures", "return document.querySelector('#store-figures')")
