@@ -135,6 +135,41 @@ impl Repository {
         Ok(out)
     }
 
+    /// The bytes of one file of a directory snapshot (up to 8 MiB), for a viewer that shows
+    /// it whole (an image beside its other version); `None` when the snapshot has no file
+    /// there.
+    pub fn file_bytes(
+        &self,
+        reference: &str,
+        path: &str,
+        session: Option<&str>,
+        context: &CallContext,
+    ) -> Result<Option<Vec<u8>>> {
+        let session = self.call_session(session, context)?;
+        let snapshot = self.resolve_snapshot(&session, reference, None)?;
+        let rel = path.trim_matches('/');
+        if snapshot.kind != TargetKind::Dir || rel.is_empty() || rel.split('/').any(|c| c == ".." || c == ".")
+        {
+            return Err(Error::invalid(format!(
+                "{:?} is not a path inside directory snapshot {}; give it relative, e.g. img/logo.png",
+                echo(path),
+                snapshot.id
+            )));
+        }
+        match self.node_at(&snapshot, rel)? {
+            Some(node @ Node { kind: NodeKind::File { size, .. }, .. }) => {
+                if size > MAX_PATCH_BYTES {
+                    return Err(Error::invalid(format!(
+                        "{} is over 8 MiB; restore it to look at it",
+                        echo(rel)
+                    )));
+                }
+                Ok(Some(self.content(&node, None, rel.as_bytes())?))
+            }
+            _ => Ok(None),
+        }
+    }
+
     /// The entry at `rel` in a directory snapshot, if there is one.
     fn node_at(&self, snapshot: &Snapshot, rel: &str) -> Result<Option<Node>> {
         let root =
