@@ -28,6 +28,7 @@ class Cmd:
     argv: list[str] | str
     env: dict[str, str]
     cwd: Path | None = None
+    stdin: bytes | None = None  # given to the command from a file (an agent's hook event)
 
     @property
     def shell(self) -> bool:
@@ -76,15 +77,19 @@ class Runner:
         out_path = self.log_dir / f"{self.count:05d}.out"
         err_path = self.log_dir / f"{self.count:05d}.err"
         rss_path = self.log_dir / f"{self.count:05d}.rss"
+        in_path = self.log_dir / f"{self.count:05d}.in"
+        if cmd.stdin is not None:
+            in_path.write_bytes(cmd.stdin)
         if self.verbose:
             print(f"    $ {cmd.display()}", flush=True)
         argv = ["/bin/sh", "-c", cmd.argv] if cmd.shell else list(cmd.argv)
         if self.gnu_time:
             argv = [self.gnu_time, "-f", "%M", "-o", str(rss_path), "--", *argv]
-        with open(out_path if keep_stdout else os.devnull, "wb") as out, open(err_path, "wb") as err:
+        with open(out_path if keep_stdout else os.devnull, "wb") as out, open(err_path, "wb") as err, \
+                open(in_path if cmd.stdin is not None else os.devnull, "rb") as given:
             start = time.perf_counter()
             try:
-                proc = subprocess.Popen(argv, env=cmd.env, cwd=cmd.cwd, stdin=subprocess.DEVNULL,
+                proc = subprocess.Popen(argv, env=cmd.env, cwd=cmd.cwd, stdin=given,
                                         stdout=out, stderr=err)
             except OSError as e:
                 return Outcome(0.0, 0, 127, "", f"could not start {argv[0]}: {e.strerror}")
@@ -97,7 +102,7 @@ class Runner:
             # The last line is %M; a line before it says so if the command was killed.
             lines = rss_path.read_text().split() if rss_path.exists() else []
             max_rss = int(lines[-1]) if lines and lines[-1].isdigit() else 0
-        for path in (out_path, err_path, rss_path):
+        for path in (out_path, err_path, rss_path, in_path):
             path.unlink(missing_ok=True)
         return Outcome(seconds, max_rss, proc.returncode, stdout, stderr)
 
@@ -166,3 +171,22 @@ def remove_tree(path: Path) -> None:
     """Delete a directory tree (rm -rf is several times faster than shutil.rmtree here)."""
     if path.exists() or path.is_symlink():
         subprocess.run(["rm", "-rf", "--", str(path)], check=True)
+
+
+def warm(*paths: Path) -> None:
+    """Read every file under `paths` once, so the page cache holds them before a warm run:
+    the harness generated the tree, but a tool that ran since (or another process on the
+    machine) may have pushed part of it out."""
+    for path in paths:
+        if path.exists():
+            subprocess.run(f"find '{path}' -type f -print0 | xargs -0 -r cat > /dev/null", shell=True,
+                           check=False, stderr=subprocess.DEVNULL)
+
+
+def uptime() -> str:
+    """`uptime`'s line: the time, how long the machine has run and its load averages."""
+    try:
+        return subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
+    except OSError:
+        load = os.getloadavg()
+        return f"load average: {load[0]:.2f}, {load[1]:.2f}, {load[2]:.2f}"
