@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from measure import Cmd, Measurement, Outcome, Runner, SetupError, drop_caches
+from measure import Cmd, Measurement, Outcome, Runner, SetupError, drop_caches, warm as read_once
 from peers import Tool
 from report import Results
 from scratchfs import syncfs
@@ -106,13 +106,17 @@ def rounds(
     after: Callable[[Tool, int, Outcome], str | None] | None = None,
     cold: bool = False,
     sync: bool = False,
+    warm: list[Path] | None = None,
 ) -> tuple[dict[str, Measurement], dict[str, str]]:
     """Time `command(tool)` for each tool, `runs` times, interleaving the tools.
 
     `before_run(run)` prepares what all tools share (e.g. edits the tree); `setup(tool, run)`
     prepares one tool (e.g. an empty store); `after(tool, run, outcome)` records or checks
     what the command did and returns an error message if it went wrong. None of that is
-    timed. A tool that fails is not run again for this operation."""
+    timed. A tool that fails is not run again for this operation.
+
+    `warm`: the tools' sources (the tree, their stores), read once before each tool's run,
+    after its setup, so every tool reads from a warm page cache whichever ran before it."""
     measurements = {t.name: Measurement() for t in tools}
     notes: dict[str, str] = {}
     for run in range(runs):
@@ -129,6 +133,8 @@ def rounds(
                 if cmd is None:
                     m.fail(f"{tool.name} has no such operation")
                     continue
+                if warm and not cold:
+                    read_once(*warm)
                 if cold:
                     reason = drop_caches(ctx.work)
                     if reason:

@@ -36,6 +36,7 @@ import json
 import os
 import random
 import shlex
+import subprocess
 import sys
 import time
 from dataclasses import dataclass, field
@@ -357,9 +358,9 @@ class OpenCode(Agent):
         return Cmd(argv, self.hook_env(), self.root, json.dumps(payload).encode())
 
     def payload(self, event: str, **extra) -> dict:
-        # `worktree` is "/" outside a git repository, as OpenCode says it.
+        # `worktree`: the top of the git repository (the tree has one of its own).
         return {"event": event, "sessionID": "ses_2b1f0c3d4e5fAbCdEfGhIjKlMn", "directory": str(self.root),
-                "worktree": "/", **extra}
+                "worktree": str(self.root), **extra}
 
     def prompt(self, text: str) -> Cmd:
         self.turn += 1
@@ -608,7 +609,9 @@ def describe(run: HookRun) -> list[str]:
         for note in dict.fromkeys(result.notes):
             notes.append(f"{NAMES[result.agent]}: {note}.")
     return [
-        f"A generated tree of {run.files:,} files ({run.bytes / 1e6:.0f} MB, no `.git`); each agent's hooks "
+        f"A generated tree of {run.files:,} files ({run.bytes / 1e6:.0f} MB) with an empty `.git` of its own "
+        f"(`git init`, nothing committed: a project's repository, found by the hooks that look for it); "
+        f"each agent's hooks "
         f"installed with `cairn hooks install AGENT` into a HOME of their own and run as the installed file "
         f"says; {run.rounds} rounds, medians (the first checkpoint once). Cache warm: the tree was read once "
         f"before each agent's first checkpoint, and every later event follows a change the harness just "
@@ -665,10 +668,17 @@ def main(argv: list[str]) -> int:
 
 
 def generate(root: Path, files: int, seed: int, pool: workload.TextPool) -> workload.Tree:
-    """The source workload's shape without its `.git` (an agent's project as the hook sees
-    it: the shadow repository is the only git here)."""
+    """The source workload's shape, with an empty repository of its own (`git init`): Codex
+    CLI's and Copilot CLI's hooks take the top of the git repository the event's `cwd` is in
+    as the project, and a tree inside another repository (this one's, under bench/work) would
+    be taken for that whole repository. Nothing is committed into it: the shadow repository
+    is the only history here."""
     spec = workload.TreeSpec(files=files, dirs=max(10, files // 50), total_bytes=files * 6_000, git_share=0)
-    return workload.generate_tree(root, spec, seed, pool)
+    tree = workload.generate_tree(root, spec, seed, pool)
+    subprocess.run(["git", "init", "-q", "-b", "main", str(root)], env=workload.git_env(root.parent), check=True,
+                   capture_output=True)
+    tree.git_files = sum(len(names) for _, _, names in os.walk(root / ".git"))
+    return tree
 
 
 if __name__ == "__main__":

@@ -44,6 +44,16 @@ def inodes(files: int) -> int:
     return files * 4
 
 
+# Up to this size the sources (the tree, and for restores the stores) are read once before each
+# tool's run; above it they do not fit the page cache together, and reading them would only
+# evict what the tool is about to read.
+WARM_UP_TO = 200_000
+
+
+def warm_paths(files: int, *paths: Path) -> list[Path]:
+    return list(paths) if files <= WARM_UP_TO else []
+
+
 def runs_for(ctx: Context, files: int) -> tuple[int, int]:
     """(runs of the quick operations, runs of the first save and the restore into an empty
     directory) at this size."""
@@ -135,7 +145,8 @@ def measure_size(ctx: Context, files: int, tree: Tree, section, cairn: Cairn, wa
     ctx.log(f"{label}: first save")
     big = git is None
     first = [cairn, *peers] + ([] if big else [tar])  # tar too would read the tree from disk
-    ms, notes = rounds(ctx, first, lambda tool: tool.save(), heavy, setup=fresh, after=saved, sync=True)
+    ms, notes = rounds(ctx, first, lambda tool: tool.save(), heavy, setup=fresh, after=saved, sync=True,
+                       warm=warm_paths(files, tree.root))
     sizes = {tool.name: tool.store_size() for tool in first if ms[tool.name].error is None}
     section.add(key(files, "first"), "first save", ms, notes, sizes)
     report("first")
@@ -166,7 +177,8 @@ def measure_size(ctx: Context, files: int, tree: Tree, section, cairn: Cairn, wa
 
     def phase(savers: list[Tool], tag: str, runs: int = runs) -> None:
         ctx.log(f"{label}: save, nothing changed")
-        ms, notes = rounds(ctx, savers, lambda tool: tool.save(), runs, after=saved_checked)
+        ms, notes = rounds(ctx, savers, lambda tool: tool.save(), runs, after=saved_checked,
+                           warm=warm_paths(files, tree.root))
         section.add(key(files, "nochange"), "save, nothing changed", ms, notes, extra=journal_note)
         report("nochange")
 
@@ -174,7 +186,7 @@ def measure_size(ctx: Context, files: int, tree: Tree, section, cairn: Cairn, wa
         ms, notes = rounds(ctx, savers, lambda tool: tool.save(), runs,
                            before_run=lambda run: change_files(tree, ctx.pool, ctx.seed,
                                                                f"scale:{files}:save:{tag}{run}", CHANGED),
-                           after=saved_checked)
+                           after=saved_checked, warm=warm_paths(files, tree.root))
         section.add(key(files, "save20"), f"save, {CHANGED} files changed", ms, notes, extra=journal_note)
         report("save20")
 
@@ -227,7 +239,8 @@ def in_place(ctx: Context, files: int, tree: Tree, section, tools: list[Tool], r
         return f"after the restore {len(wrong)} of the changed files still differ (e.g. {wrong[0]})"
 
     ms, notes = rounds(ctx, tools, lambda tool: tool.restore_in_place(), runs,
-                       before_run=before_run, setup=setup, after=after)
+                       before_run=before_run, setup=setup, after=after,
+                       warm=warm_paths(files, tree.root, *(tool.store for tool in tools)))
     section.add(key(files, "inplace"), f"in-place restore after {CHANGED} files changed", ms, notes,
                 extra={"cairn": "`cairn restore REF` (takes a safety snapshot first)",
                        "cairn+watch": "the same, with `cairn watch` running",
@@ -266,7 +279,8 @@ def restore_empty(ctx: Context, files: int, tree: Tree, section, tools: list[Too
 
     current = {"run": 0}
     ms, notes = rounds(ctx, tools, lambda tool: tool.restore_to(dest_for(tool, current["run"])), runs,
-                       before_run=lambda run: current.update(run=run), setup=setup, after=after, sync=True)
+                       before_run=lambda run: current.update(run=run), setup=setup, after=after, sync=True,
+                       warm=warm_paths(files, tree.root, *(tool.store for tool in tools)))
     section.add(key(files, "restore_empty"), "restore into an empty directory", ms, notes,
                 extra={"git": "`git checkout REF -- .` into an empty work tree"})
 

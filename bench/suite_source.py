@@ -86,7 +86,7 @@ def run(ctx: Context, tree: Tree) -> list[Tool]:
         tools = first_tools if not cold else [x for x in first_tools if x.name in ("cairn", "tar+zstd")]
         ctx.log(f"source: first save ({variant} cache)")
         ms, notes = rounds(ctx, tools, lambda tool: tool.save(), runs, setup=fresh, after=saved,
-                           cold=cold, sync=True)
+                           cold=cold, sync=True, warm=[tree.root])
         stores = {tool.name: tool.store_size() for tool in tools if ms[tool.name].error is None}
         section.add(f"source.first.{variant}", f"first save ({variant} cache)", ms, notes, stores)
 
@@ -109,13 +109,14 @@ def run(ctx: Context, tree: Tree) -> list[Tool]:
         return None
 
     ctx.log("source: save, nothing changed")
-    ms, notes = rounds(ctx, t.savers + watched, lambda tool: tool.save(), ctx.runs, after=saved_checked)
+    ms, notes = rounds(ctx, t.savers + watched, lambda tool: tool.save(), ctx.runs, after=saved_checked,
+                       warm=[tree.root])
     section.add("source.nochange", "save, nothing changed", ms, notes, extra=journal_note)
 
     ctx.log(f"source: save, {ctx.scale.changed_files} files changed")
     ms, notes = rounds(ctx, t.savers + watched, lambda tool: tool.save(), ctx.runs,
                        before_run=lambda run: change_files(tree, ctx.pool, ctx.seed, f"save:{run}", ctx.scale.changed_files),
-                       after=saved_checked)
+                       after=saved_checked, warm=[tree.root])
     section.add("source.save20", f"save, {ctx.scale.changed_files} files changed", ms, notes, extra=journal_note)
 
     ctx.log(f"source: diff of two snapshots, {ctx.scale.diff_files} files changed")
@@ -200,7 +201,8 @@ def restore_empty(ctx: Context, t: SourceTools, tree: Tree, section) -> None:
         ctx.log(f"source: restore into an empty directory ({variant} cache)")
         ms, notes = rounds(ctx, tools, command, runs,
                            before_run=lambda run: current.update(run=run),
-                           setup=setup, after=after, cold=cold, sync=True)
+                           setup=setup, after=after, cold=cold, sync=True,
+                           warm=[tree.root, *(tool.store for tool in tools)])
         section.add(f"source.restore_empty.{variant}", f"restore into an empty directory ({variant} cache)", ms,
                     notes, extra={"git": "`git checkout REF -- .` into an empty work tree (no `.git` to write)",
                                   "tar+zstd": "`zstd -d | tar -x`"})
@@ -234,7 +236,8 @@ def restore_in_place(ctx: Context, t: SourceTools, tree: Tree, section, watched:
     # git's index) stale; so it goes last, after the others have done all their runs.
     for tools in ([t.cairn, *watched, t.git], [t.restic]):
         ms, notes = rounds(ctx, tools, lambda tool: tool.restore_in_place(), ctx.runs,
-                           before_run=before_run, setup=setup, after=after)
+                           before_run=before_run, setup=setup, after=after,
+                           warm=[tree.root, *(tool.store for tool in tools)])
         section.add("source.restore_inplace", f"in-place restore after {ctx.scale.changed_files} files changed",
                     ms, notes, extra={"cairn": "`cairn restore REF` (takes a safety snapshot first)",
                                       "cairn+watch": "the same, with `cairn watch` running",
