@@ -2,6 +2,11 @@
 //! page at a time. Reads the catalog once (no lock), filters, then works out the figures that
 //! cost a tree walk (files changed since the target's previous snapshot) for the page only, so
 //! a page costs the same in a session of ten snapshots or ten thousand.
+//!
+//! A snapshot a moment holds is listed under that moment, except one the moment reused: an
+//! agent's checkpoint of an unchanged directory takes the directory's last snapshot as its
+//! part, and when that snapshot was saved on its own (a name or description the moment does
+//! not carry), it keeps its own row, which says which moments reuse it.
 
 use std::collections::{HashMap, HashSet};
 
@@ -90,6 +95,20 @@ pub struct TimelineEntry {
     pub turn: Option<AgentTurn>,
     /// One snapshot per target (one for a lone snapshot).
     pub parts: Vec<TimelinePart>,
+    /// For a snapshot saved on its own that moments later took as a part: those moments,
+    /// oldest first.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub reused_by: Vec<ReusedBy>,
+}
+
+/// A moment that took an earlier snapshot as one of its parts.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct ReusedBy {
+    /// The moment's id.
+    pub moment: String,
+    /// The agent turn's number, for an agent's checkpoint.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub turn: Option<u64>,
 }
 
 /// One snapshot of a timeline entry, with its figures.
@@ -112,6 +131,12 @@ pub struct TimelinePart {
     pub files_changed: Option<u64>,
     /// How many entries `not_covered` lists (ignored paths counted once each).
     pub not_covered: u64,
+    /// The snapshot's name.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// True when the moment reused a snapshot saved before it, which has its own row.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub reused: bool,
 }
 
 impl Repository {
@@ -135,18 +160,33 @@ impl Repository {
 
         // Newest first: entries are keyed by their UUIDv7 id's text, which sorts by time.
         let mut entries: Vec<(String, Draft<'_>)> = Vec::new();
+        // Moments oldest first: the first to hold a snapshot is the one that could have taken it.
         let mut in_moment = HashSet::new();
+        let mut reused: HashMap<SnapshotId, Vec<ReusedBy>> = HashMap::new();
         for moment in self.catalog().list_moments(session.id)? {
             let parts: Vec<&Snapshot> =
                 moment.parts.iter().filter_map(|p| by_id.get(&p.snapshot).copied()).collect();
-            in_moment.extend(parts.iter().map(|s| s.id));
+            for s in &parts {
+                let by = || ReusedBy {
+                    moment: moment.id.to_string(),
+                    turn: moment.turn.as_ref().map(|t| t.number),
+                };
+                if let Some(list) = reused.get_mut(&s.id) {
+                    list.push(by());
+                } else if in_moment.insert(s.id)
+                    && (s.name != moment.name || s.description != moment.description)
+                {
+                    reused.insert(s.id, vec![by()]);
+                }
+            }
             if parts.is_empty() || !parts.iter().any(|s| wanted(s)) || (options.no_auto && moment.auto) {
                 continue;
             }
             entries.push((moment.id.to_string(), Draft::Moment(Box::new(moment), parts)));
         }
         for s in &snapshots {
-            if in_moment.contains(&s.id) || !wanted(s) || (s.safety && !options.include_safety_snapshots) {
+            let own_row = !in_moment.contains(&s.id) || reused.contains_key(&s.id);
+            if !own_row || !wanted(s) || (s.safety && !options.include_safety_snapshots) {
                 continue;
             }
             entries.push((s.id.to_string(), Draft::Snapshot(s)));
@@ -178,6 +218,7 @@ impl Repository {
                         safety: false,
                         turn: m.turn,
                         parts: Vec::new(),
+                        reused_by: Vec::new(),
                     },
                     parts,
                 ),
@@ -192,6 +233,7 @@ impl Repository {
                         safety: s.safety,
                         turn: None,
                         parts: Vec::new(),
+                        reused_by: reused.get(&s.id).cloned().unwrap_or_default(),
                     },
                     vec![s],
                 ),
@@ -212,6 +254,8 @@ impl Repository {
                     files_changed,
                     not_covered: s.not_covered.ignored
                         + (s.not_covered.skipped.len() + s.not_covered.secrets.len()) as u64,
+                    name: s.name.clone(),
+                    reused: entry.entry == "moment" && reused.contains_key(&s.id),
                 });
             }
             page.push(entry);
@@ -251,5 +295,80 @@ fn parse_kind(word: &str) -> Result<TargetKind> {
         "compose" => Ok(TargetKind::Compose),
         "debug" => Ok(TargetKind::Debug),
         other => Err(Error::invalid_value("kind", other, "the kinds are dir, transcript, compose and debug")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ops::moment::{AgentTurn, PartPlan, TakeOptions};
+    use crate::ops::save::SaveOptions;
+
+    fn turn(workspace: &str, number: u64) -> TakeOptions {
+        TakeOptions {
+            description: Some(format!("turn {number}")),
+            auto: true,
+            turn: Some(AgentTurn {
+                agent: "claude-code".into(),
+                agent_session: "s1".into(),
+                workspace: workspace.into(),
+                number,
+                trigger: "prompt".into(),
+                prompt: Some(format!("prompt {number}")),
+                start: None,
+                exact: true,
+                forked_from: None,
+            }),
+            ..TakeOptions::default()
+        }
+    }
+
+    #[test]
+    fn a_named_snapshot_a_turn_reuses_keeps_its_row_and_the_turn_says_so() {
+        let root = tempfile::tempdir().unwrap();
+        let ws = root.path().join("ws");
+        std::fs::create_dir_all(&ws).unwrap();
+        std::fs::write(ws.join("a.txt"), "one\n").unwrap();
+        let store = Repository::open(&root.path().join("store")).unwrap();
+        let context = CallContext::default();
+        let target = ws.display().to_string();
+        let save = SaveOptions {
+            target: target.clone(),
+            name: Some("before-refactor".into()),
+            ..SaveOptions::default()
+        };
+        let named = store.save(&save, &context).unwrap().snapshot;
+        let session = store.call_session(None, &context).unwrap();
+        let plans = [PartPlan { target: target.clone(), reuse_unchanged: true }];
+        let take = |n| store.take_moment(&session, &plans, &turn(&target, n)).unwrap().unwrap().moment;
+        // Turn 1 finds the directory unchanged and reuses the named snapshot; turn 2 saves a
+        // new one, which turn 3 (unchanged again) reuses: that one is turn 2's own part.
+        let m1 = take(1);
+        std::fs::write(ws.join("a.txt"), "two\n").unwrap();
+        let m2 = take(2);
+        let m3 = take(3);
+        assert_eq!(m1.parts[0].snapshot, named.id);
+        assert_eq!(m3.parts[0].snapshot, m2.parts[0].snapshot);
+
+        let page = store.timeline(&TimelineOptions::default(), &context).unwrap();
+        let ids: Vec<&str> = page.entries.iter().map(|e| e.id.as_str()).collect();
+        let (m1, m2, m3, named) =
+            (m1.id.to_string(), m2.id.to_string(), m3.id.to_string(), named.id.to_string());
+        assert_eq!(ids, [&m3, &m2, &m1, &named]);
+        let own = &page.entries[3];
+        assert_eq!((own.entry.as_str(), own.name.as_deref()), ("snapshot", Some("before-refactor")));
+        let by: Vec<(&str, Option<u64>)> =
+            own.reused_by.iter().map(|r| (r.moment.as_str(), r.turn)).collect();
+        assert_eq!(by, [(m1.as_str(), Some(1))]);
+        let part = &page.entries[2].parts[0];
+        assert!(part.reused);
+        assert_eq!(part.name.as_deref(), Some("before-refactor"));
+        assert!(!page.entries[0].parts[0].reused, "turn 3 reuses turn 2's own part, listed under turn 2");
+        assert!(page.entries[..3].iter().all(|e| e.reused_by.is_empty()));
+
+        // Without the agents' checkpoints, the named snapshot is still there.
+        let manual = TimelineOptions { no_auto: true, ..TimelineOptions::default() };
+        let page = store.timeline(&manual, &context).unwrap();
+        assert_eq!(page.entries.iter().map(|e| e.id.as_str()).collect::<Vec<_>>(), [&named]);
     }
 }
