@@ -492,8 +492,7 @@ def measure_agent(runner: Runner, binary: Path, work: Path, tree: workload.Tree,
             raise SetupError(f"the {name} hook said: {said[:300]}")
         if said:
             result.notes.append(f"the first checkpoint went on in the background past the hook's budget ({said[:120]})")
-        lines += 1
-        line = wait_for_log(store / "logs/hooks.log", lines)
+        line, lines = wait_for_log(store / "logs/hooks.log", lines)
         expect = "nothing changed" if kind == "nothing" else "saved moment"
         if expect not in line.get("outcome", ""):
             raise SetupError(f"the {name} {kind} event: the hook log says {line.get('kind')}: {line.get('outcome')!r}, "
@@ -550,16 +549,19 @@ def rounds_of(agent: Agent, runner: Runner, binary: Path, tree: workload.Tree, s
         agent.assistant_said(f"answer {r}")
 
 
-def wait_for_log(path: Path, count: int, timeout: float = 900) -> dict:
-    """The `count`th line of the hook log, once it is there (a checkpoint past the hook's time
-    budget finishes in the background and logs then)."""
+def wait_for_log(path: Path, seen: int, timeout: float = 900) -> tuple[dict, int]:
+    """The hook log's line for the event after its first `seen` lines, once it is there (a
+    checkpoint past the hook's time budget finishes in the background and logs then), and the
+    lines read so far. The line saying the hook started the watcher is not the event's."""
     deadline = time.monotonic() + timeout
     while True:
         lines = path.read_text().splitlines() if path.exists() else []
-        if len(lines) >= count:
-            return json.loads(lines[count - 1])
+        for n in range(seen, len(lines)):
+            line = json.loads(lines[n])
+            if not line.get("outcome", "").startswith("watching "):
+                return line, n + 1
         if time.monotonic() > deadline:
-            raise SetupError(f"{path} has {len(lines)} lines after {timeout:.0f} s, not {count}")
+            raise SetupError(f"{path} has no line for the event after {timeout:.0f} s")
         time.sleep(0.05)
 
 
