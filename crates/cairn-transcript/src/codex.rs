@@ -89,6 +89,19 @@ pub(crate) fn parse(source: &str, lines: Vec<RawLine>) -> Result<Transcript> {
     })
 }
 
+/// Gives `entries`, a rollout's lines in order, the ids a parse of them gives: after their
+/// text changed (a path moved to another root), so a session written from them reads back
+/// with the ids it was written with.
+pub(crate) fn renumber(entries: &mut [Entry]) {
+    let mut copies: HashMap<String, usize> = HashMap::new();
+    let mut parent: Option<String> = None;
+    for entry in entries {
+        let id = line_id(&entry.text, &mut copies);
+        entry.parent_id = parent.replace(id.clone());
+        entry.id = Some(id);
+    }
+}
+
 /// A line's id: 16 hex digits of its text's FNV-1a hash, and `-N` for the Nth exact copy.
 fn line_id(text: &str, copies: &mut HashMap<String, usize>) -> String {
     let mut hash: u64 = 0xcbf2_9ce4_8422_2325;

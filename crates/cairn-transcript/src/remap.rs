@@ -16,7 +16,9 @@ use crate::model::ActivePath;
 impl ActivePath {
     /// Rewrites every string value of the header and entries that names `old` (as a whole
     /// path, see the module documentation) to name `new` instead; returns how many lines
-    /// changed. An empty `old`, `/` or `old == new` changes nothing.
+    /// changed. An empty `old`, `/` or `old == new` changes nothing. A Codex CLI line's id is
+    /// its text's hash, so a Codex path's entries get the ids of their new text: cut a path
+    /// by its saved ids before moving it.
     pub fn remap_root(&mut self, old: &str, new: &str) -> usize {
         let mut changed = 0;
         for line in self.header.iter_mut().chain(self.entries.iter_mut().map(|e| &mut e.text)) {
@@ -24,6 +26,9 @@ impl ActivePath {
                 *line = text;
                 changed += 1;
             }
+        }
+        if changed > 0 && self.format == crate::model::Format::Codex {
+            crate::codex::renumber(&mut self.entries);
         }
         changed
     }
@@ -126,6 +131,31 @@ mod tests {
     fn a_root_in_a_key_stays_and_the_values_change() {
         let out = remap_root_line(r#"{"/a/proj":"/a/proj"}"#, "/a/proj", "/b/work").unwrap();
         assert_eq!(out, r#"{"/a/proj":"/b/work"}"#);
+    }
+
+    #[test]
+    fn a_moved_codex_path_has_the_ids_its_new_lines_read_back_with() {
+        let line = |kind: &str, text: &str| {
+            serde_json::json!({"timestamp": "t", "type": kind, "payload": {"cwd": "/a/proj", "text": text}})
+                .to_string()
+        };
+        let meta = r#"{"timestamp":"t","type":"session_meta","payload":{"id":"x","cwd":"/a/proj"}}"#;
+        let lines = [
+            meta.to_owned(),
+            line("turn_context", "same"),
+            line("event_msg", "same"),
+            line("event_msg", "same"),
+        ];
+        let mut path = crate::Transcript::parse("rollout.jsonl", &lines.join("\n")).unwrap().active_path();
+        assert_eq!(path.remap_root("/a/proj", "/b/work"), 4);
+        let written =
+            [path.header.clone().unwrap()].into_iter().chain(path.entries.iter().map(|e| e.text.clone()));
+        let again = crate::Transcript::parse("moved.jsonl", &written.collect::<Vec<_>>().join("\n")).unwrap();
+        let ids = |p: &ActivePath| -> Vec<(Option<String>, Option<String>)> {
+            p.entries.iter().map(|e| (e.id.clone(), e.parent_id.clone())).collect()
+        };
+        assert_eq!(ids(&path), ids(&again.active_path()));
+        assert!(path.entries.iter().all(|e| e.text.contains("/b/work")));
     }
 
     #[test]
