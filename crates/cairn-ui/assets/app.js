@@ -3,7 +3,9 @@
 "use strict";
 
 const $ = (id) => document.getElementById(id);
-const state = { session: "", offset: 0, total: 0, loading: false, marks: { A: null, B: null }, open: null, entries: [] };
+// The timeline is a window of loaded pages: `start` is the index (newest first) of its first
+// row, `offset` the index after its last; a jump (the scrubber, g, G) loads a new window.
+const state = { session: "", start: 0, offset: 0, total: 0, loading: false, marks: { A: null, B: null }, open: null, entries: [] };
 const PAGE = 100;
 
 function el(tag, attrs, ...children) {
@@ -63,31 +65,101 @@ async function loadSessions() {
 }
 
 async function reload() {
-  state.offset = 0; state.total = 0; state.entries = [];
   state.marks = { A: null, B: null };
+  state.total = 0;
   $("entries").replaceChildren();
   updateCompare();
-  await more();
+  await jump(0);
 }
 
+// Loads the window around entry `at` (0 is the newest) and moves the focus to its row.
+async function jump(at, focus) {
+  const known = rowAt(at);
+  if (known) return showRow(known, focus);
+  state.start = Math.max(0, Math.min(at - 5, state.total - PAGE));
+  state.offset = state.start; state.entries = [];
+  $("entries").replaceChildren();
+  await more();
+  const row = rowAt(Math.min(at, state.total - 1));
+  if (row && at > 0) showRow(row, focus);
+  else $("timeline").scrollTop = 0;
+}
+
+function rowAt(index) { return [...document.querySelectorAll("#entries .entry")].find((r) => r.index === index); }
+
+function showRow(row, focus) {
+  if (row.hidden && row.promptRow) row = row.promptRow;
+  row.scrollIntoView({ block: "center" });
+  if (focus) row.focus();
+  $("scrubber").value = row.index;
+  $("scrubber-at").textContent = scrubLabel(row.index);
+}
+
+async function loadPage(offset) {
+  const page = await api("timeline", { ...filters(), offset, limit: PAGE });
+  state.total = page.total;
+  const target = $("target");
+  if (target.options.length === 1) target.append(...page.targets.map((t) => el("option", { value: t }, t)));
+  page.entries.forEach((e, i) => { state.entries[offset + i] = e; });
+  $("timeline-count").textContent = `${page.total} entries in ${page.session}`;
+  const scrubber = $("scrubber");
+  scrubber.max = Math.max(0, page.total - 1);
+  scrubber.disabled = page.total < 2;
+  return page.entries.map((e, i) => entryRow(e, offset + i));
+}
+
+// The next older page, below the window.
 async function more() {
-  if (state.loading || (state.offset > 0 && state.offset >= state.total)) return;
+  if (state.loading || (state.offset > state.start && state.offset >= state.total)) return;
   state.loading = true;
   try {
-    const page = await api("timeline", { ...filters(), offset: state.offset, limit: PAGE });
-    state.total = page.total;
-    const target = $("target");
-    if (target.options.length === 1) target.append(...page.targets.map((t) => el("option", { value: t }, t)));
-    const start = state.entries.length;
-    state.entries.push(...page.entries);
-    $("entries").append(...page.entries.map((e, i) => entryRow(e, start + i)));
-    groupTurns();
-    applySearch();
-    state.offset += page.entries.length;
-    $("timeline-count").textContent = `${page.total} entries in ${page.session}`;
-    $("more").textContent = state.offset < state.total ? `${state.offset} of ${state.total} shown; scroll for more` : "";
+    const rows = await loadPage(state.offset);
+    $("entries").append(...rows);
+    state.offset += rows.length;
+    windowChanged();
   } catch (e) { toast(e.message, true); }
   finally { state.loading = false; }
+}
+
+// The next newer page, above the window; what is on screen stays where it is.
+async function newer() {
+  if (state.loading || state.start === 0) return;
+  state.loading = true;
+  try {
+    const from = Math.max(0, state.start - PAGE);
+    const rows = await loadPage(from);
+    const box = $("timeline");
+    const height = box.scrollHeight;
+    $("entries").prepend(...rows.slice(0, state.start - from));
+    state.start = from;
+    box.scrollTop += box.scrollHeight - height;
+    windowChanged();
+  } catch (e) { toast(e.message, true); }
+  finally { state.loading = false; }
+}
+
+function windowChanged() {
+  groupTurns();
+  applySearch();
+  $("newer").textContent = state.start > 0 ? `${state.start} newer entries; scroll up for them, or press g for the newest` : "";
+  $("more").textContent = state.offset < state.total ? `${state.offset - state.start} of ${state.total} shown; scroll for more, or press G for the oldest` : "";
+  syncScrubber();
+}
+
+// ---- the scrubber: a position in the whole session, following the scroll ----
+
+function scrubLabel(at) {
+  const e = state.entries[at];
+  return `entry ${at + 1} of ${state.total}` + (e ? `, ${when(e.created_at)}` : "");
+}
+
+function syncScrubber() {
+  const box = $("timeline").getBoundingClientRect();
+  const row = rows().find((r) => r.getBoundingClientRect().bottom > box.top + 4);
+  if (!row) return;
+  $("scrubber").value = row.index;
+  $("scrubber-at").textContent = scrubLabel(row.index);
+  $("scrubber").setAttribute("aria-valuetext", scrubLabel(row.index));
 }
 
 function partLine(p) {
@@ -95,7 +167,16 @@ function partLine(p) {
   if (p.kind === "dir") bits.push(`${p.files} files`);
   if (p.files_changed !== null && p.files_changed !== undefined) bits.push(`${p.files_changed} changed`);
   if (p.not_covered) bits.push(`${p.not_covered} not covered`);
+  // Unchanged since an earlier snapshot, which has its own row.
+  if (p.reused) bits.push(`unchanged: reuses ${p.name || "snapshot " + p.snapshot.slice(0, 8)}`);
   return bits.join(" · ");
+}
+
+// A snapshot saved on its own that agent checkpoints then took as their part.
+function reusedLine(e) {
+  if (!e.reused_by || !e.reused_by.length) return null;
+  const by = e.reused_by.map((r) => (r.turn ? `turn ${r.turn}` : `moment ${r.moment.slice(0, 8)}`));
+  return el("div", { class: "reused" }, `part of ${[...new Set(by)].join(", ")} (its checkpoint found nothing changed and reused this snapshot)`);
 }
 
 function entryTitle(e) {
@@ -180,7 +261,7 @@ function entryRow(e, index) {
     el("span", { class: "marks" }, mark("A"), " ", mark("B")),
     el("span", { class: "parts" },
       isPrompt(e) ? el("div", { class: "agent", title: `${e.turn.agent} session ${e.turn.agent_session}` }, `${e.turn.agent} · session ${e.turn.agent_session.slice(0, 8)}`) : null,
-      e.parts.map((p) => el("div", { title: p.target }, partLine(p)))));
+      e.parts.map((p) => el("div", { title: p.target }, partLine(p))), reusedLine(e)));
   row.entry = e;
   row.index = index;
   // Set through the CSSOM: the page's CSP allows no inline style attribute.
@@ -505,13 +586,7 @@ async function openFile(p, e, node, box) {
   box.replaceChildren(el("p", { class: "muted" }, "reading…"));
   try {
     const f = await api("file-diff", { from: p.from.id, to: p.to.id, path: e.path, session: state.session });
-    const title = el("h3", { id: "file-title" }, e.path);
-    if (f.binary) return box.replaceChildren(title, el("p", { class: "binary" }, `binary, ${f.size_before ?? 0} → ${f.size_after ?? 0} bytes`));
-    if (f.too_large) return box.replaceChildren(title, el("p", {}, `too large for a line diff (${bytes(Math.max(f.size_before || 0, f.size_after || 0))})`));
-    if (!f.rows.length) return box.replaceChildren(title, el("p", {}, `same text (${e.what.join(", ")} changed)`));
-    box.replaceChildren(title, el("table", { class: "sbs" }, f.rows.map((r) => el("tr", { class: r.tag },
-      el("td", { class: "no" }, r.old_line ?? ""), el("td", { class: "old" }, r.old ?? ""),
-      el("td", { class: "no" }, r.new_line ?? ""), el("td", { class: "new" }, r.new ?? "")))));
+    drawFile(box, f, p, e);
   } catch (err) { box.replaceChildren(el("p", {}, err.message)); }
 }
 
@@ -603,6 +678,14 @@ addEventListener("DOMContentLoaded", async () => {
   document.addEventListener("keydown", keys);
   drawActivity(activity());
   new IntersectionObserver((seen) => { if (seen.some((s) => s.isIntersecting)) more(); }).observe($("more"));
+  new IntersectionObserver((seen) => { if (seen.some((s) => s.isIntersecting)) newer(); }).observe($("newer"));
+  let queued = false;
+  $("timeline").addEventListener("scroll", () => {
+    if (!queued) { queued = true; requestAnimationFrame(() => { queued = false; syncScrubber(); }); }
+  });
+  $("scrubber").addEventListener("input", () => { $("scrubber-at").textContent = scrubLabel(+$("scrubber").value); });
+  $("scrubber").addEventListener("change", () => jump(+$("scrubber").value));
+  layoutControls();
   try { await loadSessions(); await reload(); } catch (e) { toast(e.message, true); }
 });
 
@@ -681,6 +764,10 @@ function keys(ev) {
       else if (entry) toast("a rewind goes back to an agent's prompt: move to a row titled turn N", true);
       break;
     case "/": $("search").focus(); break;
+    case "g": jump(0, true); break;
+    case "G": jump(state.total - 1, true); break;
+    case "u": toggleDiffView(); break;
+    case "t": toggleTimeline(); break;
     case "?": $("help").showModal(); break;
     default: return;
   }

@@ -5,8 +5,9 @@ use std::sync::Arc;
 
 use axum::Json;
 use axum::extract::{Query, State};
+use axum::http::header;
+use axum::response::{IntoResponse, Response};
 use cairn_lib::Repository;
-use cairn_lib::ops::file_diff::FileDiffOptions;
 use cairn_lib::ops::list::ShowOptions;
 use cairn_lib::ops::moment::MomentShowOptions;
 use cairn_lib::ops::resolve::CallContext;
@@ -17,7 +18,8 @@ use cairn_lib::ops::timeline::TimelineOptions;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::error::{ApiError, internal};
+use crate::diffs::file::{FileQuery, file_view, image_type};
+use crate::error::{ApiError, bad_request, internal};
 use crate::serve::AppState;
 
 pub(crate) type Reply = Result<Json<Value>, ApiError>;
@@ -113,11 +115,51 @@ pub(crate) async fn diff_entries(State(state): State<Arc<AppState>>, Query(q): Q
     .await
 }
 
-pub(crate) async fn file_diff(
-    State(state): State<Arc<AppState>>,
-    Query(options): Query<FileDiffOptions>,
-) -> Reply {
-    blocking(state, move |_, store, context| Ok(store.file_diff(&options, context)?)).await
+/// One file of a directory diff: coloured, word-marked, folded rows (`diffs::file`).
+pub(crate) async fn file_diff(State(state): State<Arc<AppState>>, Query(q): Query<FileQuery>) -> Reply {
+    blocking(state, move |_, store, context| Ok(file_view(store, context, &q)?)).await
+}
+
+/// An image of a directory snapshot, whole.
+#[derive(Debug, Deserialize)]
+pub(crate) struct RawQuery {
+    #[serde(rename = "ref")]
+    reference: String,
+    path: String,
+    session: Option<String>,
+}
+
+/// The bytes of an image file, for an `<img>` beside its other version. Only images are sent
+/// (by the path's extension, which decides the type; the browser is told not to sniff), and
+/// with a policy that sandboxes them: an SVG opened on its own runs no script either.
+pub(crate) async fn file_raw(State(state): State<Arc<AppState>>, Query(q): Query<RawQuery>) -> Response {
+    let Some(media) = image_type(&q.path) else {
+        let e = bad_request(format!("{:?} is not an image; only images are sent whole", q.path));
+        return e.into_response();
+    };
+    let read = tokio::task::spawn_blocking(move || {
+        state.store.file_bytes(&q.reference, &q.path, q.session.as_deref(), &state.context)
+    })
+    .await;
+    let bytes = match read {
+        Ok(Ok(Some(bytes))) => bytes,
+        Ok(Ok(None)) => {
+            let e = cairn_lib::Error::new(
+                cairn_lib::ErrorKind::NotFound,
+                "the snapshot has no file at that path",
+            );
+            return ApiError(e).into_response();
+        }
+        Ok(Err(e)) => return ApiError(e).into_response(),
+        Err(e) => return internal(format!("the request's task stopped: {e}")).into_response(),
+    };
+    let headers = [
+        (header::CONTENT_TYPE, media),
+        (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
+        (header::CONTENT_SECURITY_POLICY, "default-src 'none'; style-src 'unsafe-inline'; sandbox"),
+        (header::CACHE_CONTROL, "no-store"),
+    ];
+    (headers, bytes).into_response()
 }
 
 /// The dry-run plan of restoring a snapshot (in place, or into `to`).

@@ -1,4 +1,5 @@
-//! The page: three hand-written files compiled into the binary, served with no network and
+//! The page: hand-written files compiled into the binary (and the syntax colours' stylesheet,
+//! generated at start), served with no network and
 //! a Content-Security-Policy that allows only this server's own script and style.
 
 use axum::http::header;
@@ -6,6 +7,8 @@ use axum::response::IntoResponse;
 
 const INDEX: &str = include_str!("../assets/index.html");
 const SCRIPT: &str = include_str!("../assets/app.js");
+const DIFF_SCRIPT: &str = include_str!("../assets/diff.js");
+const LAYOUT_SCRIPT: &str = include_str!("../assets/layout.js");
 const STYLE: &str = include_str!("../assets/app.css");
 
 /// Three stacked stones: a cairn. Served for `/favicon.ico` too, which browsers ask for on
@@ -34,11 +37,31 @@ pub(crate) async fn index() -> impl IntoResponse {
 }
 
 pub(crate) async fn script() -> impl IntoResponse {
-    ([(header::CONTENT_TYPE, "text/javascript; charset=utf-8"), (header::CACHE_CONTROL, "no-store")], SCRIPT)
+    javascript(SCRIPT)
+}
+
+pub(crate) async fn diff_script() -> impl IntoResponse {
+    javascript(DIFF_SCRIPT)
+}
+
+pub(crate) async fn layout_script() -> impl IntoResponse {
+    javascript(LAYOUT_SCRIPT)
+}
+
+fn javascript(text: &'static str) -> impl IntoResponse {
+    ([(header::CONTENT_TYPE, "text/javascript; charset=utf-8"), (header::CACHE_CONTROL, "no-store")], text)
 }
 
 pub(crate) async fn style() -> impl IntoResponse {
     ([(header::CONTENT_TYPE, "text/css; charset=utf-8"), (header::CACHE_CONTROL, "no-store")], STYLE)
+}
+
+/// The token classes of coloured file diffs, generated from syntect's themes.
+pub(crate) async fn syntax_style() -> impl IntoResponse {
+    (
+        [(header::CONTENT_TYPE, "text/css; charset=utf-8"), (header::CACHE_CONTROL, "no-store")],
+        crate::diffs::stylesheet(),
+    )
 }
 
 pub(crate) async fn favicon() -> impl IntoResponse {

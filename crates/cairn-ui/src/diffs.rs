@@ -3,7 +3,16 @@
 //! A point is a moment or a lone snapshot; its parts are paired by target and each pair is
 //! compared by the library operation of its kind (`diff` for directories and conversations,
 //! `debug_diff` for debugger captures, `compose_snapshot_diff` for Compose projects). A directory diff of 50,000 files is computed once,
-//! kept here (the last few), and sent a page of entries at a time.
+//! kept here (the last few), and sent a page of entries at a time. One file of such a diff
+//! is drawn by `file` (syntax colour in `syntax`, changed words in `words`, unchanged regions
+//! folded by `fold`).
+
+pub(crate) mod file;
+mod fold;
+mod syntax;
+mod words;
+
+pub(crate) use syntax::stylesheet;
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};

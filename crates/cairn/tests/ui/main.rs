@@ -10,6 +10,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod diffs;
 mod http;
 mod webdriver;
 
@@ -446,7 +447,9 @@ fn axe_finds_no_serious_or_critical_accessibility_violation_on_any_view() {
     let out = std::process::Command::new("python3").arg(script).arg(&url).output().unwrap();
     let report = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
     assert!(out.status.success(), "{report}");
-    for view in ["timeline", "shortcut help", "moment", "rewind confirmation", "diff", "store"] {
+    for view in
+        ["timeline", "shortcut help", "moment", "rewind confirmation", "diff", "unified diff", "store"]
+    {
         assert!(report.contains(&format!("{view}: 0 serious or critical")), "{view} not checked: {report}");
     }
 }
@@ -499,7 +502,7 @@ fn the_page_lists_the_turns_diffs_a_file_line_by_line_and_rewinds_as_the_cli_doe
     assert!(tree.contains("main.rs") && tree.contains("logo.png") && tree.contains("modified"), "{tree}");
     browser.click(".tree .file[data-path='src/main.rs']");
     browser.wait("the side-by-side rows", "return document.querySelector('table.sbs')");
-    let rows = browser.js("return [...document.querySelectorAll('table.sbs tr')].map(r => [r.className, ...[...r.cells].map(c => c.innerText)])", json!([]));
+    let rows = browser.js("return [...document.querySelectorAll('table.sbs tbody tr')].map(r => [r.className, ...[...r.cells].map(c => c.innerText)])", json!([]));
     assert_eq!(
         rows,
         json!([
