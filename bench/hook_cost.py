@@ -430,6 +430,7 @@ class AgentResult:
     cairn: dict[str, Measurement] = field(default_factory=dict)
     git: dict[str, Measurement] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    layers: str = ""  # the parts of its last prompt moment, as the hook log says them
     error: str | None = None
 
 
@@ -497,8 +498,8 @@ def measure_agent(runner: Runner, binary: Path, work: Path, tree: workload.Tree,
         if expect not in line.get("outcome", ""):
             raise SetupError(f"the {name} {kind} event: the hook log says {line.get('kind')}: {line.get('outcome')!r}, "
                              f"not {expect!r}")
-        if kind == "first":
-            result.notes.append(f"prompt moment: {line['outcome'].split('(', 1)[-1].rstrip(')')}")
+        if kind == "prompt":  # "saved moment ID (turn N: dir + transcript)": what the last one held
+            result.layers = line["outcome"].rsplit(":", 1)[-1].strip(" )")
         return outcome.seconds
 
     def timed(cmd: Cmd) -> float:
@@ -607,6 +608,13 @@ def table(run: HookRun) -> list[str]:
 
 def describe(run: HookRun) -> list[str]:
     notes = []
+    layers: dict[str, list[str]] = {}
+    for result in run.results:
+        if result.layers:
+            layers.setdefault(result.layers, []).append(NAMES[result.agent])
+    if layers:
+        notes.append("Their prompt moments hold (the hook log of the last): " + "; ".join(
+            f"{', '.join(names)}: {what}" for what, names in layers.items()) + ".")
     for result in run.results:
         for note in dict.fromkeys(result.notes):
             notes.append(f"{NAMES[result.agent]}: {note}.")
