@@ -598,7 +598,7 @@ def scale_charts(results: Results) -> dict[str, str]:
 DEFAULT_PROSE = """# Benchmarks
 
 cairn measured beside its peers on the same generated workloads, in the same run.
-Run `bench/run` (about 15 minutes) or `bench/run --quick` (about 2 minutes).
+Run `bench/run` (about 20 minutes) or `bench/run --quick` (about 4 minutes).
 
 """
 
