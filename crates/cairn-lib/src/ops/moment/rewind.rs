@@ -18,7 +18,7 @@ use super::restore::BEGAN_CONVERSATION;
 use super::{ConversationCut, ForkOrigin, Moment, MomentRestoreOptions, MomentRestoreResult};
 use crate::Repository;
 use crate::agents::{Agent, Layers};
-use crate::error::{Error, Hint, Result, echo};
+use crate::error::{Error, ErrorKind, Hint, Result, echo};
 use crate::id::{MomentId, ObjectId};
 use crate::ops::diff::DiffOptions;
 use crate::ops::resolve::CallContext;
@@ -359,7 +359,15 @@ impl ProjectTurns {
         if directory.is_empty() {
             return Err(Error::invalid("no workspace directory given; pass one"));
         }
-        let asked = Target::parse(directory)?.key();
+        // A project root as another machine named it (a resume's) need not exist here: its
+        // turns are found by the path as written.
+        let asked = match Target::parse(directory) {
+            Ok(target) => target.key(),
+            Err(e) if e.kind() == ErrorKind::NotFound && Path::new(directory).is_absolute() => {
+                directory.trim_end_matches('/').to_owned()
+            }
+            Err(e) => return Err(e),
+        };
         let mut by_workspace: HashMap<String, Vec<Moment>> = HashMap::new();
         for m in store.moments_of(session)? {
             if let Some(t) = m.turn.as_ref().filter(|t| t.trigger == "prompt") {
