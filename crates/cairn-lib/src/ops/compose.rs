@@ -260,6 +260,20 @@ impl Repository {
         o: &ComposeRollbackOptions,
         context: &CallContext,
     ) -> Result<ComposeRollbackResult> {
+        self.compose_rollback_moved(o, context, None)
+    }
+
+    /// [`Repository::compose_rollback`] of a project whose directory moved from `moved.0` to
+    /// `moved.1` (a resume on another machine): when the project is not on this engine, it is
+    /// created from the new directory, every path of its setup that names the old one (the
+    /// working directory, compose files, bind mounts) moved there, so neither its files nor
+    /// its data are written where the project was.
+    pub(crate) fn compose_rollback_moved(
+        &self,
+        o: &ComposeRollbackOptions,
+        context: &CallContext,
+        moved: Option<(&str, &str)>,
+    ) -> Result<ComposeRollbackResult> {
         let key = project_key(&o.project)?;
         let wait = wait_timeout(o.wait_timeout.as_deref())?;
         let session = self.call_session(o.session.as_deref(), context)?;
@@ -287,6 +301,10 @@ impl Repository {
         let live = match docker.run(docker.engine.discover(&o.project)) {
             Ok(live) => live,
             Err(e) if e.kind() == ErrorKind::NotFound => {
+                let want = match moved {
+                    Some((old, new)) => moved_root(want, old, new)?,
+                    None => want,
+                };
                 let leftover = Leftover::from_setting(self.config().rollback_leftover_volumes().word());
                 let (applied, notes) = recreate(self, &docker, &key, &want, leftover)?;
                 let live = docker.run(docker.engine.discover(&o.project))?;
@@ -384,4 +402,20 @@ fn resume(docker: &Docker, held: &Project, consistency: Consistency, wait: Durat
         Consistency::None => {}
     }
     Ok(())
+}
+
+/// `want` with every string naming `old` as a whole path (see
+/// [`cairn_transcript::remap_root_line`]) naming `new` instead.
+fn moved_root(
+    want: crate::targets::compose::record::ComposeRoot,
+    old: &str,
+    new: &str,
+) -> Result<crate::targets::compose::record::ComposeRoot> {
+    let text = serde_json::to_string(&want)
+        .map_err(|e| Error::corrupt(format!("a compose savepoint's setup does not encode: {e}")))?;
+    match cairn_transcript::remap_root_line(&text, old, new) {
+        Some(moved) => serde_json::from_str(&moved)
+            .map_err(|e| Error::corrupt(format!("a compose savepoint's moved setup does not decode: {e}"))),
+        None => Ok(want),
+    }
 }

@@ -1,11 +1,13 @@
 //! Resume: hand an agent turn (or any moment) to this machine. The turn's files go into a new
 //! or empty directory (`--to`, by default the path they had), its Compose projects are rolled
-//! back to their savepoints when Docker is here, and its conversation is written as a new
-//! session of its agent for the new directory, every path naming the old project root moved
-//! to the new one ([`cairn_transcript::ActivePath::remap_root`]), cut where the turn began as a
-//! rewind cuts it. Nothing of the moment changes. The new session is recorded as a fork of the
-//! old one before the turn (`agents/ledger.rs`), so its next hook-made turn continues the
-//! numbering in the same store, and `cairn rewind` lists it under the new directory.
+//! back to their savepoints when Docker is here (one this engine does not run is created from
+//! the new directory: its working directory, compose files and bind mounts under the old root
+//! are moved to the new one), and its conversation is written as a new session of its agent
+//! for the new directory, every path naming the old project root moved to the new one
+//! ([`cairn_transcript::ActivePath::remap_root`]), cut where the turn began as a rewind cuts
+//! it. Nothing of the moment changes. The new session is recorded as a fork of the old one
+//! before the turn (`agents/ledger.rs`), so its next hook-made turn continues the numbering in
+//! the same store, and `cairn rewind` lists it under the new directory.
 //!
 //! A bare turn number is looked up among the turns of one project: the one `project` names,
 //! else the directory the command runs in when turns were taken of it, else the only project
@@ -24,6 +26,7 @@ use super::resolve::CallContext;
 use super::restore::RestoreOptions;
 use super::transcript::{AgentPlaces, transcript_error};
 use crate::Repository;
+use crate::agents::{Agent, Layers};
 use crate::error::{Error, Hint, Result, echo};
 use crate::ops::compose::ComposeRollbackOptions;
 use crate::session::Session;
@@ -138,8 +141,9 @@ impl Repository {
         }
         let restored = self.restore(
             &RestoreOptions {
+                // By its id alone: the old root need not exist on this machine, and a target
+                // would be looked up (canonicalised) here.
                 reference: Some(dir.snapshot.to_string()),
-                target: Some(dir.target.clone()),
                 to: Some(to.clone()),
                 session: Some(session.id.to_string()),
                 ..RestoreOptions::default()
@@ -182,7 +186,7 @@ impl Repository {
     /// The project a turn number is looked up in (see the module documentation).
     fn resume_project(&self, session: &Session, options: &ResumeOptions) -> Result<String> {
         if let Some(project) = &options.project {
-            return Ok(Target::parse(project)?.key());
+            return old_root(project);
         }
         let projects: BTreeSet<String> = self
             .moments_of(session)?
@@ -222,8 +226,13 @@ impl Repository {
         result: &mut ResumeResult,
     ) -> Result<()> {
         let turn = moment.turn.as_ref();
+        // An agent whose conversation cairn does not read (Cursor, Copilot CLI, OpenCode) has
+        // no place in its turns' start: said so before anything else.
+        let code_only = turn
+            .and_then(|t| Agent::ALL.into_iter().find(|a| a.as_str() == t.agent))
+            .is_some_and(|a| a.layers() == Layers::CodeOnly);
         let began = turn.and_then(|t| t.start.as_ref()).is_some_and(|s| s.after_entry.is_none());
-        if began {
+        if began && !code_only {
             result.notes.push(
                 "this turn began the conversation: there is nothing before it to resume; start the agent anew in the new directory"
                     .to_owned(),
@@ -239,8 +248,8 @@ impl Repository {
         };
         let snapshot = self.part_snapshot(session, part)?;
         let mut path = self.transcript_path_and_files(&snapshot, false)?;
-        let lines_remapped = path.remap_root(&result.from, &result.to) as u64;
-        let attached = path.take_attached();
+        // Cut first, by the ids and the prompt as the turn recorded them: a line whose id is
+        // its text's hash (Codex CLI's) gets a new id when a path in it moves.
         match turn.map(|t| (&t.start, &t.prompt)) {
             Some((Some(start), _)) => {
                 if let Some(id) = &start.after_entry {
@@ -250,6 +259,8 @@ impl Repository {
             Some((None, Some(prompt))) => cut_before_prompt(&mut path, prompt),
             _ => {}
         }
+        let lines_remapped = path.remap_root(&result.from, &result.to) as u64;
+        let attached = path.take_attached();
         let load = LoadOptions {
             cwd: result.to.clone(),
             parent_session: None,
@@ -287,8 +298,9 @@ impl Repository {
         Ok(())
     }
 
-    /// Rolls the moment's Compose projects back to their savepoints; without Docker, or when a
-    /// rollback fails, a note says what to run where it can.
+    /// Rolls the moment's Compose projects back to their savepoints; a project this engine
+    /// does not run is created from the new directory, its paths under the old root moved
+    /// there. Without Docker, or when a rollback fails, a note says what to run where it can.
     fn resume_compose(&self, session: &Session, moment: &Moment, result: &mut ResumeResult) {
         let parts: Vec<&MomentPart> = moment.parts.iter().filter(|p| p.kind == "compose").collect();
         if parts.is_empty() {
@@ -298,7 +310,7 @@ impl Repository {
         for part in parts {
             let project = part.target.trim_start_matches("compose:").to_owned();
             let rollback = || {
-                self.compose_rollback(
+                self.compose_rollback_moved(
                     &ComposeRollbackOptions {
                         project: project.clone(),
                         reference: part.snapshot.to_string(),
@@ -306,6 +318,7 @@ impl Repository {
                         ..ComposeRollbackOptions::default()
                     },
                     &CallContext::default(),
+                    Some((&result.from, &result.to)),
                 )
             };
             let outcome = match &docker {
@@ -321,6 +334,23 @@ impl Repository {
             }
         }
     }
+}
+
+/// The key of `project`, a project root on the machine the turns were taken on: as a target
+/// names it when it exists here too, else as written (it need not exist on this machine).
+fn old_root(project: &str) -> Result<String> {
+    if let Ok(target) = Target::parse(project) {
+        return Ok(target.key());
+    }
+    let trimmed = project.trim_end_matches('/');
+    if !trimmed.starts_with('/') {
+        return Err(Error::invalid(format!(
+            "{} is not an absolute path; name the project by its root on the machine its turns were taken on",
+            echo(project)
+        ))
+        .hint(Hint::SetOption("project")));
+    }
+    Ok(trimmed.to_owned())
 }
 
 /// The directory part of `moment`: a turn's project, or its only directory.
