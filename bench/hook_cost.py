@@ -26,7 +26,10 @@ look fast.
                        [--agents claude-code,codex,...] [--rounds 7] [--quick]
 
 `--quick`: 5,000 files and 3 rounds. Also run by `bench/run --only hooks` (suite_hooks.py),
-whose report holds the same table.
+whose report holds the same table; that is the way to the published figures, as bench/run
+works in a fresh ext4 image (scratchfs.py) where this command works in `--work` on the host's
+filesystem, whose `discard` makes deleting trees (and git's first commit of 50,000 loose
+objects beside it) slow and uneven.
 """
 
 from __future__ import annotations
