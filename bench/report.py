@@ -251,6 +251,8 @@ def evaluate(results: Results) -> list[Target]:
         (f"{src}: first save, cold cache, beside tar | zstd -1 -T0 (cold)", "source.first.cold", "tar+zstd", ""),
         (f"{small}: restore into an empty directory, cold cache, beside cp -a (cold)", "small.restore_empty.cold",
          "cp -a", ""),
+        (f"{small}, without the watcher: save, nothing changed (a snapshot recorded), beside a git commit "
+         f"--allow-empty", "small.nochange", "git commit --allow-empty", ""),
     ]:
         t = _time_target(results, text, key, peer, float("inf"), peer_label)
         targets.append(Target(t.text, t.figure, "info" if t.status != "n/a" else "n/a", info=True))

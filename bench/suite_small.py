@@ -8,7 +8,9 @@ restore into an empty directory beside tar+zstd and cp -a.
 What git runs (its directory outside the tree, as in the other suites, so the tree's own
 `.git` is never touched by the peer):
 - save, nothing changed: `git add -A && git diff --cached --quiet`: what a checkpoint does
-  when nothing changed (stage, find nothing to commit, record nothing);
+  when nothing changed (stage, find nothing to commit, record nothing); cairn's `save` records
+  a snapshot even then, so `git add -A && git commit --allow-empty` into the same repository is
+  shown beside it, not judged;
 - save, 20 files changed: `git add -A && git commit -q -m save`;
 - in-place restore: `git reset -q --hard REF`, REF the commit before the 20 files changed;
 - first save: `git add -A && git commit` into an empty repository; restore into an empty
@@ -40,6 +42,13 @@ class CheckpointGit(Git):
         return Cmd("git add -A && git diff --cached --quiet", self._env(), self.tree)
 
 
+class EmptyCommitGit(Git):
+    """The same repository, committing even when nothing changed (`--allow-empty`), as cairn's
+    `save` records a snapshot even then: shown beside the no-change save, not judged."""
+
+    name = "git commit --allow-empty"
+
+
 def generate(ctx: Context) -> Tree:
     tree = generate_tree(ctx.data("small"), SPEC, ctx.seed, ctx.pool)
     add_git_history(tree, SPEC, ctx.seed, ctx.work / "home")
@@ -63,8 +72,9 @@ def run(ctx: Context, tree: Tree) -> None:
         "cairn saves it). Before each run every tool's source is read once: the tree for saves and "
         "`cp -a`, the tree and each tool's store for restores. git's no-change save is "
         "`git add -A && git diff --cached --quiet` (stage, find nothing to commit: no commit is "
-        "made), its 20-file save `git add -A && git commit -q -m save`, its in-place restore "
-        "`git reset -q --hard REF`.")
+        "made; cairn's `save` records a snapshot even then, so the same repository committing with "
+        "`--allow-empty` is shown beside it), its 20-file save `git add -A && git commit -q -m save`, its "
+        "in-place restore `git reset -q --hard REF`.")
     cairn = Cairn(ctx.cairn_binary, tree.root, ctx.store("small-cairn"), ctx.env, ctx.cairn_unavailable)
     watched = WatchedCairn(ctx.cairn_binary, tree.root, ctx.store("small-watched"), ctx.env, ctx.cairn_unavailable)
     git = CheckpointGit(tree.root, ctx.store("small-git.git"), ctx.env)
@@ -117,10 +127,14 @@ def measure(ctx: Context, tree: Tree, section, cairn: Cairn, watched: WatchedCai
         return None
 
     ctx.log("small: save, nothing changed")
-    ms, notes = rounds(ctx, savers, lambda tool: tool.nothing_changed() if tool is git else tool.save(), ctx.runs,
-                       after=saved_checked, warm=[tree.root])
+    empty = EmptyCommitGit(tree.root, git.store, ctx.env)
+    ms, notes = rounds(ctx, [*savers, empty], lambda tool: tool.nothing_changed() if tool is git else tool.save(),
+                       ctx.runs, after=saved_checked, warm=[tree.root])
     section.add("small.nochange", "save, nothing changed", ms, notes,
-                extra=journal_note | {"git": "`git add -A && git diff --cached --quiet` (no commit)"})
+                extra=journal_note | {"cairn": "records a snapshot",
+                                      "git": "`git add -A && git diff --cached --quiet` (no commit)",
+                                      empty.name: "`git add -A && git commit -q --allow-empty` (a commit, as "
+                                                  "cairn records a snapshot; not judged)"})
 
     ctx.log(f"small: save, {CHANGED} files changed")
     ms, notes = rounds(ctx, savers, lambda tool: tool.save(), ctx.runs,
