@@ -28,12 +28,15 @@ services:
       - ./data:/data
 "#;
 
-/// Takes the project down, wherever it was last brought up from, when the test ends.
-struct Down(String);
+/// Takes project `.0` down from its directory `.1` (when that still exists) when the test ends.
+struct Down(String, std::path::PathBuf);
 
 impl Drop for Down {
     fn drop(&mut self) {
-        let _ = compose_cli().args(["-p", &self.0, "down", "-v", "-t", "1"]).output();
+        let _ = compose_cli()
+            .args(["-p", &self.0, "-f", "docker-compose.yml", "down", "-v", "-t", "1"])
+            .current_dir(&self.1)
+            .output();
     }
 }
 
@@ -58,9 +61,12 @@ fn a_compose_project_resumed_on_another_machine_comes_up_from_the_new_directory(
     let a = machine_on(&moto, "s3://team/cairn");
     let b = machine_on(&moto, "s3://team/cairn");
     let name = format!("cairnresume{}", std::process::id());
-    let _down = Down(name.clone());
-
     let proj = a.root().join("a/proj");
+    let work = b.root().join("b/work");
+    // A's project, until its directory is removed; then B's.
+    let _down_b = Down(name.clone(), work.clone());
+    let _down_a = Down(name.clone(), proj.clone());
+
     common::write(&proj, "docker-compose.yml", COMPOSE);
     common::write(&proj, "app.py", "v1\n");
     std::fs::create_dir_all(proj.join("data")).unwrap();
@@ -74,7 +80,6 @@ fn a_compose_project_resumed_on_another_machine_comes_up_from_the_new_directory(
     run(compose_cli().args(["-p", &name, "down", "-v", "-t", "1"]).current_dir(&proj));
     std::fs::remove_dir_all(&proj).unwrap();
 
-    let work = b.root().join("b/work");
     let out = b.json(&["resume", &moment, "--to", work.to_str().unwrap()]);
     assert_eq!(out["compose"], serde_json::json!([name]), "{out}");
     assert!(!proj.exists(), "something was written where A's project was: {out}");
