@@ -81,8 +81,7 @@ async function jump(at, focus) {
   $("entries").replaceChildren();
   await more();
   const row = rowAt(Math.min(at, state.total - 1));
-  if (row && at > 0) showRow(row, focus);
-  else $("timeline").scrollTop = 0;
+  if (row) showRow(row, focus);
 }
 
 function rowAt(index) { return [...document.querySelectorAll("#entries .entry")].find((r) => r.index === index); }
@@ -154,8 +153,9 @@ function scrubLabel(at) {
 }
 
 function syncScrubber() {
-  const box = $("timeline").getBoundingClientRect();
-  const row = rows().find((r) => r.getBoundingClientRect().bottom > box.top + 4);
+  // The first row below the slider's bar, which stays stuck at the top of the timeline.
+  const top = $("scrub").getBoundingClientRect().bottom;
+  const row = rows().find((r) => r.getBoundingClientRect().bottom > top + 4);
   if (!row) return;
   $("scrubber").value = row.index;
   $("scrubber-at").textContent = scrubLabel(row.index);
@@ -706,6 +706,7 @@ function moveRow(delta) {
   next.focus();
   next.scrollIntoView({ block: "nearest" });
   if (list.indexOf(next) >= list.length - 3) more();
+  if (list.indexOf(next) <= 2) newer();
 }
 
 function moveFile(delta) {

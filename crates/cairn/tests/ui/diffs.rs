@@ -189,6 +189,9 @@ fn the_timeline_hides_resizes_and_its_slider_jumps_to_the_oldest_entry() {
     browser.press("G");
     browser.wait("the oldest row focused", "return document.activeElement.classList.contains('entry') && document.activeElement.innerText.includes('before-refactor')");
     assert!(browser.text("#scrubber-at").starts_with("entry 3 of 3"), "{}", browser.text("#scrubber-at"));
+    // g back to the newest: a tool checkpoint, folded, so its turn's row takes the focus.
+    browser.press("g");
+    browser.wait("the newest turn focused", "return document.activeElement.classList.contains('entry') && document.activeElement.querySelector('.title').innerText.includes('turn 1: Make v10 eleven')");
     assert_eq!(
         browser.js("return document.querySelector('label[for=scrubber]').innerText", json!([])),
         json!("position")
