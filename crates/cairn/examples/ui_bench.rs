@@ -1,6 +1,8 @@
 //! How fast `cairn ui` answers on a large store: the timeline of a 10,000-snapshot session and
 //! the diff of two 50,000-file snapshots, through the JSON API and, when chromium and
-//! chromedriver are installed, rendered in headless Chromium. Prints a table; asserts nothing.
+//! chromedriver are installed, rendered in headless Chromium: the first rows drawn, the
+//! oldest entry reached (the position slider's End key, and G), a file diff drawn. Prints a
+//! table with the machine's load; asserts nothing.
 //!
 //! `cargo run -p cairn --example ui_bench [-- SNAPSHOTS FILES CHANGED]` (defaults 10000 50000 1000).
 
@@ -103,6 +105,11 @@ fn main() {
         "store: {snapshots} snapshots of a 20-file tree saved in {:.1} s; two snapshots of {files} files, {changed} changed",
         saving.as_secs_f64()
     );
+    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    println!(
+        "load average (1, 5, 15 min) before timing: {}",
+        load.split_whitespace().take(3).collect::<Vec<_>>().join(" ")
+    );
     println!("{:<58} {:>9} {:>10}", "request", "time", "bytes");
     let row = |what: &str, (t, n): (Duration, usize)| {
         println!("{what:<58} {:>7.0}ms {n:>10}", t.as_secs_f64() * 1000.0)
@@ -114,7 +121,7 @@ fn main() {
     );
     row("timeline, whole session in one response (for comparison)", median("/api/timeline?limit=1000"));
     row(
-        "diff of the two 50,000-file snapshots, computed",
+        &format!("diff of the two {files}-file snapshots, computed"),
         get(&format!("/api/diff?from={}&to={}", a.id, b.id)),
     );
     row(
@@ -138,15 +145,41 @@ fn main() {
         return;
     }
     let browser = webdriver::Browser::start();
+    let total = snapshots + 2;
+    let timed = |what: &str, t: Instant| println!("{what:<58} {:>7.0}ms", t.elapsed().as_secs_f64() * 1000.0);
     let t = Instant::now();
     browser.goto(&url);
-    let rows = (snapshots + 2).min(100);
+    browser.wait("a row", "return document.querySelector('.entry')");
+    timed("browser: page load to the first timeline row drawn", t);
+    let rows = total.min(100);
     browser.wait("rows", &format!("return document.querySelectorAll('.entry').length >= {rows}"));
-    println!(
-        "{:<58} {:>7.0}ms",
-        format!("browser: page load to {rows} timeline rows drawn"),
-        t.elapsed().as_secs_f64() * 1000.0
+    timed(&format!("browser: page load to {rows} timeline rows drawn"), t);
+    // The oldest entry, from the newest: the slider's End key, then (page loaded again) G.
+    let oldest = format!(
+        "const r = [...document.querySelectorAll('#entries .entry')].find(r => r.index === {}); return r && r.getBoundingClientRect().height > 0",
+        total - 1
     );
+    browser.js("document.getElementById('scrubber').focus()", json!([]));
+    let t = Instant::now();
+    browser.press("\u{E010}");
+    browser.wait("the oldest row", &oldest);
+    timed(&format!("browser: slider End to the oldest of {total} entries drawn"), t);
+    browser.goto(&url);
+    browser.wait("rows", &format!("return document.querySelectorAll('.entry').length >= {rows}"));
+    let t = Instant::now();
+    browser.press("G");
+    browser.wait(
+        "the oldest row focused",
+        &format!("return document.activeElement && document.activeElement.index === {}", total - 1),
+    );
+    timed(&format!("browser: G to the oldest of {total} entries focused"), t);
+    let t = Instant::now();
+    browser.press("g");
+    browser.wait(
+        "the newest row focused",
+        "return document.activeElement && document.activeElement.index === 0",
+    );
+    timed("browser: g back to the newest entry focused", t);
     browser.goto(&url);
     browser.wait("rows", "return document.querySelectorAll('.entry').length >= 2");
     browser.js(
