@@ -9,6 +9,7 @@ const INDEX: &str = include_str!("../assets/index.html");
 const SCRIPT: &str = include_str!("../assets/app.js");
 const DIFF_SCRIPT: &str = include_str!("../assets/diff.js");
 const LAYOUT_SCRIPT: &str = include_str!("../assets/layout.js");
+const TIMELINE_SCRIPT: &str = include_str!("../assets/timeline.js");
 const STYLE: &str = include_str!("../assets/app.css");
 
 /// Three stacked stones: a cairn. Served for `/favicon.ico` too, which browsers ask for on
@@ -46,6 +47,10 @@ pub(crate) async fn diff_script() -> impl IntoResponse {
 
 pub(crate) async fn layout_script() -> impl IntoResponse {
     javascript(LAYOUT_SCRIPT)
+}
+
+pub(crate) async fn timeline_script() -> impl IntoResponse {
+    javascript(TIMELINE_SCRIPT)
 }
 
 fn javascript(text: &'static str) -> impl IntoResponse {

@@ -95,6 +95,7 @@ fn routes(state: Arc<AppState>) -> Router {
         .route("/app.js", get(crate::assets::script))
         .route("/diff.js", get(crate::assets::diff_script))
         .route("/layout.js", get(crate::assets::layout_script))
+        .route("/timeline.js", get(crate::assets::timeline_script))
         .route("/app.css", get(crate::assets::style))
         .route("/syntax.css", get(crate::assets::syntax_style))
         .route("/favicon.ico", get(crate::assets::favicon))
