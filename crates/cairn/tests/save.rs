@@ -25,6 +25,24 @@ fn a_save_with_nothing_changed_reads_and_stores_nothing() {
 }
 
 #[test]
+fn a_save_that_adds_no_data_writes_and_flushes_no_pack() {
+    let env = TestEnv::new();
+    for i in 0..50 {
+        write(&env.work(), &format!("d{}/f{i}.txt", i % 5), format!("file {i}\n"));
+    }
+    env.json(&["save"]);
+    std::thread::sleep(std::time::Duration::from_millis(30));
+    // The point sits between the two halves of every pack's temp file, before its flush: a
+    // save that reaches it is killed. One that adds nothing must not reach it.
+    let unchanged = env.process(&["save"]).env("CAIRN_FAULT_KILL_AT", "pack-half-written").status().unwrap();
+    assert!(unchanged.success(), "a save that adds no data wrote a pack: {unchanged:?}");
+    // The point is live: the same save with one new file is killed there.
+    write(&env.work(), "d0/new.txt", "new content\n");
+    let changed = env.process(&["save"]).env("CAIRN_FAULT_KILL_AT", "pack-half-written").status().unwrap();
+    assert_eq!(changed.signal(), Some(9), "{changed:?}");
+}
+
+#[test]
 fn a_1_mb_edit_inside_a_500_mb_file_stores_about_1_mb() {
     let env = TestEnv::new();
     let mut data = common::noise(500 * 1024 * 1024, 0x9E37_79B9_7F4A_7C15);

@@ -78,7 +78,7 @@ const AHEAD: u64 = 32 * REGION;
 /// Room kept beyond the index when opening: the WAL's header and a few pages of it.
 const MARGIN: u64 = 32 * 1024;
 
-fn side_file(catalog: &Path, suffix: &str) -> PathBuf {
+pub(super) fn side_file(catalog: &Path, suffix: &str) -> PathBuf {
     let mut name = catalog.as_os_str().to_owned();
     name.push(suffix);
     PathBuf::from(name)

@@ -150,7 +150,7 @@ impl Walk<'_> {
             parts,
             stored_index,
         };
-        let matchers = self.matchers(abs, above.matchers, above.in_git)?;
+        let matchers = self.matchers(abs, above.matchers, above.in_git, &|_| true)?;
         let at =
             At { abs, rel, matchers: &matchers, in_git: above.in_git, forced: above.forced, cache: &ctx };
         let looked: Vec<Looked> = look

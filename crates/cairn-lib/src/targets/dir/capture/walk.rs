@@ -153,7 +153,13 @@ impl Walk<'_> {
         } else {
             above.forced
         };
-        let matchers = self.matchers(abs, above.matchers, above.in_git)?;
+        // The listing says which ignore files there are: no lookup for those that are not.
+        let listed = |file: &str| {
+            names
+                .binary_search_by(|(n, _)| n.as_slice().cmp(file.as_bytes()))
+                .is_ok_and(|i| names[i].1.file_type().map_or(true, |t| !t.is_dir()))
+        };
+        let matchers = self.matchers(abs, above.matchers, above.in_git, &listed)?;
         let at = At { abs, rel, matchers: &matchers, in_git: above.in_git, forced, cache: &ctx };
         let looked: Vec<Looked> = names
             .into_par_iter()
@@ -166,11 +172,19 @@ impl Walk<'_> {
     }
 
     /// The ignore rules in force in directory `abs`: its parents' and its own.
-    pub(super) fn matchers(&self, abs: &Path, parents: &[Gitignore], in_git: bool) -> Result<Vec<Gitignore>> {
+    /// `listed` says whether an ignore file may be in the directory (a listing knows; without
+    /// one, every name may be).
+    pub(super) fn matchers(
+        &self,
+        abs: &Path,
+        parents: &[Gitignore],
+        in_git: bool,
+        listed: &dyn Fn(&str) -> bool,
+    ) -> Result<Vec<Gitignore>> {
         let mut matchers = parents.to_vec();
         if !self.no_ignore
             && !in_git
-            && let Some(m) = self.matcher(abs)?
+            && let Some(m) = self.matcher(abs, listed)?
         {
             matchers.push(m);
         }
@@ -218,10 +232,10 @@ impl Walk<'_> {
         Ok(Some(r.tree))
     }
 
-    fn matcher(&self, dir: &Path) -> Result<Option<Gitignore>> {
+    fn matcher(&self, dir: &Path, listed: &dyn Fn(&str) -> bool) -> Result<Option<Gitignore>> {
         let mut builder = GitignoreBuilder::new(dir);
         let mut any = false;
-        for file in IGNORE_FILES {
+        for file in IGNORE_FILES.into_iter().filter(|f| listed(f)) {
             let path = dir.join(file);
             if path.is_file() {
                 any = true;
