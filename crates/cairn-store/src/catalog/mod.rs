@@ -107,10 +107,9 @@ pub struct Catalog {
     /// from several threads at once; WAL lets separate connections read in parallel, where one
     /// shared connection made the threads queue behind its lock.
     ///
-    /// Declared before `conn` so that they close first: the last connection to close
-    /// checkpoints the WAL and deletes it, and a read-only one cannot. Closed the other way
-    /// round, a large save left its whole WAL (1 GB at 1,000,000 files) for the next command
-    /// to read back in when it opened the catalog.
+    /// Closed before `conn` checkpoints a large WAL (`Drop`): a reader's open transaction
+    /// would stop it, and a large save would leave its whole WAL (1 GB at 1,000,000 files)
+    /// for the next command to read back in when it opened the catalog.
     readers: Mutex<Vec<Connection>>,
     conn: Mutex<Connection>,
     /// The objects of a shared store, where changes no record carries are published.
