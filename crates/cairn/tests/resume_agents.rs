@@ -7,7 +7,8 @@
 //!
 //! Codex CLI, Gemini CLI and Pi: B's session file sits where B's agent looks for sessions of
 //! `b/work`, no string in it names `a/proj`, the tool calls name `b/work`, it parses as the
-//! agent's and ends just before turn 2's prompt, and the printed command is the agent's own.
+//! agent's and ends just before turn 2's prompt, and the printed command is the agent's own;
+//! B's agent then goes on in that session, and its turn is turn 2 of a fork of A's session.
 //! Cursor, Copilot CLI and OpenCode (whose conversations cairn does not save): B gets the
 //! files and is told the conversation was not moved.
 //!
@@ -157,6 +158,30 @@ impl Resumed {
         assert_eq!(prompts, ["one"], "the conversation ends just before turn 2's prompt");
         (file, id)
     }
+
+    /// Checks B's next turn, in session `id` forked from A's `old`, is checkpointed as turn 2
+    /// of the fork and listed by `cairn rewind` in `b/work`.
+    fn goes_on(&self, b: &TestEnv, id: &str, old: &str) {
+        let run = b.run_in(&self.b_work, &["--json", "rewind"]);
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        let listed: Value = serde_json::from_str(&run.stdout).unwrap();
+        assert_eq!(listed["workspace"], self.b_work.display().to_string(), "{listed}");
+        let turns: Vec<(u64, &str, &str)> = listed["turns"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| {
+                (
+                    t["number"].as_u64().unwrap(),
+                    t["agent_session"].as_str().unwrap(),
+                    t["prompt"].as_str().unwrap(),
+                )
+            })
+            .collect();
+        assert_eq!(turns, [(2, id, "two again, elsewhere")], "{listed}");
+        assert_eq!(listed["sessions"][0]["forked_from"]["agent_session"], old, "{listed}");
+        assert_eq!(listed["sessions"][0]["forked_from"]["before_turn"], 2, "{listed}");
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -169,13 +194,14 @@ struct Codex<'a> {
     env: &'a TestEnv,
     dir: PathBuf,
     rollout: PathBuf,
+    thread: String,
     turn: Cell<u32>,
 }
 
 impl Codex<'_> {
     fn fire(&self, event: &str, extra: Value) {
         let command = installed(&self.env.home().join(".codex/hooks.json"), event, "/0/hooks/0/command");
-        let mut payload = json!({"session_id": THREAD, "turn_id": self.turn.get().to_string(),
+        let mut payload = json!({"session_id": self.thread, "turn_id": self.turn.get().to_string(),
             "transcript_path": self.rollout.display().to_string(), "cwd": self.dir.display().to_string(),
             "hook_event_name": event, "model": "gpt-5.4", "permission_mode": "default"});
         for (k, v) in extra.as_object().unwrap() {
@@ -201,7 +227,7 @@ impl Codex<'_> {
         if !self.rollout.exists() {
             self.append(
                 "session_meta",
-                json!({"id": THREAD, "timestamp": "2026-04-24T08:00:00.000Z", "cwd": dir,
+                json!({"id": self.thread, "timestamp": "2026-04-24T08:00:00.000Z", "cwd": dir,
                 "originator": "codex_cli_rs", "cli_version": "0.125.0", "source": "cli",
                 "model_provider": "openai"}),
             );
@@ -268,6 +294,7 @@ fn a_codex_turn_resumed_on_another_machine_is_a_rollout_of_b_for_b_work() {
         rollout: a
             .home()
             .join(format!(".codex/sessions/2026/04/24/rollout-2026-04-24T10-00-00-{THREAD}.jsonl")),
+        thread: THREAD.to_owned(),
         turn: Cell::new(0),
     };
     codex.turn("one", "src/main.rs", "fn main() { one(); }\n");
@@ -297,6 +324,13 @@ fn a_codex_turn_resumed_on_another_machine_is_a_rollout_of_b_for_b_work() {
     assert_eq!(first["type"], "session_meta");
     assert_eq!(first["payload"]["cwd"], resumed.b_work.display().to_string());
     assert_eq!(first["payload"]["id"], id.as_str());
+
+    // B's Codex resumes the rollout (`codex resume ID` appends to it) and takes a turn.
+    b.ok(&["hooks", "install", "codex"]);
+    let codex =
+        Codex { env: &b, dir: resumed.b_work.clone(), rollout: file, thread: id.clone(), turn: Cell::new(1) };
+    codex.turn("two again, elsewhere", "src/b.rs", "// B\n");
+    resumed.goes_on(&b, &id, THREAD);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -309,6 +343,7 @@ struct Gemini<'a> {
     env: &'a TestEnv,
     dir: PathBuf,
     file: PathBuf,
+    session: String,
     n: Cell<u32>,
 }
 
@@ -328,14 +363,14 @@ impl<'a> Gemini<'a> {
             &json!({"sessionId": GEMINI_SESSION, "projectHash": cairn_transcript::gemini_project_hash(&root),
                 "startTime": "2026-08-21T10:00:00.000Z", "lastUpdated": "2026-08-21T10:00:00.000Z", "kind": "main"}),
         );
-        Self { env, dir: dir.to_path_buf(), file, n: Cell::new(0) }
+        Self { env, dir: dir.to_path_buf(), file, session: GEMINI_SESSION.to_owned(), n: Cell::new(0) }
     }
 
     /// Runs the installed command as Gemini CLI does: `GEMINI_PROJECT_DIR` (and
     /// `CLAUDE_PROJECT_DIR`) set to its directory, the event on stdin.
     fn fire(&self, event: &str, extra: Value) {
         let command = installed(&self.env.home().join(".gemini/settings.json"), event, "/0/hooks/0/command");
-        let mut payload = json!({"session_id": GEMINI_SESSION, "transcript_path": self.file.display().to_string(),
+        let mut payload = json!({"session_id": self.session, "transcript_path": self.file.display().to_string(),
             "cwd": self.dir.display().to_string(), "hook_event_name": event,
             "timestamp": "2026-08-21T10:00:00.000Z"});
         for (k, v) in extra.as_object().unwrap() {
@@ -418,6 +453,13 @@ fn a_gemini_turn_resumed_on_another_machine_is_a_session_of_b_work_where_gemini_
         serde_json::from_str(std::fs::read_to_string(&file).unwrap().lines().next().unwrap()).unwrap();
     assert_eq!(first["sessionId"], id.as_str());
     assert_eq!(first["projectHash"], cairn_transcript::gemini_project_hash(&b_work));
+
+    // B's Gemini CLI resumes the session and takes a turn (its records numbered past A's).
+    b.ok(&["hooks", "install", "gemini-cli"]);
+    let gemini =
+        Gemini { env: &b, dir: resumed.b_work.clone(), file, session: id.clone(), n: Cell::new(100) };
+    gemini.turn("two again, elsewhere", "src/b.rs", "// B\n");
+    resumed.goes_on(&b, &id, GEMINI_SESSION);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -435,6 +477,7 @@ struct Pi<'a> {
     env: &'a TestEnv,
     dir: PathBuf,
     file: PathBuf,
+    session: String,
     program: String,
     store: Option<String>,
     last: RefCell<Option<String>>,
@@ -445,18 +488,31 @@ struct Pi<'a> {
 
 impl<'a> Pi<'a> {
     fn start(env: &'a TestEnv, dir: &Path) -> Self {
-        env.ok(&["hooks", "install", "pi"]);
-        let text = std::fs::read_to_string(env.home().join(".pi/agent/extensions/cairn.ts")).unwrap();
         let file = pi_dir(&env.home(), &dir.display().to_string())
             .join(format!("2026-03-15T10-00-00-000Z_{PI_SESSION}.jsonl"));
+        Self::open(env, dir, file, PI_SESSION)
+    }
+
+    /// Session `session` in `file`, which may exist already (a resumed one): it goes on after
+    /// its last entry.
+    fn open(env: &'a TestEnv, dir: &Path, file: PathBuf, session: &str) -> Self {
+        env.ok(&["hooks", "install", "pi"]);
+        let text = std::fs::read_to_string(env.home().join(".pi/agent/extensions/cairn.ts")).unwrap();
+        let last = std::fs::read_to_string(&file).ok().and_then(|t| {
+            t.lines()
+                .rev()
+                .find_map(|l| serde_json::from_str::<Value>(l).ok()?["id"].as_str().map(str::to_owned))
+        });
+        let n = if last.is_some() { 100 } else { 0 };
         Self {
             env,
             dir: dir.to_path_buf(),
             file,
+            session: session.to_owned(),
             program: constant(&text, "CAIRN").unwrap(),
             store: constant(&text, "STORE"),
-            last: RefCell::default(),
-            n: Cell::default(),
+            last: RefCell::new(last),
+            n: Cell::new(n),
             pending: RefCell::default(),
         }
     }
@@ -464,7 +520,7 @@ impl<'a> Pi<'a> {
     /// Runs the extension's command as it does: CAIRN `hook pi [--store S]` in Pi's cwd, with
     /// Pi's environment, the payload on stdin.
     fn fire(&self, event: &str, fields: Value) {
-        let mut payload = json!({"event": event, "sessionId": PI_SESSION,
+        let mut payload = json!({"event": event, "sessionId": self.session,
             "sessionFile": self.file.display().to_string(), "cwd": self.dir.display().to_string()});
         for (k, v) in fields.as_object().unwrap() {
             payload[k] = v.clone();
@@ -493,7 +549,7 @@ impl<'a> Pi<'a> {
             pending.push(line);
             if message["role"] == "assistant" {
                 std::fs::create_dir_all(self.file.parent().unwrap()).unwrap();
-                let header = json!({"type": "session", "version": 3, "id": PI_SESSION,
+                let header = json!({"type": "session", "version": 3, "id": self.session,
                     "timestamp": "2026-03-15T10:00:00.000Z", "cwd": self.dir.display().to_string()});
                 let mut text = header.to_string() + "\n";
                 for l in pending.drain(..) {
@@ -559,6 +615,12 @@ fn a_pi_turn_resumed_on_another_machine_is_a_pi_session_of_b_work() {
         serde_json::from_str(std::fs::read_to_string(&file).unwrap().lines().next().unwrap()).unwrap();
     assert_eq!(header["type"], "session");
     assert_eq!(header["cwd"], b_work.as_str());
+
+    // B's Pi opens the session (`pi --session FILE`) and takes a turn.
+    let id = resumed.out["conversation"]["session_id"].as_str().unwrap().to_owned();
+    let pi = Pi::open(&b, &resumed.b_work, file, &id);
+    pi.turn("two again, elsewhere", "src/b.rs", "// B\n");
+    resumed.goes_on(&b, &id, PI_SESSION);
 }
 
 // ---------------------------------------------------------------------------------------------
