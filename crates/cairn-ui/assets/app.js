@@ -456,7 +456,9 @@ addEventListener("DOMContentLoaded", async () => {
   $("scrubber").addEventListener("input", () => { $("scrubber-at").textContent = scrubLabel(+$("scrubber").value); });
   $("scrubber").addEventListener("change", () => jump(+$("scrubber").value));
   layoutControls();
-  try { await loadSessions(); await reload(); } catch (e) { toast(e.message, true); }
+  // The sessions and the first page at once: with no session named, the server reads the
+  // current one, which the list then selects.
+  try { await Promise.all([loadSessions(), reload()]); } catch (e) { toast(e.message, true); }
 });
 
 // ---- keyboard ----

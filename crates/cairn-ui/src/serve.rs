@@ -80,6 +80,10 @@ pub async fn serve(options: UiOptions, ready: impl FnOnce(&str)) -> Result<(), U
         Some(t) => format!("http://{host}:{}/?token={t}", bound.port()),
         None => format!("http://{host}:{}/", bound.port()),
     };
+    // The syntax stylesheet blocks the page's first paint: work it out before the first load.
+    std::thread::spawn(|| {
+        crate::diffs::stylesheet();
+    });
     ready(&url);
     axum::serve(listener, router)
         .with_graceful_shutdown(async {
