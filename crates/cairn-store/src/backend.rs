@@ -163,6 +163,25 @@ pub fn create_dir_durably(dir: &Path) -> Result<()> {
     Ok(())
 }
 
+/// Makes every one of the 256 directories packs are spread over (`packs/00` to `packs/ff`)
+/// that is missing, and flushes them into `packs` at once. Made one at a time as packs
+/// arrived, a young store's saves paid a flush of `packs` for most new packs.
+fn create_fan_out(packs: &Path) -> Result<()> {
+    create_dir_durably(packs)?;
+    for byte in 0..=255u8 {
+        let dir = packs.join(format!("{byte:02x}"));
+        match std::fs::DirBuilder::new().mode(0o700).create(&dir) {
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+            other => {
+                other.at("create", &dir)?;
+                // Whatever the umask took away.
+                std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700)).at("protect", &dir)?;
+            }
+        }
+    }
+    sync_dir(packs)
+}
+
 impl Backend for LocalBackend {
     fn put_if_absent(&self, key: &str, data: &[u8]) -> Result<bool> {
         let dest = self.path(key);
@@ -170,6 +189,9 @@ impl Backend for LocalBackend {
             return Ok(false);
         }
         let parent = dest.parent().ok_or_else(|| Error::invalid(format!("bad object key {key:?}")))?;
+        if key.starts_with("packs/") && !parent.exists() {
+            create_fan_out(parent.parent().unwrap_or(parent))?;
+        }
         create_dir_durably(parent)?;
         let halfway = key.starts_with("packs/").then_some(FaultPoint::PackHalfWritten);
         let tmp = write_temp_with_fault(&self.tmp, data, halfway)?;

@@ -80,6 +80,14 @@ impl super::Store {
         PackCache::new(&self.layout.root, self.layout.tmp(), max)
     }
 
+    /// The longest copy of pack `key` from its first byte that this machine's pack cache
+    /// holds, as the store wrote it; `None` without a cache or such a copy. What it is worth
+    /// is for the caller to check: a repair takes it only when its header proves it whole.
+    pub fn cached_pack_from_start(&self, key: &str) -> Result<Option<Vec<u8>>> {
+        let Some(cache) = &self.pack_cache else { return Ok(None) };
+        cache.read_from_start(key)
+    }
+
     /// Keeps pack `key`, which this command has just uploaded whole, in the pack cache (when
     /// the store has one, and the pack takes at most half of it, as a fetch would). A failure
     /// to keep it costs only a fetch later, so it is not the save's failure.
@@ -221,6 +229,22 @@ impl PackCache {
     fn hot_range(&self, file: &Path) -> Option<Arc<Vec<u8>>> {
         let hot = self.hot.lock().unwrap_or_else(|p| p.into_inner());
         hot.iter().rev().find(|(f, _)| f == file).map(|(_, bytes)| Arc::clone(bytes))
+    }
+
+    /// The longest cached range of pack `key` that starts at its first byte.
+    pub fn read_from_start(&self, key: &str) -> Result<Option<Vec<u8>>> {
+        let pack = pack_name(key);
+        let longest = self.with_index(|index| {
+            index
+                .ranges
+                .get(pack)
+                .and_then(|ranges| ranges.iter().filter(|r| r.start == 0).max_by_key(|r| r.end).cloned())
+        })?;
+        let Some(range) = longest else { return Ok(None) };
+        match std::fs::read(&range.file) {
+            Ok(bytes) if bytes.len() as u64 == range.end => Ok(Some(bytes)),
+            _ => Ok(None),
+        }
     }
 
     /// Pack `key` whole (`size` bytes), when one cached range holds all of it.

@@ -421,3 +421,35 @@ fn an_encrypted_stores_cache_catalog_cut_short_is_built_again_by_repair() {
     env.json(&["repair"]);
     every_snapshot_restores(&env, &snapshots, "after the repair");
 }
+
+#[test]
+fn a_damaged_pack_this_machine_holds_in_its_pack_cache_is_reported_and_put_back_whole() {
+    let env = encrypted();
+    let snapshots = two_snapshots(&env);
+    // Restores read every pack into the pack cache.
+    every_snapshot_restores(&env, &snapshots, "before");
+    let pack = packs(&env.store()).pop().unwrap();
+    let original = std::fs::read(&pack).unwrap();
+    for damage in ["empty", "flip"] {
+        let mut bytes = original.clone();
+        match damage {
+            "empty" => bytes.clear(),
+            _ => bytes[original.len() / 3] ^= 0x40,
+        }
+        std::fs::write(&pack, &bytes).unwrap();
+        if damage == "empty" {
+            // The stored file is not the size the catalog gives: it is read and checked itself,
+            // not the cached copy that would hide its damage.
+            let check = env.run(&["check", "--read-data"]);
+            assert_eq!(check.code, 1, "{damage}: {}", check.stdout);
+        }
+        let repair = env.json(&["repair"]);
+        let recovered = &repair["packs_recovered"];
+        assert_eq!(recovered[0]["recovery"], "cache", "{damage}: {repair}");
+        assert_eq!(repair["damaged_snapshots"], serde_json::json!([]), "{damage}: {repair}");
+        assert_eq!(std::fs::read(&pack).unwrap(), original, "{damage}: the pack was not put back as it was");
+        env.ok(&["gc"]);
+        every_snapshot_restores(&env, &snapshots, &format!("after {damage}"));
+        assert_eq!(env.run(&["check", "--read-data"]).code, 0, "{damage}");
+    }
+}

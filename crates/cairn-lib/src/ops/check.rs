@@ -131,14 +131,19 @@ impl Repository {
         let read_data = options.read_data;
         let known_records: HashSet<String> = self.catalog().all_snapshot_ids()?.into_iter().collect();
         let mut result = CheckResult { snapshots: known_records.len() as u64, ..CheckResult::default() };
-        let files: HashSet<String> = self.backend().list("packs/")?.into_iter().collect();
+        let listed: HashMap<String, u64> = self.backend().list_sizes("packs/")?.into_iter().collect();
+        let files: HashSet<String> = listed.keys().cloned().collect();
         let known: HashSet<String> = self.catalog().all_pack_keys()?.into_iter().collect();
         // Every pack read whole first (see the module documentation); what it found is
         // reported below, in the order the checks always ran.
         let packs_read = if read_data {
             let mut to_read: Vec<PackToRead> = Vec::new();
             for key in files.intersection(&known) {
-                to_read.push((key.clone(), self.catalog().pack_size(key)?, self.catalog().pack_blobs(key)?));
+                // A pack whose file in the store is not the size the catalog gives is read from
+                // the store, not from a copy in the pack cache: the store's file is what a
+                // restore on another machine reads, and the copy would hide its damage.
+                let size = self.catalog().pack_size(key)?.filter(|size| listed.get(key) == Some(size));
+                to_read.push((key.clone(), size, self.catalog().pack_blobs(key)?));
             }
             self.read_packs(&to_read)?
         } else {

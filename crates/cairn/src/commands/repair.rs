@@ -51,6 +51,7 @@ fn human(r: &RepairResult) -> String {
             (Recovery::Header, true) => "its header found again, every blob",
             (Recovery::Header, false) => "its header found again, some blobs",
             (Recovery::Blobs, _) => "no header, some blobs",
+            (Recovery::Cache, _) => "put back whole from this machine's pack cache",
         };
         out.push_str(&format!("damaged pack recovered ({how}: {} blob(s)): {}\n", pack.blobs, pack.key));
     }

@@ -89,6 +89,9 @@ pub enum Recovery {
     Header,
     /// The blob index a catalog had, and the zstd frames in the pack: what verified.
     Blobs,
+    /// A whole copy in this machine's pack cache, its header proven by the pack's name and
+    /// every blob verified: put back into the store as it was.
+    Cache,
 }
 
 /// A record or event object that does not read.
@@ -156,15 +159,32 @@ impl Repository {
                 }
                 known
             };
-            let recovered = match crate::store::pack::verify_header(&key, &bytes, self.sealing()) {
+            let mut recovered = match crate::store::pack::verify_header(&key, &bytes, self.sealing()) {
                 Ok(entries) => {
                     let (sound, damaged) = crate::store::pack::sort_sound(&bytes, entries, self.sealing());
                     pack_recover::Recovered { sound, damaged, source: Source::Header }
                 }
                 Err(_) => pack_recover::recover(&key, &bytes, self.sealing(), known()),
             };
+            let (mut from_cache, mut size) = (false, bytes.len() as u64);
+            let damaged = recovered.source != Source::Header || !recovered.damaged.is_empty();
+            if damaged && let Some((cached, sound)) = self.whole_copy_in_cache(&key)? {
+                // This machine read the pack whole before it was damaged: the store gets that
+                // copy back, and every snapshot that needs it restores on any machine again.
+                self.backend().delete(&key)?;
+                self.backend().put_if_absent(&key, &cached)?;
+                recovered = pack_recover::Recovered { sound, damaged: Vec::new(), source: Source::Header };
+                (from_cache, size) = (true, cached.len() as u64);
+            }
             result.blobs_dropped.extend(recovered.damaged.iter().map(|e| e.id.to_string()));
-            if recovered.source != Source::Header {
+            if from_cache {
+                result.packs_recovered.push(RecoveredPack {
+                    key: key.clone(),
+                    recovery: Recovery::Cache,
+                    blobs: recovered.sound.len() as u64,
+                    whole: recovered.damaged.is_empty(),
+                });
+            } else if recovered.source != Source::Header {
                 if recovered.sound.is_empty() {
                     // Kept as it is: a later repair, or a better tool, may still read it.
                     self.keep_damaged_pack(&key, bytes.len() as u64)?;
@@ -184,9 +204,23 @@ impl Repository {
             }
             result.blobs_indexed += recovered.sound.len() as u64;
             result.packs_indexed += 1;
-            self.catalog().index_found_pack(&key, bytes.len() as u64, &recovered.sound)?;
+            self.catalog().index_found_pack(&key, size, &recovered.sound)?;
         }
         Ok(())
+    }
+
+    /// A copy of pack `key` from this machine's pack cache whose header the pack's name proves
+    /// and whose every blob verifies, with its entries; `None` when the cache holds no such copy.
+    fn whole_copy_in_cache(
+        &self,
+        key: &str,
+    ) -> Result<Option<(Vec<u8>, Vec<crate::store::pack::PackEntry>)>> {
+        let Some(cached) = self.cached_pack_from_start(key)? else { return Ok(None) };
+        let Ok(entries) = crate::store::pack::verify_header(key, &cached, self.sealing()) else {
+            return Ok(None);
+        };
+        let (sound, damaged) = crate::store::pack::sort_sound(&cached, entries, self.sealing());
+        Ok(damaged.is_empty().then_some((cached, sound)))
     }
 
     /// Looks again in the packs recovered without a header (of a store that does not seal
