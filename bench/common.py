@@ -14,7 +14,7 @@ from measure import Cmd, Measurement, Outcome, Runner, SetupError, drop_caches, 
 from peers import Tool
 from report import Results
 from scratchfs import syncfs
-from workload import BigSpec, TextPool, TreeSpec
+from workload import BigSpec, TextPool, Tree, TreeSpec, apply_change, plan_change
 
 
 @dataclass(frozen=True)
@@ -200,3 +200,33 @@ def compare(expected: dict[str, tuple], actual: dict[str, tuple]) -> str | None:
         if paths:
             parts.append(f"{len(paths)} {what} (e.g. {paths[0]})")
     return "restored tree differs from the source: " + ", ".join(parts)
+
+
+def undo_rounds(
+    ctx: Context, tree: Tree, tools: list[Tool], label: str, count: int, runs: int, warm: list[Path]
+) -> tuple[dict[str, Measurement], dict[str, str]]:
+    """Each run changes `count` files of `tree` (the change named `label` and the run), and
+    every tool in turn puts the tree back in place: every tool undoes exactly the same edits,
+    and one that leaves any of them is reported (and the tree put right for the next)."""
+    changes = {}
+    originals: dict[str, bytes] = {}
+
+    def before_run(run: int) -> None:
+        changes[run] = plan_change(tree, ctx.pool, ctx.seed, f"{label}{run}", count)
+        originals.clear()
+        for rel in changes[run].files:
+            originals[rel] = (tree.root / rel).read_bytes()
+
+    def setup(tool: Tool, run: int) -> None:
+        apply_change(tree, changes[run])
+
+    def after(tool: Tool, run: int, outcome: Outcome) -> str | None:
+        wrong = [rel for rel, data in originals.items() if (tree.root / rel).read_bytes() != data]
+        if not wrong:
+            return None
+        for rel, data in originals.items():  # put the tree right for the next tool
+            (tree.root / rel).write_bytes(data)
+        return f"after the restore {len(wrong)} of the changed files still differ (e.g. {wrong[0]})"
+
+    return rounds(ctx, tools, lambda tool: tool.restore_in_place(), runs,
+                  before_run=before_run, setup=setup, after=after, warm=warm)

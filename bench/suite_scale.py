@@ -14,12 +14,12 @@ import time
 from pathlib import Path
 
 from cairn import Cairn, WatchedCairn
-from common import Context, compare, manifest, rounds, without_content
+from common import Context, compare, manifest, rounds, undo_rounds, without_content
 from measure import Outcome, SetupError, remove_tree
 from peers import Git, TarZstd, Tool
 from report import scale_key, size
 from suite_source import cairn_count_check, save_all
-from workload import Tree, apply_change, change_files, generate_monorepo, plan_change
+from workload import Tree, change_files, generate_monorepo
 
 SIZES = [10_000, 50_000, 200_000, 1_000_000]
 QUICK_SIZES = [2_000, 10_000]
@@ -218,29 +218,8 @@ def measure_size(ctx: Context, files: int, tree: Tree, section, cairn: Cairn, wa
 
 def in_place(ctx: Context, files: int, tree: Tree, section, tools: list[Tool], runs: int, tag: str = "") -> None:
     """Every tool undoes exactly the same edits, as in the source suite."""
-    changes = {}
-    originals: dict[str, bytes] = {}
-
-    def before_run(run: int) -> None:
-        changes[run] = plan_change(tree, ctx.pool, ctx.seed, f"scale:{files}:inplace:{tag}{run}", CHANGED)
-        originals.clear()
-        for rel in changes[run].files:
-            originals[rel] = (tree.root / rel).read_bytes()
-
-    def setup(tool: Tool, run: int) -> None:
-        apply_change(tree, changes[run])
-
-    def after(tool: Tool, run: int, outcome: Outcome) -> str | None:
-        wrong = [rel for rel, data in originals.items() if (tree.root / rel).read_bytes() != data]
-        if not wrong:
-            return None
-        for rel, data in originals.items():
-            (tree.root / rel).write_bytes(data)
-        return f"after the restore {len(wrong)} of the changed files still differ (e.g. {wrong[0]})"
-
-    ms, notes = rounds(ctx, tools, lambda tool: tool.restore_in_place(), runs,
-                       before_run=before_run, setup=setup, after=after,
-                       warm=warm_paths(files, tree.root, *(tool.store for tool in tools)))
+    ms, notes = undo_rounds(ctx, tree, tools, f"scale:{files}:inplace:{tag}", CHANGED, runs,
+                            warm=warm_paths(files, tree.root, *(tool.store for tool in tools)))
     section.add(key(files, "inplace"), f"in-place restore after {CHANGED} files changed", ms, notes,
                 extra={"cairn": "`cairn restore REF` (takes a safety snapshot first)",
                        "cairn+watch": "the same, with `cairn watch` running",

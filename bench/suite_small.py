@@ -22,7 +22,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from cairn import Cairn, WatchedCairn
-from common import Context, compare, manifest, rounds, without_content
+from common import Context, compare, manifest, rounds, undo_rounds, without_content
 from measure import Cmd, Outcome, SetupError, remove_tree
 from peers import Copy, Git, TarZstd, Tool
 from suite_source import cairn_count_check, save_all
@@ -153,29 +153,8 @@ def measure(ctx: Context, tree: Tree, section, cairn: Cairn, watched: WatchedCai
 
 def in_place(ctx: Context, tree: Tree, section, tools: list[Tool]) -> None:
     """Every tool undoes exactly the same 20 edits: back to its latest save."""
-    changes = {}
-    originals: dict[str, bytes] = {}
-
-    def before_run(run: int) -> None:
-        changes[run] = plan_change(tree, ctx.pool, ctx.seed, f"small:inplace:{run}", CHANGED)
-        originals.clear()
-        for rel in changes[run].files:
-            originals[rel] = (tree.root / rel).read_bytes()
-
-    def setup(tool: Tool, run: int) -> None:
-        apply_change(tree, changes[run])
-
-    def after(tool: Tool, run: int, outcome: Outcome) -> str | None:
-        wrong = [rel for rel, data in originals.items() if (tree.root / rel).read_bytes() != data]
-        if not wrong:
-            return None
-        for rel, data in originals.items():
-            (tree.root / rel).write_bytes(data)
-        return f"after the restore {len(wrong)} of the changed files still differ (e.g. {wrong[0]})"
-
-    ms, notes = rounds(ctx, tools, lambda tool: tool.restore_in_place(), ctx.runs,
-                       before_run=before_run, setup=setup, after=after,
-                       warm=[tree.root, *(tool.store for tool in tools)])
+    ms, notes = undo_rounds(ctx, tree, tools, "small:inplace:", CHANGED, ctx.runs,
+                            warm=[tree.root, *(tool.store for tool in tools)])
     section.add("small.inplace", f"in-place restore after {CHANGED} files changed", ms, notes,
                 extra={"cairn": "`cairn restore REF` (takes a safety snapshot first)",
                        "cairn+watch": "the same, with `cairn watch` running",

@@ -10,10 +10,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from cairn import Cairn, WatchedCairn
-from common import Context, compare, manifest, rounds, without_content
+from common import Context, compare, manifest, rounds, undo_rounds, without_content
 from measure import Measurement, Outcome, SetupError, remove_tree
 from peers import Copy, Git, Restic, TarZstd, Tool, stat_walks
-from workload import Tree, apply_change, change_files, plan_change
+from workload import Tree, change_files
 
 
 class SourceTools:
@@ -212,32 +212,11 @@ def restore_in_place(ctx: Context, t: SourceTools, tree: Tree, section, watched:
     """Change files, then put the tree back with each tool in turn: every tool gets exactly
     the same 20 edits to undo."""
     ctx.log(f"source: in-place restore after {ctx.scale.changed_files} files changed")
-    changes = {}
-    originals: dict[str, bytes] = {}
-
-    def before_run(run: int) -> None:
-        changes[run] = plan_change(tree, ctx.pool, ctx.seed, f"inplace:{run}", ctx.scale.changed_files)
-        originals.clear()
-        for rel in changes[run].files:
-            originals[rel] = (tree.root / rel).read_bytes()
-
-    def setup(tool: Tool, run: int) -> None:
-        apply_change(tree, changes[run])
-
-    def after(tool: Tool, run: int, outcome: Outcome) -> str | None:
-        wrong = [rel for rel, data in originals.items() if (tree.root / rel).read_bytes() != data]
-        if not wrong:
-            return None
-        for rel, data in originals.items():  # put the tree right for the next tool
-            (tree.root / rel).write_bytes(data)
-        return f"after the restore {len(wrong)} of the changed files still differ (e.g. {wrong[0]})"
-
     # restic rewrites every file of the tree, which leaves every other tool's stat cache (and
     # git's index) stale; so it goes last, after the others have done all their runs.
     for tools in ([t.cairn, *watched, t.git], [t.restic]):
-        ms, notes = rounds(ctx, tools, lambda tool: tool.restore_in_place(), ctx.runs,
-                           before_run=before_run, setup=setup, after=after,
-                           warm=[tree.root, *(tool.store for tool in tools)])
+        ms, notes = undo_rounds(ctx, tree, tools, "inplace:", ctx.scale.changed_files, ctx.runs,
+                                warm=[tree.root, *(tool.store for tool in tools)])
         section.add("source.restore_inplace", f"in-place restore after {ctx.scale.changed_files} files changed",
                     ms, notes, extra={"cairn": "`cairn restore REF` (takes a safety snapshot first)",
                                       "cairn+watch": "the same, with `cairn watch` running",
