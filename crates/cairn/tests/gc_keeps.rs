@@ -243,7 +243,12 @@ fn check_read_data_reads_every_record_back() {
         serde_json::Deserializer::from_slice(&out.stdout).into_iter().next().unwrap().unwrap();
     let problems: Vec<&str> =
         value["problems"].as_array().unwrap().iter().filter_map(|p| p.as_str()).collect();
-    insta::assert_snapshot!(problems.join("\n").replace(&one.to_string(), "[ONE]"), @"record records/[ONE].json does not decode (EOF while parsing a string at line 1 column 287); repair the store");
+    // Where the cut falls depends on the record's length, which its timings change.
+    let text = problems.join("\n").replace(&one.to_string(), "[ONE]");
+    let column = text.find("column ").map_or(text.len(), |at| at + "column ".len());
+    let digits = text[column..].chars().take_while(char::is_ascii_digit).count();
+    let text = format!("{}[N]{}", &text[..column], &text[column + digits..]);
+    insta::assert_snapshot!(text, @"record records/[ONE].json does not decode (EOF while parsing a string at line 1 column [N]); repair the store");
 }
 
 #[test]
