@@ -8,6 +8,7 @@ use axum::extract::{Query, State};
 use axum::http::header;
 use axum::response::{IntoResponse, Response};
 use cairn_lib::Repository;
+use cairn_lib::ops::file_diff::FileDiffOptions;
 use cairn_lib::ops::list::ShowOptions;
 use cairn_lib::ops::moment::MomentShowOptions;
 use cairn_lib::ops::resolve::CallContext;
@@ -18,7 +19,7 @@ use cairn_lib::ops::timeline::TimelineOptions;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::diffs::file::{FileQuery, file_view, image_type};
+use crate::diffs::file::{file_view, image_type};
 use crate::error::{ApiError, bad_request, internal};
 use crate::serve::AppState;
 
@@ -116,8 +117,11 @@ pub(crate) async fn diff_entries(State(state): State<Arc<AppState>>, Query(q): Q
 }
 
 /// One file of a directory diff: coloured, word-marked, folded rows (`diffs::file`).
-pub(crate) async fn file_diff(State(state): State<Arc<AppState>>, Query(q): Query<FileQuery>) -> Reply {
-    blocking(state, move |_, store, context| Ok(file_view(store, context, &q)?)).await
+pub(crate) async fn file_diff(
+    State(state): State<Arc<AppState>>,
+    Query(options): Query<FileDiffOptions>,
+) -> Reply {
+    blocking(state, move |_, store, context| Ok(file_view(store, context, options)?)).await
 }
 
 /// An image of a directory snapshot, whole.

@@ -10,22 +10,13 @@ use cairn_lib::Repository;
 use cairn_lib::ops::file_diff::DiffRow;
 use cairn_lib::ops::file_diff::{FileDiff, FileDiffOptions};
 use cairn_lib::ops::resolve::CallContext;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use super::fold::{Folded, fold};
 use super::{syntax, words};
 
 /// Context wide enough that the engine sends every line: folding is done here.
 const WHOLE_FILE: usize = 1 << 30;
-
-/// Which file, between which snapshots.
-#[derive(Debug, Deserialize)]
-pub(crate) struct FileQuery {
-    pub from: String,
-    pub to: String,
-    pub path: String,
-    pub session: Option<String>,
-}
 
 /// A piece of a line: its text, its syntax class, whether it is a changed word.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -64,20 +55,14 @@ pub(crate) struct FileView {
     pub rows: Vec<Folded<Row>>,
 }
 
-/// The view of one file, from the engine's diff.
+/// The view of one file, from the engine's diff. The page asks with the engine's own options;
+/// their context is widened to the whole file, as folding is done here.
 pub(crate) fn file_view(
     store: &Repository,
     context: &CallContext,
-    q: &FileQuery,
+    options: FileDiffOptions,
 ) -> cairn_lib::Result<FileView> {
-    let options = FileDiffOptions {
-        from: q.from.clone(),
-        to: q.to.clone(),
-        path: q.path.clone(),
-        context: Some(WHOLE_FILE),
-        target: None,
-        session: q.session.clone(),
-    };
+    let options = FileDiffOptions { context: Some(WHOLE_FILE), ..options };
     Ok(view(store.file_diff(&options, context)?))
 }
 
