@@ -28,19 +28,19 @@ pub struct Repository {
 impl Repository {
     /// Opens the store at `root`, creating it when it does not exist ([`Store::open`]).
     pub fn open(root: &Path) -> Result<Self> {
-        Store::open(root).map(Self::from)
+        Store::open(root).map(Self::opened)
     }
 
     /// [`Repository::open`], refusing when `mode` is [`OpenMode::Existing`] and there is no
     /// store at `root` ([`Store::open_in`]).
     pub fn open_in(root: &Path, mode: OpenMode) -> Result<Self> {
-        Store::open_in(root, mode).map(Self::from)
+        Store::open_in(root, mode).map(Self::opened)
     }
 
     /// Opens the store whose objects `backend` holds, with its directory at `root`
     /// ([`Store::open_with`]).
     pub fn open_with(backend: Arc<dyn Backend>, root: &Path, mode: OpenMode) -> Result<Self> {
-        Store::open_with(backend, root, mode).map(Self::from)
+        Store::open_with(backend, root, mode).map(Self::opened)
     }
 
     /// Opens a store shared by several machines, its catalog cached in `cache`
@@ -63,12 +63,12 @@ impl Repository {
     /// Opens the store at `address` (a directory or a shared store), unlocked by `unlock`
     /// ([`Store::open_address_with`]).
     pub fn open_address_with(address: &StoreAddress, mode: OpenMode, unlock: &Unlock) -> Result<Self> {
-        Store::open_address_with(address, mode, unlock).map(Self::from)
+        Store::open_address_with(address, mode, unlock).map(Self::opened)
     }
 
     /// Opens the store `opener` locates and unlocks: the one open path of every front.
     pub fn open_located(opener: &StoreOpener, mode: OpenMode) -> Result<Self> {
-        opener.open(mode).map(Self::from)
+        opener.open(mode).map(Self::opened)
     }
 
     /// The store underneath, for what only the store crate takes.
@@ -87,6 +87,16 @@ impl Repository {
     /// The directory references are scoped to (see [`Repository::set_scope`]).
     pub fn scope(&self) -> Option<&Path> {
         self.scope.as_deref()
+    }
+}
+
+impl Repository {
+    /// A store just opened, with what a power cut took from its catalog back (best effort:
+    /// an open never fails for it, and gc, which relies on it, asks again).
+    fn opened(store: Store) -> Self {
+        let repository = Self::from(store);
+        let _ = repository.catch_up_after_power_cut();
+        repository
     }
 }
 

@@ -2,9 +2,9 @@
 //! kills itself with SIGKILL when `CAIRN_FAULT_KILL_AT` names them.
 //!
 //! A test that kills a save after a fixed delay almost never lands mid-write; these points make
-//! "killed between the pack and the catalog commit" a case the tests run every time. This is
-//! the engine's only environment access, and it exists in debug builds only: release builds
-//! compile every point to nothing.
+//! "killed between the pack and the catalog commit" a case the tests run every time. These
+//! and the boot a test says the machine is in are the engine's only environment access, and
+//! exist in debug builds only: release builds compile every point to nothing.
 
 /// A named place in the write path.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -58,3 +58,17 @@ pub fn kill_at(point: FaultPoint) {
 #[cfg(not(debug_assertions))]
 #[inline(always)]
 pub fn kill_at(_point: FaultPoint) {}
+
+/// The boot this machine is in as a test says it is (`CAIRN_FAULT_BOOT_ID`, debug builds only):
+/// a power cut is a reboot, and a test cannot reboot the machine it runs on.
+#[cfg(debug_assertions)]
+pub fn boot_id() -> Option<String> {
+    std::env::var("CAIRN_FAULT_BOOT_ID").ok()
+}
+
+/// Release builds take the boot from the kernel alone.
+#[cfg(not(debug_assertions))]
+#[inline(always)]
+pub fn boot_id() -> Option<String> {
+    None
+}

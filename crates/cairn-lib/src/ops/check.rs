@@ -175,7 +175,10 @@ impl Repository {
             ));
         }
         for key in self.backend().list("records/")? {
-            if !known_records.contains(record_id(&key)) && !self.catalog().seen(&key)? {
+            if !known_records.contains(record_id(&key))
+                && !self.catalog().seen(&key)?
+                && !self.catalog().record_begun(&key)?
+            {
                 result.problems.push(format!(
                     "snapshot record {key} is not in the catalog; repair the store to add it back"
                 ));

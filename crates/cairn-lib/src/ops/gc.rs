@@ -75,6 +75,9 @@ impl Repository {
             ))
             .hint(crate::error::Hint::DropOption("now")));
         }
+        // What a power cut took from the catalog comes back before anything is judged
+        // unreferenced: the open tried, and a gc does not go on without it.
+        self.catch_up_after_power_cut()?;
         let _lock = self.lock_store_exclusive("a gc")?;
         let mark = self.layout().locks().join(GC_MARK);
         crate::store::backend::replace_file(

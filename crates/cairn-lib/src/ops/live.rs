@@ -5,7 +5,9 @@
 //! whose snapshot the catalog does not hold is one of two things. Either the catalog removed
 //! it: a catalog records the key of every record it ever committed or applied (`synced`), in
 //! the transaction that commits it, so a key it holds for a snapshot it no longer has is a
-//! removal it committed. Or the catalog lost track of it (deleted, emptied, restored from an
+//! removal it committed; and it notes the key of every record a save of its own begins to
+//! write (`records_begun`), so one it holds without a snapshot is a save killed before its
+//! commit. Or the catalog lost track of it (deleted, emptied, restored from an
 //! older copy): then it is an orphan, kept, reported, and its roots count as live. The walk
 //! is complete only when every object it reached is indexed or held whole by no pack file: an
 //! object the index lacks but a pack holds (its header lists it and its bytes pass their hash
@@ -76,7 +78,9 @@ impl Repository {
             if known.contains(record_id(&key)) {
                 continue;
             }
-            if self.catalog().seen(&key)? {
+            // Removed by this catalog, or written by a save killed before its commit (a power
+            // cut's lost commits are back by now: `power_cut.rs`).
+            if self.catalog().seen(&key)? || self.catalog().record_begun(&key)? {
                 live.removed_records.push(key);
                 continue;
             }

@@ -16,9 +16,13 @@ use crate::backend::Backend;
 use crate::error::{Error, Result};
 use crate::id::SessionId;
 
-/// The table of objects applied to this catalog (records and events), by key.
+/// The table of objects applied to this catalog (records and events), by key; and of the
+/// record objects this machine's saves began to write (`Catalog::note_record`).
 pub(super) const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS synced(
+    key TEXT PRIMARY KEY
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS records_begun(
     key TEXT PRIMARY KEY
 ) WITHOUT ROWID;
 ";

@@ -3,7 +3,11 @@
 //! `synchronous = FULL`, so a commit is on disk before the command reports it: a snapshot
 //! exists only once its record is durable, and gc deletes a pack file only after the catalog
 //! durably stopped pointing at it. The few commits only a later flushed one relies on (a stat
-//! cache, a local pack's index) are flushed with it ([`Flush::WithNext`]).
+//! cache, a local pack's index) are flushed with it ([`Flush::WithNext`]); in a store of this
+//! machine's own, those whose every row the objects hold already (a snapshot's or a moment's,
+//! after its record and packs are flushed) are not flushed at all, and the first open after a
+//! power cut adds back from the objects what the catalog lost ([`Flush::Recoverable`],
+//! `power_cut.rs`).
 //!
 //! Everything here can be rebuilt from the objects (pack headers, snapshot record objects); the
 //! catalog makes lookups fast, it is not the only copy.
@@ -13,6 +17,7 @@ mod blobs;
 pub mod events;
 mod lookups;
 mod moments;
+mod power_cut;
 mod repair;
 pub mod room;
 mod sessions;
@@ -91,7 +96,7 @@ CREATE TABLE IF NOT EXISTS stat_caches(
 
 /// The schema [`Catalog::open`] makes, kept in the catalog's `user_version`: raise it with
 /// every change to the tables or their migrations, so each catalog is brought up to date once.
-const SCHEMA_VERSION: i64 = 1;
+const SCHEMA_VERSION: i64 = 2;
 
 /// When a commit reaches the disk.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -102,6 +107,12 @@ pub enum Flush {
     /// commits, so a power cut can take such a commit back only with every later one: fit for
     /// what only a later flushed commit (a snapshot's, gc's) relies on, and for a cache.
     WithNext,
+    /// Not on its own: for a commit whose every row an object already flushed holds (a
+    /// snapshot's record and packs, a moment's record). A power cut may take it back, and the
+    /// first open after it adds back what the objects hold (`power_cut.rs`). Flushed at once
+    /// in a shared store, whose other machines learn of it from the catalog's events, and
+    /// where the boot is not known.
+    Recoverable,
 }
 
 /// The catalog connection. One per open store, shared by the store's threads.
@@ -120,6 +131,8 @@ pub struct Catalog {
     shared: Option<std::sync::Arc<dyn crate::backend::Backend>>,
     /// How much of the WAL index is allocated (`room.rs`), kept ahead of the WAL's growth.
     index_held: std::sync::atomic::AtomicU64,
+    /// The boot whose commits may not be on disk yet ([`Flush::Recoverable`]).
+    boot: power_cut::BootNote,
 }
 
 /// The WAL size above which closing the catalog checkpoints it and empties it. The first
@@ -182,7 +195,8 @@ impl Catalog {
         conn.query_row("SELECT COUNT(*) FROM sqlite_master", [], |r| r.get::<_, i64>(0))?;
         let index_held = std::sync::atomic::AtomicU64::new(room::allocate_index(path)?);
         // NORMAL would leave the last commits in the WAL unflushed until a checkpoint: a power
-        // cut could take back a snapshot that `save` reported, and gc would then drop its data.
+        // cut could take back a removal, or gc's word that a pack is unreferenced. The commits
+        // the objects can give back are left unflushed one by one (`Flush::Recoverable`).
         conn.pragma_update(None, "synchronous", "FULL")?;
         // A save rewrites the stat cache rows of the directories it looked at, a megabyte for a
         // directory of 20,000 files: checkpointing every 4 MB (the default) would copy those
@@ -220,6 +234,7 @@ impl Catalog {
             conn: Mutex::new(conn),
             shared: None,
             index_held,
+            boot: power_cut::BootNote::read(path),
         })
     }
 
@@ -232,6 +247,11 @@ impl Catalog {
     pub fn writing<T>(&self, flush: Flush, write: impl FnOnce(&mut Connection) -> Result<T>) -> Result<T> {
         // The large writes come through here: the WAL index is kept allocated ahead of them.
         room::keep_ahead(&self.path, &self.index_held)?;
+        let flush = match flush {
+            Flush::Recoverable if self.shared.is_none() && self.boot.note()? => Flush::WithNext,
+            Flush::Recoverable => Flush::Now,
+            other => other,
+        };
         let mut conn = self.conn();
         if flush == Flush::Now {
             return write(&mut conn);

@@ -60,58 +60,63 @@ fn moment_row(r: &Row<'_>) -> rusqlite::Result<Moment> {
     })
 }
 
+/// The rows of a new moment and its parts, in one transaction.
+fn insert_moment_rows(conn: &mut Connection, moment: &Moment) -> Result<()> {
+    let tx = conn.transaction()?;
+    if let Some(name) = &moment.name {
+        let taken: bool = tx
+            .prepare("SELECT 1 FROM moments WHERE session_id = ?1 AND name = ?2")?
+            .exists(params![moment.session.to_string(), name])?;
+        if taken {
+            return Err(Error::conflict(format!(
+                "a moment named {name:?} already exists; pick another name"
+            )));
+        }
+    }
+    let turn = moment
+        .turn
+        .as_ref()
+        .map(serde_json::to_string)
+        .transpose()
+        .map_err(|e| Error::corrupt(format!("could not encode a moment: {e}")))?;
+    tx.execute(
+        "INSERT INTO moments(id, session_id, name, description, created_at, auto, turn)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+        params![
+            moment.id.to_string(),
+            moment.session.to_string(),
+            moment.name,
+            moment.description,
+            moment.created_at,
+            moment.auto,
+            turn
+        ],
+    )?;
+    for (position, part) in moment.parts.iter().enumerate() {
+        tx.execute(
+            "INSERT INTO moment_parts(moment_id, position, snapshot_id, kind, target)
+                 VALUES (?1, ?2, ?3, ?4, ?5)",
+            params![
+                moment.id.to_string(),
+                position as i64,
+                part.snapshot.to_string(),
+                part.kind,
+                part.target
+            ],
+        )?;
+    }
+    tx.commit()?;
+    Ok(())
+}
+
 const SELECT: &str = "SELECT id, session_id, name, description, created_at, auto, turn FROM moments";
 
 impl Catalog {
     /// Commits a moment and its parts at once; fails on a name the session already gives
     /// another moment.
     pub fn insert_moment(&self, moment: &Moment) -> Result<()> {
-        let mut conn = self.conn();
-        let tx = conn.transaction()?;
-        if let Some(name) = &moment.name {
-            let taken: bool = tx
-                .prepare("SELECT 1 FROM moments WHERE session_id = ?1 AND name = ?2")?
-                .exists(params![moment.session.to_string(), name])?;
-            if taken {
-                return Err(Error::conflict(format!(
-                    "a moment named {name:?} already exists; pick another name"
-                )));
-            }
-        }
-        let turn = moment
-            .turn
-            .as_ref()
-            .map(serde_json::to_string)
-            .transpose()
-            .map_err(|e| Error::corrupt(format!("could not encode a moment: {e}")))?;
-        tx.execute(
-            "INSERT INTO moments(id, session_id, name, description, created_at, auto, turn)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-            params![
-                moment.id.to_string(),
-                moment.session.to_string(),
-                moment.name,
-                moment.description,
-                moment.created_at,
-                moment.auto,
-                turn
-            ],
-        )?;
-        for (position, part) in moment.parts.iter().enumerate() {
-            tx.execute(
-                "INSERT INTO moment_parts(moment_id, position, snapshot_id, kind, target)
-                 VALUES (?1, ?2, ?3, ?4, ?5)",
-                params![
-                    moment.id.to_string(),
-                    position as i64,
-                    part.snapshot.to_string(),
-                    part.kind,
-                    part.target
-                ],
-            )?;
-        }
-        tx.commit()?;
-        Ok(())
+        // Its record object is flushed first (`commit_moment`), and so are its parts' records.
+        self.writing(super::Flush::Recoverable, |conn| insert_moment_rows(conn, moment))
     }
 
     /// The moments of `session`, oldest first, with their parts.

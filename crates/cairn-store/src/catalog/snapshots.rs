@@ -1,6 +1,6 @@
 //! Snapshot records and their membership in sessions.
 
-use rusqlite::{OptionalExtension, Row, params};
+use rusqlite::{Connection, OptionalExtension, Row, params};
 
 use super::Catalog;
 use crate::error::{Error, Result};
@@ -64,6 +64,68 @@ fn from_row(r: &Row<'_>) -> rusqlite::Result<Snapshot> {
     })
 }
 
+/// The rows of a new snapshot, committed once `durable` has returned.
+fn insert_rows(
+    conn: &mut Connection,
+    new: NewSnapshot<'_>,
+    durable: impl FnOnce() -> Result<()>,
+) -> Result<()> {
+    let s = new.snapshot;
+    let tx = conn.transaction()?;
+    if let Some(name) = &s.name {
+        let holder: Option<String> = tx
+            .query_row(
+                "SELECT snapshot_id FROM memberships WHERE session_id = ?1 AND target = ?2 AND name = ?3",
+                params![s.session.to_string(), s.target, name],
+                |r| r.get(0),
+            )
+            .optional()?;
+        if let Some(holder) = holder {
+            if !new.force_name {
+                return Err(Error::conflict(format!(
+                    "a snapshot named {name:?} already exists for {} ({holder}); pick another name",
+                    s.target
+                ))
+                .or_hint(crate::error::Hint::SetOption("force"))
+                .purpose("to move the name to the new snapshot"));
+            }
+            tx.execute(
+                "UPDATE memberships SET name = NULL WHERE session_id = ?1 AND snapshot_id = ?2",
+                params![s.session.to_string(), holder],
+            )?;
+        }
+    }
+    tx.execute(
+            "INSERT INTO snapshots(id, target, kind, created_at, description, root, safety, stats, not_covered, details)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+            params![
+                s.id.to_string(),
+                s.target,
+                s.kind,
+                s.created_at,
+                s.description,
+                s.root.map(|r| r.0.to_vec()),
+                s.safety,
+                to_json(&s.stats)?,
+                to_json(&s.not_covered)?,
+                if s.details.is_null() { None } else { Some(to_json(&s.details)?) },
+            ],
+        )?;
+    tx.execute(
+        "INSERT INTO memberships(session_id, snapshot_id, target, name) VALUES (?1, ?2, ?3, ?4)",
+        params![s.session.to_string(), s.id.to_string(), s.target, s.name],
+    )?;
+    // Applied: a shared store's sync must not add it back once it is removed.
+    tx.execute("INSERT OR IGNORE INTO synced(key) VALUES (?1)", [format!("records/{}.json", s.id)])?;
+    if let Some(write) = new.stat_cache.filter(|w| !w.is_empty()) {
+        super::statcache::write_stat_cache_in(&tx, &s.target, write)?;
+    }
+    durable()?;
+    crate::fault::kill_at(crate::fault::FaultPoint::RecordWritten);
+    tx.commit()?;
+    Ok(())
+}
+
 fn to_json<T: serde::Serialize>(v: &T) -> Result<String> {
     serde_json::to_string(v).map_err(|e| Error::corrupt(format!("could not encode a record: {e}")))
 }
@@ -82,61 +144,9 @@ impl Catalog {
         new: NewSnapshot<'_>,
         durable: impl FnOnce() -> Result<()>,
     ) -> Result<()> {
-        let s = new.snapshot;
-        let mut conn = self.conn();
-        let tx = conn.transaction()?;
-        if let Some(name) = &s.name {
-            let holder: Option<String> = tx
-                .query_row(
-                    "SELECT snapshot_id FROM memberships WHERE session_id = ?1 AND target = ?2 AND name = ?3",
-                    params![s.session.to_string(), s.target, name],
-                    |r| r.get(0),
-                )
-                .optional()?;
-            if let Some(holder) = holder {
-                if !new.force_name {
-                    return Err(Error::conflict(format!(
-                        "a snapshot named {name:?} already exists for {} ({holder}); pick another name",
-                        s.target
-                    ))
-                    .or_hint(crate::error::Hint::SetOption("force"))
-                    .purpose("to move the name to the new snapshot"));
-                }
-                tx.execute(
-                    "UPDATE memberships SET name = NULL WHERE session_id = ?1 AND snapshot_id = ?2",
-                    params![s.session.to_string(), holder],
-                )?;
-            }
-        }
-        tx.execute(
-            "INSERT INTO snapshots(id, target, kind, created_at, description, root, safety, stats, not_covered, details)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
-            params![
-                s.id.to_string(),
-                s.target,
-                s.kind,
-                s.created_at,
-                s.description,
-                s.root.map(|r| r.0.to_vec()),
-                s.safety,
-                to_json(&s.stats)?,
-                to_json(&s.not_covered)?,
-                if s.details.is_null() { None } else { Some(to_json(&s.details)?) },
-            ],
-        )?;
-        tx.execute(
-            "INSERT INTO memberships(session_id, snapshot_id, target, name) VALUES (?1, ?2, ?3, ?4)",
-            params![s.session.to_string(), s.id.to_string(), s.target, s.name],
-        )?;
-        // Applied: a shared store's sync must not add it back once it is removed.
-        tx.execute("INSERT OR IGNORE INTO synced(key) VALUES (?1)", [format!("records/{}.json", s.id)])?;
-        if let Some(write) = new.stat_cache.filter(|w| !w.is_empty()) {
-            super::statcache::write_stat_cache_in(&tx, &s.target, write)?;
-        }
-        durable()?;
-        crate::fault::kill_at(crate::fault::FaultPoint::RecordWritten);
-        tx.commit()?;
-        drop(conn);
+        // Not flushed on its own in a store of this machine's own: `durable` flushed the
+        // record, and the packs it points at were flushed before it (`power_cut.rs`).
+        self.writing(super::Flush::Recoverable, |conn| insert_rows(conn, new, durable))?;
         crate::fault::kill_at(crate::fault::FaultPoint::SnapshotCommitted);
         Ok(())
     }
@@ -225,15 +235,25 @@ impl Catalog {
     }
 
     /// Takes charge of record object `key` before a save of this machine's own writes it: a
-    /// record whose key the catalog holds but whose snapshot it does not was removed, or was
-    /// written by a save killed before its commit, and gc may delete it; any other record the
-    /// catalog lacks is one it lost track of, and is kept. Not flushed on its own: a power cut
-    /// that takes it back takes the snapshot's commit too, and leaves a record gc keeps.
+    /// record the catalog noted so but whose snapshot it does not hold was written by a save
+    /// killed before its commit, and gc may delete it; any other record the catalog lacks and
+    /// did not remove is one it lost track of, and is kept. Not flushed on its own, and apart
+    /// from the records the catalog applied (`synced`): a power cut may take back the snapshot's
+    /// commit and keep this note, and the first open after it adds the snapshot back from its
+    /// record (`power_cut.rs`), where a removed snapshot's record stays out.
     pub fn note_record(&self, key: &str) -> Result<()> {
         self.writing(super::Flush::WithNext, |conn| {
-            conn.execute("INSERT OR IGNORE INTO synced(key) VALUES (?1)", [key])?;
+            conn.execute("INSERT OR IGNORE INTO records_begun(key) VALUES (?1)", [key])?;
             Ok(())
         })
+    }
+
+    /// Whether a save of this machine's own began to write record object `key`
+    /// ([`Catalog::note_record`]).
+    pub fn record_begun(&self, key: &str) -> Result<bool> {
+        let conn = self.reader()?;
+        let mut stmt = conn.prepare_cached("SELECT 1 FROM records_begun WHERE key = ?1")?;
+        Ok(stmt.exists([key])?)
     }
 
     /// The snapshots of `session`, oldest first.

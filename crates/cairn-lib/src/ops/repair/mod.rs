@@ -17,6 +17,7 @@
 
 mod lost;
 mod open;
+mod power_cut;
 mod records;
 
 use std::path::PathBuf;

@@ -48,7 +48,7 @@ impl Repository {
     }
 
     /// Applies one object; returns what it did to the snapshots.
-    fn add_object(&self, key: &str) -> std::result::Result<Added, Problem> {
+    pub(super) fn add_object(&self, key: &str) -> std::result::Result<Added, Problem> {
         let bytes = self.backend().get(key).map_err(Problem::read)?;
         if key.starts_with("moments/") {
             self.add_moment_record(&bytes).map_err(Problem::apply)?;
@@ -113,7 +113,7 @@ impl Repository {
 }
 
 /// What applying one object did to the snapshots.
-enum Added {
+pub(super) enum Added {
     Nothing,
     /// A snapshot the catalog lacked was added back.
     Snapshot,
@@ -122,7 +122,7 @@ enum Added {
 }
 
 /// Why an object was not applied.
-struct Problem {
+pub(super) struct Problem {
     message: String,
     /// Whether trying again later may succeed (the object could not be read at all).
     transient: bool,
