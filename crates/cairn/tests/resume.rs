@@ -96,18 +96,7 @@ fn a_turn_resumed_on_another_machine_has_its_files_its_conversation_there_and_nu
     resumed.turn("two again, elsewhere", &[("src/b.rs", "// B\n")]);
     let listed = turns_of(&b, &work);
     assert_eq!(listed["workspace"], b_work.as_str());
-    let turns: Vec<(u64, &str, &str)> = listed["turns"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| {
-            (
-                t["number"].as_u64().unwrap(),
-                t["agent_session"].as_str().unwrap(),
-                t["prompt"].as_str().unwrap(),
-            )
-        })
-        .collect();
+    let turns = common::turn_rows(&listed);
     assert_eq!(turns, [(2, new_session.as_str(), "two again, elsewhere")]);
     assert_eq!(listed["sessions"][0]["forked_from"]["agent_session"], SESSION);
     assert_eq!(listed["sessions"][0]["forked_from"]["before_turn"], 2);

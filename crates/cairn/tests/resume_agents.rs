@@ -166,18 +166,7 @@ impl Resumed {
         assert_eq!(run.code, 0, "{}", run.stderr);
         let listed: Value = serde_json::from_str(&run.stdout).unwrap();
         assert_eq!(listed["workspace"], self.b_work.display().to_string(), "{listed}");
-        let turns: Vec<(u64, &str, &str)> = listed["turns"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|t| {
-                (
-                    t["number"].as_u64().unwrap(),
-                    t["agent_session"].as_str().unwrap(),
-                    t["prompt"].as_str().unwrap(),
-                )
-            })
-            .collect();
+        let turns = common::turn_rows(&listed);
         assert_eq!(turns, [(2, id, "two again, elsewhere")], "{listed}");
         assert_eq!(listed["sessions"][0]["forked_from"]["agent_session"], old, "{listed}");
         assert_eq!(listed["sessions"][0]["forked_from"]["before_turn"], 2, "{listed}");

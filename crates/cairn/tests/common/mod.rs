@@ -282,6 +282,22 @@ pub fn claude_line(env: &TestEnv, session: &str, kind: &str, n: u32, text: &str)
     format!("{line}\n")
 }
 
+/// The turns `cairn rewind --json` listed, as (number, agent session, prompt).
+pub fn turn_rows(listed: &serde_json::Value) -> Vec<(u64, &str, &str)> {
+    listed["turns"]
+        .as_array()
+        .expect("a turn list")
+        .iter()
+        .map(|t| {
+            (
+                t["number"].as_u64().unwrap(),
+                t["agent_session"].as_str().unwrap(),
+                t["prompt"].as_str().unwrap(),
+            )
+        })
+        .collect()
+}
+
 /// Each entry's kind, mode and content, without times: what a rewind puts back (a file it
 /// rewrites gets the time of the rewind, as any restore gives it).
 pub fn contents(root: &Path) -> Vec<(PathBuf, String)> {
