@@ -139,7 +139,11 @@ pub fn allocate_index(catalog: &Path) -> Result<u64> {
     let free = free_bytes(dir);
     let allocated = with_held(&shm, false, |file| {
         let meta = file.metadata()?;
-        let now = meta.len().max(needed).div_ceil(REGION) * REGION;
+        // From what the WAL needs, not from the file's length: that length already holds the
+        // extra of the last open, and while another process keeps the catalog open (a watcher,
+        // the MCP server) SQLite never truncates the file, so each command grew it by the
+        // extra again, a megabyte a command. A file longer than this is left as it is.
+        let now = needed.div_ceil(REGION) * REGION;
         // The extra only where it leaves the disk as much again: a fallocate that runs out of
         // space keeps what it took, and would fill the disk it was meant to guard.
         let held = meta.blocks() * 512;
@@ -187,5 +191,22 @@ mod tests {
         assert!(shm.len() >= AHEAD, "{}", shm.len());
         // Blocks are counted in 512-byte units: a file with holes has fewer than its length.
         assert!(shm.blocks() * 512 >= shm.len(), "{} blocks for {} bytes", shm.blocks(), shm.len());
+    }
+
+    #[test]
+    fn opening_the_catalog_while_another_connection_holds_it_does_not_grow_its_index() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("catalog.db");
+        // Held open throughout, as a watcher holds it: SQLite then never truncates the index.
+        let held = super::super::Catalog::open(&path).unwrap();
+        held.conn().execute_batch("CREATE TABLE scratch(x); INSERT INTO scratch VALUES (1);").unwrap();
+        let shm = side_file(&path, "-shm");
+        let before = std::fs::metadata(&shm).unwrap().len();
+        for _ in 0..5 {
+            let other = super::super::Catalog::open(&path).unwrap();
+            other.conn().execute_batch("INSERT INTO scratch VALUES (2);").unwrap();
+        }
+        assert_eq!(std::fs::metadata(&shm).unwrap().len(), before);
+        drop(held);
     }
 }
