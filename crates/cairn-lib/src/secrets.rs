@@ -9,12 +9,15 @@
 
 use std::sync::LazyLock;
 
+use aho_corasick::packed::{self, Searcher};
 use regex::bytes::{Regex, RegexBuilder, RegexSet, RegexSetBuilder};
 
-/// One content rule: its id (what `not_covered` reports), and the pattern.
+/// One content rule: its id (what `not_covered` reports), the pattern, and the literals one of
+/// which every match of the pattern holds.
 struct Shape {
     rule: &'static str,
     pattern: &'static str,
+    needles: &'static [&'static str],
 }
 
 /// Every content rule. Keep `docs/security.md` in step with this table.
@@ -25,26 +28,57 @@ const SHAPES: &[Shape] = &[
     Shape {
         rule: "private-key",
         pattern: r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----(?:\s|\\[rn])+(?:[A-Za-z-]+:[^\r\n\\]*(?:\s|\\[rn])+)*[A-Za-z0-9+/=]{40}",
+        needles: &["PRIVATE KEY"],
     },
-    Shape { rule: "aws-access-key-id", pattern: r"\b(?:AKIA|ASIA|ABIA|ACCA)[A-Z2-7]{16}\b" },
-    Shape { rule: "github-token", pattern: r"\b(?:gh[pousr]_[A-Za-z0-9]{36}|github_pat_[A-Za-z0-9_]{82})\b" },
-    Shape { rule: "gitlab-token", pattern: r"\bglpat-[A-Za-z0-9_-]{20,}" },
+    Shape {
+        rule: "aws-access-key-id",
+        pattern: r"\b(?:AKIA|ASIA|ABIA|ACCA)[A-Z2-7]{16}\b",
+        needles: &["AKIA", "ASIA", "ABIA", "ACCA"],
+    },
+    Shape {
+        rule: "github-token",
+        pattern: r"\b(?:gh[pousr]_[A-Za-z0-9]{36}|github_pat_[A-Za-z0-9_]{82})\b",
+        needles: &["ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"],
+    },
+    Shape { rule: "gitlab-token", pattern: r"\bglpat-[A-Za-z0-9_-]{20,}", needles: &["glpat-"] },
     Shape {
         rule: "slack-token",
         pattern: r"\bxox[abeoprs]-[A-Za-z0-9-]{10,}|https://hooks\.slack\.com/services/T[A-Za-z0-9]+/B[A-Za-z0-9]+/[A-Za-z0-9]+",
+        needles: &["xox", "hooks.slack.com/services/"],
     },
-    Shape { rule: "anthropic-key", pattern: r"\bsk-ant-(?:api|admin|oat)[0-9]{2}-[A-Za-z0-9_-]{80,}" },
+    Shape {
+        rule: "anthropic-key",
+        pattern: r"\bsk-ant-(?:api|admin|oat)[0-9]{2}-[A-Za-z0-9_-]{80,}",
+        needles: &["sk-ant-"],
+    },
     Shape {
         rule: "openai-key",
         pattern: r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{16,}T3BlbkFJ[A-Za-z0-9_-]{16,}",
+        needles: &["T3BlbkFJ"],
     },
-    Shape { rule: "google-api-key", pattern: r"\bAIza[0-9A-Za-z_-]{35}\b" },
-    Shape { rule: "stripe-secret-key", pattern: r"\b[sr]k_live_[0-9A-Za-z]{24,}\b" },
+    Shape { rule: "google-api-key", pattern: r"\bAIza[0-9A-Za-z_-]{35}\b", needles: &["AIza"] },
+    Shape { rule: "stripe-secret-key", pattern: r"\b[sr]k_live_[0-9A-Za-z]{24,}\b", needles: &["k_live_"] },
 ];
 
 /// What replaces a secret-shaped string in redacted output.
 pub(crate) fn marker(rule: &str) -> String {
     format!("[REDACTED:{rule}]")
+}
+
+/// Every shape's needles, looked for before the patterns: a text holding none of them holds
+/// no secret. This SIMD searcher is built in some 0.05 ms and scans faster than the compiled
+/// set, whose 2 ms of compiling every command that read a file paid; the patterns are compiled
+/// only once a text holds a needle. `None` where the CPU has no such searcher: the patterns
+/// then look at every text.
+static NEEDLES: LazyLock<Option<Searcher>> = LazyLock::new(|| {
+    let mut builder = packed::Config::new().builder();
+    builder.extend(SHAPES.iter().flat_map(|s| s.needles));
+    builder.build()
+});
+
+/// False when `data` holds no needle of any shape, so no secret.
+fn may_hold_one(data: &[u8]) -> bool {
+    NEEDLES.as_ref().is_none_or(|needles| needles.find(data).is_some())
 }
 
 struct Compiled {
@@ -105,6 +139,9 @@ pub(crate) struct Found {
 
 /// The first rule that `data` matches, if any: one pass when nothing matches.
 pub(crate) fn first_rule(data: &[u8]) -> Option<&'static str> {
+    if !may_hold_one(data) {
+        return None;
+    }
     let c = &*COMPILED;
     if !c.set.is_match(data) {
         return None;
@@ -118,6 +155,9 @@ pub(crate) fn first_rule(data: &[u8]) -> Option<&'static str> {
 
 /// Every secret-shaped string in `data`, in order, not overlapping.
 pub(crate) fn find_all(data: &[u8]) -> Vec<Found> {
+    if !may_hold_one(data) {
+        return Vec::new();
+    }
     let c = &*COMPILED;
     if !c.set.is_match(data) {
         return Vec::new();
@@ -195,6 +235,16 @@ mod tests {
             let text = format!("key = \"{secret}\"\n");
             assert_eq!(first_rule(text.as_bytes()), Some(rule), "{secret}");
         }
+    }
+
+    #[test]
+    fn every_shape_holds_one_of_its_needles() {
+        for (rule, secret) in samples::all() {
+            let shape = SHAPES.iter().find(|s| s.rule == rule).expect("a sample of every shape");
+            assert!(shape.needles.iter().any(|n| secret.contains(n)), "{secret}");
+            assert!(may_hold_one(secret.as_bytes()), "{secret}");
+        }
+        assert!(!may_hold_one(b"fn main() { println!(\"no key here\"); }"));
     }
 
     #[test]
