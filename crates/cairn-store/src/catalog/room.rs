@@ -178,15 +178,23 @@ pub fn keep_ahead(catalog: &Path, held: &std::sync::atomic::AtomicU64) -> Result
 
 #[cfg(test)]
 mod tests {
+    use std::os::unix::fs::MetadataExt;
+
+    use super::super::Catalog;
     use super::*;
+
+    /// A new catalog in a directory of its own, with a table written, so it has a WAL index.
+    fn written() -> (tempfile::TempDir, PathBuf, Catalog) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("catalog.db");
+        let catalog = Catalog::open(&path).unwrap();
+        catalog.conn().execute_batch("CREATE TABLE scratch(x); INSERT INTO scratch VALUES (1);").unwrap();
+        (dir, path, catalog)
+    }
 
     #[test]
     fn the_index_of_an_open_catalog_has_every_block_allocated() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("catalog.db");
-        let catalog = super::super::Catalog::open(&path).unwrap();
-        catalog.conn().execute_batch("CREATE TABLE scratch(x); INSERT INTO scratch VALUES (1);").unwrap();
-        use std::os::unix::fs::MetadataExt;
+        let (_dir, path, _catalog) = written();
         let shm = std::fs::metadata(side_file(&path, "-shm")).unwrap();
         assert!(shm.len() >= AHEAD, "{}", shm.len());
         // Blocks are counted in 512-byte units: a file with holes has fewer than its length.
@@ -195,15 +203,12 @@ mod tests {
 
     #[test]
     fn opening_the_catalog_while_another_connection_holds_it_does_not_grow_its_index() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("catalog.db");
         // Held open throughout, as a watcher holds it: SQLite then never truncates the index.
-        let held = super::super::Catalog::open(&path).unwrap();
-        held.conn().execute_batch("CREATE TABLE scratch(x); INSERT INTO scratch VALUES (1);").unwrap();
+        let (_dir, path, held) = written();
         let shm = side_file(&path, "-shm");
         let before = std::fs::metadata(&shm).unwrap().len();
         for _ in 0..5 {
-            let other = super::super::Catalog::open(&path).unwrap();
+            let other = Catalog::open(&path).unwrap();
             other.conn().execute_batch("INSERT INTO scratch VALUES (2);").unwrap();
         }
         assert_eq!(std::fs::metadata(&shm).unwrap().len(), before);
