@@ -81,6 +81,12 @@ fn may_hold_one(data: &[u8]) -> bool {
     NEEDLES.as_ref().is_none_or(|needles| needles.find(data).is_some())
 }
 
+/// The compiled patterns when some shape's pattern matches in `data`: the needles first, then
+/// the set, so a text without a needle never compiles them.
+fn matching(data: &[u8]) -> Option<&'static Compiled> {
+    (may_hold_one(data) && COMPILED.set.is_match(data)).then(|| &*COMPILED)
+}
+
 struct Compiled {
     set: RegexSet,
     each: Vec<Regex>,
@@ -139,13 +145,7 @@ pub(crate) struct Found {
 
 /// The first rule that `data` matches, if any: one pass when nothing matches.
 pub(crate) fn first_rule(data: &[u8]) -> Option<&'static str> {
-    if !may_hold_one(data) {
-        return None;
-    }
-    let c = &*COMPILED;
-    if !c.set.is_match(data) {
-        return None;
-    }
+    let c = matching(data)?;
     c.set
         .matches(data)
         .into_iter()
@@ -155,13 +155,7 @@ pub(crate) fn first_rule(data: &[u8]) -> Option<&'static str> {
 
 /// Every secret-shaped string in `data`, in order, not overlapping.
 pub(crate) fn find_all(data: &[u8]) -> Vec<Found> {
-    if !may_hold_one(data) {
-        return Vec::new();
-    }
-    let c = &*COMPILED;
-    if !c.set.is_match(data) {
-        return Vec::new();
-    }
+    let Some(c) = matching(data) else { return Vec::new() };
     let mut found: Vec<Found> = c
         .set
         .matches(data)
