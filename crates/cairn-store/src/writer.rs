@@ -37,6 +37,8 @@ struct State {
     replacing: HashSet<ObjectId>,
     /// Packs this writer published.
     published: Vec<String>,
+    /// Packs this writer filled: the next one is published at [`pack_target`] of this.
+    filled: u32,
     /// Published packs of a local store not indexed yet (still pending in the catalog, so a
     /// crash leaves them to the next open's recovery).
     unindexed: Vec<Unindexed>,
@@ -70,6 +72,19 @@ enum Written {
 /// walk goes on, so the finish commits only the last one: indexing 50,000 blobs at the finish
 /// made a first save slower, not faster.
 const INDEX_BATCH: usize = 32 * 1024;
+
+/// The size at which a local store's writer publishes the pack after `filled` others: 2 MiB,
+/// then twice the last, up to [`TARGET_PACK_SIZE`]. The publisher writes and flushes a pack
+/// while the capture goes on, but a save of less than 16 MiB filled none: all of it was written
+/// and flushed after the capture, on one thread. Starting small, most of such a save is on disk
+/// before its capture ends (a 3,000-file repository's first save: 118 ms before, 106 ms after);
+/// a large save makes three packs more.
+fn pack_target(filled: u32) -> usize {
+    (FIRST_PACK_SIZE << filled.min(16)).min(TARGET_PACK_SIZE)
+}
+
+/// The size of a local store writer's first pack (see [`pack_target`]).
+const FIRST_PACK_SIZE: usize = 2 * 1024 * 1024;
 
 fn short(id: &ObjectId) -> u64 {
     u64::from_le_bytes(id.0[..8].try_into().expect("an id has 32 bytes"))
@@ -186,11 +201,7 @@ impl<'s> BlobWriter<'s> {
             self.new_bytes.fetch_add(data.len() as u64, Ordering::Relaxed);
             self.stored_bytes.fetch_add(encoded.stored.len() as u64, Ordering::Relaxed);
             state.pack.push(encoded);
-            if state.pack.len() >= TARGET_PACK_SIZE {
-                Some(std::mem::replace(&mut state.pack, self.next_pack()))
-            } else {
-                None
-            }
+            self.take_full(&mut state)
         };
         if let Some(full) = full {
             self.publish(full)?;
@@ -223,11 +234,7 @@ impl<'s> BlobWriter<'s> {
         let full = {
             let mut state = self.lock();
             closed.push_into(&mut state.pack);
-            if state.pack.len() >= TARGET_PACK_SIZE {
-                Some(std::mem::replace(&mut state.pack, self.next_pack()))
-            } else {
-                None
-            }
+            self.take_full(&mut state)
         };
         match full {
             Some(full) => self.publish(full),
@@ -323,6 +330,16 @@ impl<'s> BlobWriter<'s> {
     /// Plain and stored bytes this writer added.
     pub fn totals(&self) -> (u64, u64) {
         (self.new_bytes.load(Ordering::Relaxed), self.stored_bytes.load(Ordering::Relaxed))
+    }
+
+    /// The pack being filled, with an empty one in its place, once it holds its target.
+    fn take_full(&self, state: &mut State) -> Option<PackBuilder> {
+        let target = if self.store.is_shared() { TARGET_PACK_SIZE } else { pack_target(state.filled) };
+        if state.pack.len() < target {
+            return None;
+        }
+        state.filled += 1;
+        Some(std::mem::replace(&mut state.pack, self.next_pack()))
     }
 
     /// An empty pack to fill, in the buffer of a pack written before when there is one.

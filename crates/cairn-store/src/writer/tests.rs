@@ -80,3 +80,31 @@ fn held_lookups_leave_the_checkpoint_free_after_each_commit() {
     assert!(log > 0);
     assert_eq!(copied, log, "a held read transaction kept the checkpoint back");
 }
+
+#[test]
+fn a_local_writer_publishes_its_first_packs_small_and_each_next_twice_as_large() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(&dir.path().join("store")).unwrap();
+    let writer = BlobWriter::new(&store);
+    // Incompressible blobs too large to share a frame: each is stored as it is, 512 KiB.
+    let blob = |i: u32| {
+        let mut bytes = vec![0; 512 << 10];
+        blake3::Hasher::new().update(&i.to_le_bytes()).finalize_xof().fill(&mut bytes);
+        bytes
+    };
+    for i in 0..36 {
+        writer.write(BlobKind::Data, &blob(i)).unwrap();
+    }
+    // 18 MiB written: packs of 2, 4 and 8 MiB were published while writing.
+    assert_eq!(writer.lock().published.len(), 3);
+    writer.finish().unwrap();
+    let sizes: Vec<u64> =
+        writer.lock().published.iter().map(|key| store.backend().size(key).unwrap().unwrap()).collect();
+    assert_eq!(sizes.len(), 4, "{sizes:?}");
+    for (n, size) in sizes[..3].iter().enumerate() {
+        let target = pack_target(n as u32) as u64;
+        assert!((target..target + (1 << 20)).contains(size), "pack {n} holds {size} bytes, target {target}");
+    }
+    assert_eq!(pack_target(3), TARGET_PACK_SIZE);
+    assert_eq!(pack_target(u32::MAX), TARGET_PACK_SIZE);
+}
