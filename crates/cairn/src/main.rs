@@ -51,23 +51,15 @@ fn main() -> ExitCode {
     }
 }
 
-/// Parses the command line. Every value may look like a negative number, so `-1` reaches the
-/// option's own check (and its one-line refusal) instead of being taken for a flag.
+/// Parses the command line (see `commands::negatives` for the rule every option follows).
 fn parse() -> Result<commands::Cli, clap::Error> {
-    fn negatives(command: clap::Command) -> clap::Command {
-        command
-            .mut_args(
-                |arg| if arg.get_action().takes_values() { arg.allow_negative_numbers(true) } else { arg },
-            )
-            .mut_subcommands(negatives)
-    }
-    let matches = negatives(commands::Cli::command()).try_get_matches()?;
+    let matches = commands::negatives(commands::Cli::command()).try_get_matches()?;
     commands::Cli::from_arg_matches(&matches)
 }
 
 /// The (sub)command the command line names, as `cairn remove`, for a refusal's pointer to help.
 fn command_path() -> String {
-    let root = commands::Cli::command();
+    let root = commands::whole_tree();
     let mut current = &root;
     let mut path = vec![root.get_name().to_owned()];
     for arg in std::env::args().skip(1) {

@@ -1,11 +1,11 @@
 //! `cairn completions SHELL`: the shell completion script, generated from the same clap
 //! definitions that parse the command line, so it never falls behind a new flag.
 
-use clap::{Args, CommandFactory};
+use clap::Args;
 use clap_complete::Shell;
 use serde::Serialize;
 
-use crate::commands::{Cli, GlobalArgs};
+use crate::commands::{GlobalArgs, whole_tree};
 use crate::error::CommandResult;
 use crate::printer::Printer;
 
@@ -24,7 +24,7 @@ struct Script {
 }
 
 pub fn run(_global: &GlobalArgs, args: CompletionsArgs, printer: &Printer) -> CommandResult {
-    let mut cmd = Cli::command();
+    let mut cmd = whole_tree();
     let mut out = Vec::new();
     clap_complete::generate(args.shell, &mut cmd, "cairn", &mut out);
     let script = String::from_utf8(out).map_err(|e| {

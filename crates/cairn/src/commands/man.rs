@@ -4,10 +4,10 @@
 
 use std::path::{Path, PathBuf};
 
-use clap::{Args, CommandFactory};
+use clap::Args;
 use serde::Serialize;
 
-use crate::commands::{Cli, GlobalArgs};
+use crate::commands::{GlobalArgs, whole_tree};
 use crate::error::{CommandError, CommandResult};
 use crate::printer::Printer;
 
@@ -30,7 +30,7 @@ pub fn run(_global: &GlobalArgs, args: ManArgs, printer: &Printer) -> CommandRes
     let failed =
         |e: std::io::Error| CommandError::from(cairn_lib::Error::io("write man pages to", &args.out, e));
     std::fs::create_dir_all(&args.out).map_err(failed)?;
-    let mut cmd = Cli::command().disable_help_subcommand(true);
+    let mut cmd = whole_tree().disable_help_subcommand(true);
     // Building names each subcommand `cairn-session-create`, which is its page's title.
     cmd.build();
     let mut pages = Vec::new();
