@@ -120,7 +120,7 @@ impl Command {
     }
 }
 
-/// The commands.
+/// The commands. Each one's arguments are built only once the parse reaches it (`deferred.rs`).
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Capture a target (a directory by default: the current one) as a new snapshot.
