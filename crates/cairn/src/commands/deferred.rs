@@ -6,7 +6,7 @@
 //! `defer`, which builds them when the parse enters that command. What shows the whole tree
 //! (completions, man pages) asks for it built at once with [`whole_tree`].
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::cell::Cell;
 
 use clap::builder::StyledStr;
 use clap::{ArgMatches, Args, Command, CommandFactory, FromArgMatches, Subcommand};
@@ -15,15 +15,18 @@ use clap::{ArgMatches, Args, Command, CommandFactory, FromArgMatches, Subcommand
 #[derive(Debug)]
 pub struct Deferred<T>(pub T);
 
-/// Set while [`whole_tree`] builds: nothing is deferred then.
-static WHOLE: AtomicBool = AtomicBool::new(false);
+thread_local! {
+    /// Set while [`whole_tree`] builds on this thread: nothing is deferred then. Per thread, so
+    /// a command line parsed on another thread meanwhile is still built on demand.
+    static WHOLE: Cell<bool> = const { Cell::new(false) };
+}
 
 /// The command line with every command built, as clap's generators need it: the help
 /// subcommand lists the subcommands each command has when the tree is built.
 pub fn whole_tree() -> Command {
-    WHOLE.store(true, Ordering::Relaxed);
+    WHOLE.set(true);
     let cmd = super::Cli::command();
-    WHOLE.store(false, Ordering::Relaxed);
+    WHOLE.set(false);
     cmd
 }
 
@@ -38,7 +41,7 @@ pub fn negatives(command: Command) -> Command {
 
 /// `cmd` built by `augment` now or, outside [`whole_tree`], when it is parsed.
 fn augmented(cmd: Command, augment: fn(Command) -> Command) -> Command {
-    if WHOLE.load(Ordering::Relaxed) { augment(cmd) } else { cmd.defer(augment) }
+    if WHOLE.get() { augment(cmd) } else { cmd.defer(augment) }
 }
 
 /// Runs `augment` on `cmd` keeping the description `cmd` has: the command's own (from its
