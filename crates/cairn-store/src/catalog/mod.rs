@@ -143,12 +143,25 @@ pub struct Catalog {
 /// megabyte on average (with 2 MB, it read back a megabyte).
 const CHECKPOINT_ON_CLOSE_ABOVE: u64 = 512 << 10;
 
+/// The mark while another process has the catalog open (a watcher, the MCP server, `cairn ui`).
+/// Its connection keeps the WAL index valid, so the next command reads nothing back; a
+/// checkpoint is then only a cost, two flushes and a copy of every page the WAL changed, which
+/// at the mark above fell to every other restore or 20-file save. This one leaves about ten
+/// such commands between checkpoints, and bounds what the first command after that process
+/// exits reads back.
+const CHECKPOINT_ON_CLOSE_WHILE_OPEN_ELSEWHERE_ABOVE: u64 = 4 << 20;
+
 impl Drop for Catalog {
     fn drop(&mut self) {
         // Readers first: a checkpoint cannot pass a reader's open transaction.
         self.readers.get_mut().unwrap_or_else(|p| p.into_inner()).clear();
         let wal = std::fs::metadata(room::side_file(&self.path, "-wal")).map_or(0, |m| m.len());
-        if wal > CHECKPOINT_ON_CLOSE_ABOVE {
+        let mark = if room::open_elsewhere(&self.path) {
+            CHECKPOINT_ON_CLOSE_WHILE_OPEN_ELSEWHERE_ABOVE
+        } else {
+            CHECKPOINT_ON_CLOSE_ABOVE
+        };
+        if wal > mark {
             let conn = self.conn.get_mut().unwrap_or_else(|p| p.into_inner());
             // Best effort: another process reading the catalog keeps the WAL until its own
             // close, or a later command's, checkpoints it.
@@ -348,5 +361,63 @@ mod tests {
         let again = Catalog::open(&path).unwrap();
         let kept: i64 = again.conn().query_row("SELECT COUNT(*) FROM scratch", [], |r| r.get(0)).unwrap();
         assert_eq!(kept, 2);
+    }
+
+    /// Where the process that [`hold_the_catalog_open_until_stdin_closes`] runs in opens it.
+    const HOLD: &str = "CAIRN_TEST_HOLD_CATALOG";
+
+    #[test]
+    fn a_wal_past_the_mark_stays_while_another_process_has_the_catalog_open() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("catalog.db");
+        let wal = dir.path().join("catalog.db-wal");
+        let catalog = Catalog::open(&path).unwrap();
+        catalog.conn().execute_batch("CREATE TABLE scratch(x)").unwrap();
+        // This process's own connections are not another process.
+        assert!(!room::open_elsewhere(&path));
+        drop(catalog);
+
+        let mut holder = std::process::Command::new(std::env::current_exe().unwrap())
+            .args(["--exact", "catalog::tests::hold_the_catalog_open_until_stdin_closes"])
+            .args(["--include-ignored", "--test-threads=1"])
+            .env(HOLD, &path)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let waited = std::time::Instant::now();
+        while !room::open_elsewhere(&path) {
+            assert!(waited.elapsed().as_secs() < 30, "the other process never opened the catalog");
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        let past_the_mark = || {
+            let catalog = Catalog::open(&path).unwrap();
+            let big = vec![7u8; 1 << 20];
+            catalog.conn().execute("INSERT INTO scratch VALUES (?1)", [&big]).unwrap();
+            let len = std::fs::metadata(&wal).unwrap().len();
+            assert!(len > CHECKPOINT_ON_CLOSE_ABOVE && len < CHECKPOINT_ON_CLOSE_WHILE_OPEN_ELSEWHERE_ABOVE);
+            drop(catalog);
+        };
+        past_the_mark();
+        assert!(std::fs::metadata(&wal).unwrap().len() > CHECKPOINT_ON_CLOSE_ABOVE, "checkpointed anyway");
+
+        drop(holder.stdin.take());
+        assert!(holder.wait().unwrap().success());
+        assert!(!room::open_elsewhere(&path));
+        past_the_mark();
+        assert_eq!(std::fs::metadata(&wal).map_or(0, |m| m.len()), 0, "the WAL was left behind");
+        let again = Catalog::open(&path).unwrap();
+        let kept: i64 = again.conn().query_row("SELECT COUNT(*) FROM scratch", [], |r| r.get(0)).unwrap();
+        assert_eq!(kept, 2);
+    }
+
+    /// The other process of the test above, which runs it; on its own it does nothing.
+    #[test]
+    #[ignore = "the test above runs it in a process of its own"]
+    fn hold_the_catalog_open_until_stdin_closes() {
+        let Some(path) = std::env::var_os(HOLD) else { return };
+        let conn = Connection::open(path).unwrap();
+        conn.query_row("SELECT COUNT(*) FROM sqlite_master", [], |r| r.get::<_, i64>(0)).unwrap();
+        std::io::Read::read_to_end(&mut std::io::stdin(), &mut Vec::new()).unwrap();
     }
 }

@@ -70,6 +70,27 @@ pub fn with_held<T>(
     use_file(&held[at].file).map(Some)
 }
 
+/// The byte of the WAL index every connection holds a shared lock on while it has the catalog
+/// open (SQLite's `UNIX_SHM_DMS`: after the 8 lock bytes that start at offset 120). The first
+/// connection to open the catalog, finding no other lock there, truncates the index.
+const OPEN_LOCK_BYTE: u64 = 128;
+
+/// True when another process has the catalog open: its lock on the WAL index keeps the index
+/// valid after this process closes, so the next command does not read the WAL back. POSIX
+/// locks of this process do not count (`F_GETLK` reports only others').
+pub(super) fn open_elsewhere(catalog: &Path) -> bool {
+    use rustix::process::{Flock, FlockOffsetType, FlockType, fcntl_getlk};
+    let probe = Flock {
+        start: OPEN_LOCK_BYTE,
+        length: 1,
+        pid: None,
+        typ: FlockType::WriteLock,
+        offset_type: FlockOffsetType::Set,
+    };
+    let found = with_held(&side_file(catalog, "-shm"), false, |file| Ok(fcntl_getlk(file, &probe)?));
+    matches!(found, Ok(Some(Some(_))))
+}
+
 /// The WAL index grows in regions of 32 KiB, each indexing 4,096 WAL frames (the first 4,062).
 const REGION: u64 = 32 * 1024;
 const FRAMES_PER_REGION: u64 = 4062;
