@@ -35,7 +35,7 @@ pub use blobs::BlobLocation;
 pub use events::Member;
 pub use lookups::BlobLookups;
 pub use snapshots::{NewSnapshot, SnapshotFilter};
-pub use statcache::{RowWrite, StatCacheWrite};
+pub use statcache::{RowWrite, StatCacheWrite, StoredDirRows};
 
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS packs(

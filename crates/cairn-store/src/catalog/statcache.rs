@@ -105,6 +105,9 @@ fn below(dir: &[u8]) -> (Vec<u8>, Vec<u8>) {
     ([dir, b"/"].concat(), [dir, b"0"].concat())
 }
 
+/// A target's directory rows as stored: by directory, its `meta` and `files` columns.
+pub type StoredDirRows = std::collections::HashMap<Vec<u8>, (Vec<u8>, Vec<u8>)>;
+
 impl Catalog {
     /// Reads a target's stat cache header.
     pub fn stat_cache(&self, target: &str) -> Result<Option<Vec<u8>>> {
@@ -120,6 +123,23 @@ impl Catalog {
         let mut stmt =
             reader.prepare_cached("SELECT meta FROM stat_cache_dirs WHERE target = ?1 AND dir = ?2")?;
         Ok(stmt.query_row(params![target, dir], |r| r.get(0)).optional()?)
+    }
+
+    /// Every directory row of `target` by directory, in one read, when there are at most
+    /// `limit`; `None` when there are more.
+    pub fn stat_cache_rows(&self, target: &str, limit: usize) -> Result<Option<StoredDirRows>> {
+        let reader = self.reader()?;
+        let mut stmt =
+            reader.prepare_cached("SELECT dir, meta, files FROM stat_cache_dirs WHERE target = ?1")?;
+        let mut rows = stmt.query([target])?;
+        let mut out = StoredDirRows::new();
+        while let Some(row) = rows.next()? {
+            if out.len() == limit {
+                return Ok(None);
+            }
+            out.insert(row.get(0)?, (row.get(1)?, row.get(2)?));
+        }
+        Ok(Some(out))
     }
 
     /// Both columns (`meta`, `files`) of a directory row.

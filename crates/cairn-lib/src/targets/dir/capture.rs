@@ -152,6 +152,10 @@ pub(crate) fn capture_observed(
         plan = None;
         report = walk_because(reason);
     }
+    if plan.is_none() {
+        // Every directory's row will be asked for.
+        old_cache.read_ahead()?;
+    }
     let setup = Setup { writer, root, meta: &meta, old_cache, filter, progress, scan_started_ns };
     match walk_tree(setup, JournalStart { token, plan, report })? {
         Walked::Done(captured) => Ok(*captured),

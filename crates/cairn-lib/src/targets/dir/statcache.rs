@@ -25,7 +25,7 @@ use super::journal::{DirSummary, JournalState, at_or_below};
 use crate::error::{Error, Result};
 use crate::id::ObjectId;
 use crate::store::Store;
-use crate::store::catalog::Catalog;
+use crate::store::catalog::{Catalog, StoredDirRows};
 use crate::tree::Extra;
 
 /// A path relative to the captured root, as raw bytes.
@@ -225,14 +225,21 @@ pub(crate) fn decode_column<T: DeserializeOwned>(tag: &[u8; 4], blob: &[u8]) -> 
     postcard::from_bytes(&raw).ok()
 }
 
-/// A target's stat cache, read a directory at a time.
+/// A target's stat cache, read a directory at a time, or all at once before a walk of the
+/// whole tree ([`StatCache::read_ahead`]).
 #[derive(Default)]
 pub(crate) struct StatCache<'s> {
     /// Where its rows are; none for a target without a (readable) cache.
     source: Option<(&'s Catalog, String)>,
     /// Where the last capture stood in the watcher's journal.
     pub(crate) journal: JournalState,
+    /// Every directory row by directory, once read ahead.
+    rows: std::sync::OnceLock<StoredDirRows>,
 }
+
+/// The most directory rows [`StatCache::read_ahead`] reads at once: some megabytes of rows at
+/// most, where a walk of more directories takes long enough for a lookup each not to matter.
+const READ_AHEAD_ROWS: usize = 4096;
 
 /// The kernel's coarse real-time clock, which stamps file times, in nanoseconds.
 pub(crate) fn coarse_now_ns() -> i64 {
@@ -293,7 +300,11 @@ impl<'s> StatCache<'s> {
             return Ok(Self::default());
         };
         Ok(match decode_column::<JournalState>(HEADER, &blob) {
-            Some(journal) => Self { source: Some((store.catalog(), target.to_owned())), journal },
+            Some(journal) => Self {
+                source: Some((store.catalog(), target.to_owned())),
+                journal,
+                rows: std::sync::OnceLock::new(),
+            },
             None => Self::default(),
         })
     }
@@ -342,12 +353,33 @@ impl<'s> StatCache<'s> {
         Ok(catalog.stat_cache_part(target, dir, key)?.and_then(|b| decode_column(FILES, &b)))
     }
 
+    /// Reads every directory row at once, where there are few enough: a walk of the whole
+    /// tree then reads each from memory, where a query each (a reader from the pool, a read
+    /// transaction, a search of the index) was a fifth of a no-change save's walk of 3,000
+    /// files. The capture holds the target's lock, so no row changes meanwhile.
+    pub(crate) fn read_ahead(&self) -> Result<()> {
+        let Some((catalog, target)) = &self.source else { return Ok(()) };
+        if self.rows.get().is_some() {
+            return Ok(());
+        }
+        if let Some(rows) = catalog.stat_cache_rows(target, READ_AHEAD_ROWS)? {
+            let _ = self.rows.set(rows);
+        }
+        Ok(())
+    }
+
     /// What the row of directory `dir` says of it, and its files as stored (a large
     /// directory's index, not its parts).
     pub(crate) fn row_stored(&self, dir: &[u8]) -> Result<(Option<RowMeta>, Option<StoredFiles>)> {
+        let decode = |meta: &[u8], files: &[u8]| {
+            (decode_column::<Option<RowMeta>>(META, meta).flatten(), decode_files(files))
+        };
+        if let Some(rows) = self.rows.get() {
+            return Ok(rows.get(dir).map_or((None, None), |(meta, files)| decode(meta, files)));
+        }
         let Some((catalog, target)) = &self.source else { return Ok((None, None)) };
         let Some((meta, files)) = catalog.stat_cache_row(target, dir)? else { return Ok((None, None)) };
-        Ok((decode_column::<Option<RowMeta>>(META, &meta).flatten(), decode_files(&files)))
+        Ok(decode(&meta, &files))
     }
 
     /// What the row of directory `dir` says of it (none when unknown or damaged).
@@ -443,6 +475,48 @@ mod tests {
 
     fn files_with(stamp: Stamp) -> DirFiles {
         DirFiles { scan_started_ns: SCAN, entries: vec![(b"f".to_vec(), entry(stamp))] }
+    }
+
+    #[test]
+    fn rows_read_ahead_are_the_rows_read_one_at_a_time() {
+        let dir = tempfile::tempdir().unwrap();
+        let tree = dir.path().join("tree");
+        for (path, text) in [("a/b/f", "1"), ("a/g", "2"), ("c/h", "3"), ("top", "4")] {
+            std::fs::create_dir_all(tree.join(path).parent().unwrap()).unwrap();
+            std::fs::write(tree.join(path), text).unwrap();
+        }
+        let store = crate::store::Store::open(&dir.path().join("store")).unwrap();
+        let key = "tree";
+        let writer = crate::store::writer::BlobWriter::new(&store);
+        let filter = super::super::capture::Filter { no_ignore: false, include_secrets: false };
+        let captured = super::super::capture::capture(&writer, &tree, &StatCache::default(), filter).unwrap();
+        writer.finish().unwrap();
+        captured.cache.store(&store, key).unwrap();
+
+        let show = |cache: &StatCache<'_>, dir: &[u8]| {
+            let (meta, files) = cache.row_stored(dir).unwrap();
+            let files = match files {
+                Some(StoredFiles::Whole(files)) => format!("{files:?}"),
+                Some(StoredFiles::Parts(_)) => "parts".to_owned(),
+                None => "none".to_owned(),
+            };
+            format!("{meta:?} {files}")
+        };
+        let one_at_a_time = StatCache::load(&store, key).unwrap();
+        let ahead = StatCache::load(&store, key).unwrap();
+        ahead.read_ahead().unwrap();
+        assert!(ahead.rows.get().is_some_and(|rows| rows.len() == 4), "the root, a, a/b and c");
+        for dir in [&b""[..], b"a", b"a/b", b"c", b"no-such-dir"] {
+            assert_eq!(show(&ahead, dir), show(&one_at_a_time, dir), "{}", String::from_utf8_lossy(dir));
+        }
+        let Ok((_, Some(StoredFiles::Whole(files)))) = ahead.row_stored(b"a/b") else {
+            panic!("a/b has no row")
+        };
+        assert_eq!(files.entries.iter().map(|(name, _)| name.as_slice()).collect::<Vec<_>>(), [b"f"]);
+        assert_eq!(show(&ahead, b"no-such-dir"), "None none");
+        // More rows than the limit: none are read ahead.
+        assert!(store.catalog().stat_cache_rows(key, 3).unwrap().is_none());
+        assert_eq!(store.catalog().stat_cache_rows(key, 4).unwrap().map(|rows| rows.len()), Some(4));
     }
 
     #[test]
