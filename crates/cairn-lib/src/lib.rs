@@ -33,7 +33,7 @@ pub use error::{ECHO_LIMIT, Error, ErrorKind, Hint, NO_STORE, NeutralWords, Oper
 pub use id::{MomentId, ObjectId, SessionId, SnapshotId};
 pub use name::{NAME_RULE, validate_name};
 pub use repository::Repository;
-pub use session::{Session, SessionOrigin};
+pub use session::{Session, SessionOrigin, SessionRef};
 pub use snapshot::{JournalReport, NotCovered, SecretEntry, SkippedEntry, Snapshot, SnapshotStats};
 pub use store::address::{
     CACHE_HOME_UNKNOWN, EnvLookup, STORE_UNKNOWN, StoreAddress, StoreOpener, store_path,

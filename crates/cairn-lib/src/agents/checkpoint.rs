@@ -28,7 +28,7 @@ use crate::Repository;
 use crate::error::{Error, Result};
 use crate::ops::moment::{AgentTurn, Moment, PartPlan, TakeOptions};
 use crate::ops::resolve::CallContext;
-use crate::session::Session;
+use crate::session::SessionRef;
 use crate::targets::Target;
 
 /// What a hook run did.
@@ -143,7 +143,7 @@ impl Repository {
 
     fn after_checkpoint(
         &self,
-        session: &Session,
+        session: &SessionRef,
         workspace: &str,
         moment: Moment,
     ) -> Result<CheckpointOutcome> {
@@ -166,7 +166,7 @@ impl Repository {
     /// The newest prompt turn of one agent session, and when it was taken.
     fn last_prompt_turn(
         &self,
-        session: &Session,
+        session: &SessionRef,
         agent: &str,
         agent_session: &str,
     ) -> Result<Option<(AgentTurn, String)>> {

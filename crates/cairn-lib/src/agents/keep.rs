@@ -8,14 +8,14 @@ use std::collections::HashSet;
 use crate::Repository;
 use crate::error::Result;
 use crate::id::MomentId;
-use crate::session::Session;
+use crate::session::SessionRef;
 
 impl Repository {
     /// Applies the checkpoint keep policy to `workspace`; `made` is always kept. Returns how
     /// many checkpoints it removed.
     pub(crate) fn apply_hooks_keep_policy(
         &self,
-        session: &Session,
+        session: &SessionRef,
         workspace: &str,
         made: MomentId,
     ) -> Result<usize> {

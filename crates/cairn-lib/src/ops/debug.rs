@@ -19,7 +19,7 @@ use super::document::DocumentSave;
 use super::resolve::CallContext;
 use crate::Repository;
 use crate::error::{Error, ErrorKind, Hint, Operation, Result, echo};
-use crate::session::Session;
+use crate::session::SessionRef;
 use crate::snapshot::{NotCovered, SkippedEntry, Snapshot, SnapshotStats};
 
 /// The target kind of debugger captures.
@@ -276,7 +276,7 @@ impl Repository {
 
     /// Loads one stored capture by snapshot id (or unique id prefix); `SNAPSHOT_NOT_FOUND`
     /// when the session holds no capture by that id.
-    pub fn debug_load(&self, session: &Session, id: &str) -> Result<(Snapshot, FrameCapture)> {
+    pub fn debug_load(&self, session: &SessionRef, id: &str) -> Result<(Snapshot, FrameCapture)> {
         let snapshot = self.find_debug_snapshot(session, id)?;
         let bytes = self.read_document(&snapshot)?;
         let capture = serde_json::from_slice(&bytes).map_err(|e| {
@@ -324,7 +324,7 @@ impl Repository {
         Ok(DebugDeleteResult { deleted, remaining })
     }
 
-    fn find_debug_snapshot(&self, resolved: &Session, id: &str) -> Result<Snapshot> {
+    fn find_debug_snapshot(&self, resolved: &SessionRef, id: &str) -> Result<Snapshot> {
         // Ids are shown as `snap-<uuid>`; the bare id and unique prefixes work too.
         let reference = id.trim().strip_prefix(ID_PREFIX).unwrap_or(id.trim());
         let missing = || {

@@ -86,7 +86,7 @@ impl Repository {
     pub fn list_kind(
         &self,
         kind: crate::targets::TargetKind,
-        session: &crate::session::Session,
+        session: &crate::session::SessionRef,
     ) -> Result<Vec<Snapshot>> {
         let filter = crate::store::catalog::SnapshotFilter::default();
         Ok(self

@@ -11,7 +11,7 @@ use std::path::Path;
 use crate::Repository;
 use crate::error::{Error, Hint, Operation, Result, echo};
 use crate::id::{SessionId, SnapshotId};
-use crate::session::Session;
+use crate::session::{Session, SessionRef};
 use crate::snapshot::Snapshot;
 use crate::store::catalog::SnapshotFilter;
 use crate::targets::TargetKind;
@@ -61,23 +61,27 @@ impl Repository {
 
     /// The session a call works in: `session`, named on the call, else the pin of `context`,
     /// else the current session, else `baseline`.
-    pub fn call_session(&self, session: Option<&str>, context: &CallContext) -> Result<Session> {
+    pub fn call_session(&self, session: Option<&str>, context: &CallContext) -> Result<SessionRef> {
         self.resolve_session(&context.choice(session.map(str::to_owned)))
     }
 
     /// The session a command with `choice` works in.
-    pub fn resolve_session(&self, choice: &SessionChoice) -> Result<Session> {
-        if let Some(s) = choice.session.as_deref().or(choice.pinned.as_deref()) {
-            return self.find_session(s);
-        }
-        match self.current_session_pointer()? {
-            Some(id) => self.catalog().find_session(&id)?.ok_or_else(|| {
-                Error::not_found(format!("the current session {id} no longer exists"))
-                    .hint(Hint::Run(Operation::UnsetSession))
-                    .hint(Hint::Run(Operation::SetSession))
-            }),
-            None => self.find_session(&SessionId::BASELINE.to_string()),
-        }
+    pub fn resolve_session(&self, choice: &SessionChoice) -> Result<SessionRef> {
+        let named = choice.session.as_deref().or(choice.pinned.as_deref());
+        let pointer = match named {
+            Some(_) => None,
+            None => self.current_session_pointer()?,
+        };
+        let looked_for =
+            named.map(str::to_owned).or(pointer.clone()).unwrap_or(SessionId::BASELINE.to_string());
+        let found = self.catalog().find_session_ref(&looked_for)?;
+        found.ok_or_else(|| match pointer {
+            Some(id) => Error::not_found(format!("the current session {id} no longer exists"))
+                .hint(Hint::Run(Operation::UnsetSession))
+                .hint(Hint::Run(Operation::SetSession)),
+            None => Error::not_found(format!("no session {:?}", echo(&looked_for)))
+                .hint(Hint::Run(Operation::ListSessions)),
+        })
     }
 
     /// Resolves `reference` (an id, a unique id prefix, a name, `latest` or `latest~N`) among
@@ -86,7 +90,7 @@ impl Repository {
     /// the snapshots of the scope's directory target only.
     pub fn resolve_snapshot(
         &self,
-        session: &Session,
+        session: &SessionRef,
         reference: &str,
         target: Option<&str>,
     ) -> Result<Snapshot> {
@@ -140,7 +144,7 @@ impl Repository {
     /// scope's directory target when no target was given.
     fn resolve_latest(
         &self,
-        session: &Session,
+        session: &SessionRef,
         all: Vec<Snapshot>,
         back: usize,
         target: Option<&str>,
@@ -229,7 +233,7 @@ pub(crate) fn scope_target(all: &[Snapshot], scope: &Path) -> Option<String> {
         .max_by_key(|t| Path::new(t).components().count())
 }
 
-fn not_found(reference: &str, session: &Session) -> Error {
+fn not_found(reference: &str, session: &SessionRef) -> Error {
     Error::not_found(format!("no snapshot {:?} in session {:?}", echo(reference), session.name))
         .hint(Hint::Run(Operation::ListSnapshots))
         .with_code("SNAPSHOT_NOT_FOUND")

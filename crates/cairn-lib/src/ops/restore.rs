@@ -264,7 +264,7 @@ impl Repository {
 
     fn restore_in_place(
         &self,
-        session: &crate::session::Session,
+        session: &crate::session::SessionRef,
         snapshot: Snapshot,
         want: &DirRoot,
         options: &RestoreOptions,

@@ -29,7 +29,7 @@ use crate::Repository;
 use crate::agents::{Agent, Layers};
 use crate::error::{Error, Hint, Result, echo};
 use crate::ops::compose::ComposeRollbackOptions;
-use crate::session::Session;
+use crate::session::SessionRef;
 use crate::targets::Target;
 
 /// Which turn to hand to this machine, and where to put it.
@@ -167,7 +167,7 @@ impl Repository {
 
     /// The moment `options.reference` names: a turn number among the project's turns, or a
     /// moment reference.
-    fn resume_moment(&self, session: &Session, options: &ResumeOptions) -> Result<Moment> {
+    fn resume_moment(&self, session: &SessionRef, options: &ResumeOptions) -> Result<Moment> {
         let Ok(number) = options.reference.trim().parse::<u64>() else {
             return self.resolve_moment(session, &options.reference);
         };
@@ -184,7 +184,7 @@ impl Repository {
     }
 
     /// The project a turn number is looked up in (see the module documentation).
-    fn resume_project(&self, session: &Session, options: &ResumeOptions) -> Result<String> {
+    fn resume_project(&self, session: &SessionRef, options: &ResumeOptions) -> Result<String> {
         if let Some(project) = &options.project {
             return old_root(project);
         }
@@ -220,7 +220,7 @@ impl Repository {
     /// records it as a fork; a conversation that cannot be moved is a note.
     fn resume_conversation(
         &self,
-        session: &Session,
+        session: &SessionRef,
         moment: &Moment,
         options: &ResumeOptions,
         result: &mut ResumeResult,
@@ -301,7 +301,7 @@ impl Repository {
     /// Rolls the moment's Compose projects back to their savepoints; a project this engine
     /// does not run is created from the new directory, its paths under the old root moved
     /// there. Without Docker, or when a rollback fails, a note says what to run where it can.
-    fn resume_compose(&self, session: &Session, moment: &Moment, result: &mut ResumeResult) {
+    fn resume_compose(&self, session: &SessionRef, moment: &Moment, result: &mut ResumeResult) {
         let parts: Vec<&MomentPart> = moment.parts.iter().filter(|p| p.kind == "compose").collect();
         if parts.is_empty() {
             return;

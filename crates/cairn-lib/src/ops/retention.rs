@@ -5,7 +5,7 @@ use std::time::Duration;
 use crate::Repository;
 use crate::error::Result;
 use crate::id::SnapshotId;
-use crate::session::Session;
+use crate::session::SessionRef;
 use crate::snapshot::Snapshot;
 use crate::store::catalog::SnapshotFilter;
 
@@ -69,7 +69,7 @@ impl Repository {
     /// the save's own result.
     pub(crate) fn apply_keep_policy(
         &self,
-        session: &Session,
+        session: &SessionRef,
         target: &str,
         made: SnapshotId,
     ) -> Result<Vec<Snapshot>> {
@@ -96,7 +96,7 @@ impl Repository {
     /// `safety.keep_within` removes on its own (a safety snapshot goes when either selects it),
     /// unlike `keep.*`, whose rules must all agree. `taken`, the safety snapshot the restore
     /// just took and reported, is always kept.
-    pub(crate) fn expire_safety(&self, session: &Session, target: &str, taken: SnapshotId) -> Result<()> {
+    pub(crate) fn expire_safety(&self, session: &SessionRef, target: &str, taken: SnapshotId) -> Result<()> {
         let cfg = self.config();
         let filter = SnapshotFilter { target: Some(target.to_owned()), include_safety: true };
         let safety: Vec<Snapshot> =
@@ -118,7 +118,7 @@ impl Repository {
     /// Removes (or, with `dry_run`, lists) the regular snapshots of `target` the rules select.
     pub(crate) fn remove_by_rules(
         &self,
-        session: &Session,
+        session: &SessionRef,
         target: &str,
         rules: &Rules,
         dry_run: bool,

@@ -205,7 +205,7 @@ impl Repository {
 
     /// The session a command given no `--session` works in.
     pub fn session_current(&self, context: &CallContext) -> Result<Session> {
-        let mut s = self.call_session(None, context)?;
+        let mut s = self.find_session(&self.call_session(None, context)?.id.to_string())?;
         s.current = true;
         Ok(s)
     }

@@ -5,7 +5,7 @@ use rusqlite::{Connection, OptionalExtension, params};
 use super::Catalog;
 use crate::error::{Error, Result};
 use crate::id::SessionId;
-use crate::model::session::{Session, SessionOrigin};
+use crate::model::session::{Session, SessionOrigin, SessionRef};
 
 pub(super) fn ensure_baseline(conn: &Connection) -> Result<()> {
     conn.execute(
@@ -65,6 +65,22 @@ impl Catalog {
             .optional()?)
     }
 
+    /// A session's id and name, by name or id, without its counts.
+    pub fn find_session_ref(&self, name_or_id: &str) -> Result<Option<SessionRef>> {
+        let conn = self.conn();
+        let mut stmt = conn.prepare_cached("SELECT id, name FROM sessions WHERE id = ?1 OR name = ?1")?;
+        let found = stmt
+            .query_row([name_or_id], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))
+            .optional()?;
+        found
+            .map(|(id, name)| {
+                let id = uuid::Uuid::parse_str(&id)
+                    .map_err(|e| Error::corrupt(format!("session id {id:?} does not parse: {e}")))?;
+                Ok(SessionRef { id: SessionId(id), name })
+            })
+            .transpose()
+    }
+
     /// Creates a session; with `from`, copies every membership of that session.
     pub fn create_session(&self, name: &str, from: Option<SessionId>) -> Result<SessionId> {
         if self.shared.is_some() {
@@ -114,5 +130,24 @@ impl Catalog {
         }
         tx.commit()?;
         Ok(freed as u64)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_session_is_found_by_name_or_id_with_or_without_its_counts() {
+        let dir = tempfile::tempdir().unwrap();
+        let catalog = Catalog::open(&dir.path().join("catalog.db")).unwrap();
+        let id = catalog.create_session("ocelot", None).unwrap();
+        let by_name = catalog.find_session_ref("ocelot").unwrap().unwrap();
+        assert_eq!(by_name, SessionRef { id, name: "ocelot".into() });
+        assert_eq!(catalog.find_session_ref(&id.to_string()).unwrap(), Some(by_name.clone()));
+        assert_eq!(catalog.find_session(&id.to_string()).unwrap().unwrap().to_ref(), by_name);
+        let baseline = catalog.find_session_ref("baseline").unwrap().unwrap();
+        assert_eq!(baseline.id, SessionId::BASELINE);
+        assert_eq!(catalog.find_session_ref("no-such-session").unwrap(), None);
     }
 }

@@ -4,6 +4,16 @@ use serde::{Deserialize, Serialize};
 
 use crate::id::SessionId;
 
+/// The session a command works in: what every operation needs of it. Finding it costs the
+/// same for any number of snapshots, where a [`Session`]'s counts sum every snapshot of it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionRef {
+    /// Its id.
+    pub id: SessionId,
+    /// Its unique name.
+    pub name: String,
+}
+
 /// A session record, as `session list` shows it.
 #[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Session {
@@ -26,6 +36,13 @@ pub struct Session {
     pub targets: Vec<String>,
     /// Logical bytes the session's snapshots hold: what a full copy of the session would cost.
     pub size_bytes: u64,
+}
+
+impl Session {
+    /// Its id and name, as an operation takes them.
+    pub fn to_ref(&self) -> SessionRef {
+        SessionRef { id: self.id, name: self.name.clone() }
+    }
 }
 
 /// Where a forked session came from.

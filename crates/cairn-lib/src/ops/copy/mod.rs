@@ -25,7 +25,7 @@ use super::moment::Moment;
 use super::resolve::CallContext;
 use crate::Repository;
 use crate::error::{Error, Result};
-use crate::session::Session;
+use crate::session::{Session, SessionRef};
 use crate::snapshot::Snapshot;
 use crate::store::catalog::SnapshotFilter;
 
@@ -145,8 +145,10 @@ impl Repository {
                 self.location()
             )));
         }
-        let session = self.call_session(options.session.as_deref(), context)?;
-        let selection = self.select(&session, options)?;
+        // The whole record: a destination without the session is given it as it is here.
+        let session =
+            self.find_session(&self.call_session(options.session.as_deref(), context)?.id.to_string())?;
+        let selection = self.select(&session.to_ref(), options)?;
         let _lock = destination.lock_target("copy", "a copy")?;
         let present = destination.check_room(&session, &selection)?;
         let session_created = destination.adopt_session(&session)?;
@@ -208,7 +210,7 @@ impl Repository {
     }
 
     /// The snapshots and moments `options` names in `session`, each once, oldest first.
-    fn select(&self, session: &Session, options: &CopyOptions) -> Result<Selection> {
+    fn select(&self, session: &SessionRef, options: &CopyOptions) -> Result<Selection> {
         let target =
             options.target.as_deref().map(crate::targets::Target::parse).transpose()?.map(|t| t.key());
         let mut snapshots: Vec<Snapshot> = Vec::new();
@@ -276,7 +278,7 @@ impl Repository {
             }
         }
         let moments: HashMap<String, String> = self
-            .moments_of(session)?
+            .moments_of(&session.to_ref())?
             .into_iter()
             .filter_map(|m| m.name.clone().map(|n| (n, m.id.to_string())))
             .collect();

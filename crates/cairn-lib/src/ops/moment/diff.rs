@@ -10,7 +10,7 @@ use crate::error::Result;
 use crate::id::SnapshotId;
 use crate::ops::diff::{DiffOptions, DiffResult};
 use crate::ops::resolve::CallContext;
-use crate::session::Session;
+use crate::session::SessionRef;
 
 /// Which moments to compare.
 #[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
@@ -94,7 +94,7 @@ impl Repository {
 
     fn diff_part(
         &self,
-        session: &Session,
+        session: &SessionRef,
         a: &MomentPart,
         b: Option<&MomentPart>,
         patch: bool,

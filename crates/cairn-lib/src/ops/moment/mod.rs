@@ -30,13 +30,13 @@ pub(crate) use save::{PartPlan, TakeOptions};
 use crate::error::{Error, Hint, Operation, Result, echo};
 
 use crate::Repository;
-use crate::session::Session;
+use crate::session::SessionRef;
 pub use crate::store::model::moment::{AgentTurn, ForkOrigin, Moment, MomentPart, TurnStart};
 
 impl Repository {
     /// The moments of `session` whose parts still exist, oldest first. A part whose
     /// snapshot was removed on its own is left out; a moment left with no part is not listed.
-    pub(crate) fn moments_of(&self, session: &Session) -> Result<Vec<Moment>> {
+    pub(crate) fn moments_of(&self, session: &SessionRef) -> Result<Vec<Moment>> {
         let mut out = Vec::new();
         for mut moment in self.catalog().list_moments(session.id)? {
             let mut kept = Vec::new();
@@ -55,7 +55,7 @@ impl Repository {
 
     /// The moment `reference` names in `session`: an id, a unique id prefix (4 characters or
     /// more), a name, or `latest`.
-    pub fn resolve_moment(&self, session: &Session, reference: &str) -> Result<Moment> {
+    pub fn resolve_moment(&self, session: &SessionRef, reference: &str) -> Result<Moment> {
         let found = if reference.trim() == "latest" {
             self.moments_of(session)?.pop()
         } else {
@@ -73,7 +73,7 @@ impl Repository {
     /// A prefix of both (ids made in the same millisecond share one) is refused, so that a
     /// command that destroys or overwrites never picks the wrong one; a prefix shared by
     /// several moments is taken as no moment, for the snapshot lookup to judge.
-    pub fn moment_for_snapshot_ref(&self, session: &Session, reference: &str) -> Result<Option<Moment>> {
+    pub fn moment_for_snapshot_ref(&self, session: &SessionRef, reference: &str) -> Result<Option<Moment>> {
         let Ok(Some(moment)) = self.find_moment(session, reference) else { return Ok(None) };
         if moment.name.as_deref() == Some(reference.trim()) {
             return Ok(Some(moment));
@@ -94,7 +94,7 @@ impl Repository {
 
     /// The moment `reference` names by name, id or unique id prefix (never `latest`, which
     /// a snapshot command keeps for snapshots); `None` when nothing matches.
-    pub fn find_moment(&self, session: &Session, reference: &str) -> Result<Option<Moment>> {
+    pub fn find_moment(&self, session: &SessionRef, reference: &str) -> Result<Option<Moment>> {
         let reference = reference.trim();
         let mut all = self.moments_of(session)?;
         if let Some(i) = all.iter().position(|m| m.name.as_deref() == Some(reference)) {

@@ -10,7 +10,7 @@ use super::Moment;
 use crate::Repository;
 use crate::error::{Error, Result};
 use crate::ops::resolve::CallContext;
-use crate::session::Session;
+use crate::session::SessionRef;
 
 /// Which moments to remove.
 #[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
@@ -89,7 +89,7 @@ impl Repository {
     }
 
     /// Removes `moments` and the part snapshots no other moment holds.
-    pub(crate) fn drop_moments(&self, session: &Session, moments: &[Moment]) -> Result<()> {
+    pub(crate) fn drop_moments(&self, session: &SessionRef, moments: &[Moment]) -> Result<()> {
         let targets: Vec<String> =
             moments.iter().flat_map(|m| m.parts.iter().map(|p| p.target.clone())).collect();
         let _locks = self.lock_targets(&targets, "a remove")?;

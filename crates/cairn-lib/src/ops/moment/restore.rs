@@ -19,7 +19,7 @@ use crate::ops::compose::ComposeRollbackOptions;
 use crate::ops::resolve::CallContext;
 use crate::ops::restore::RestoreOptions;
 use crate::ops::transcript::AgentPlaces;
-use crate::session::Session;
+use crate::session::SessionRef;
 
 /// Which moment to restore, and which of its parts.
 #[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
@@ -180,7 +180,7 @@ impl Repository {
     /// Restores the parts of `moment` that `options.only` selects.
     pub(crate) fn restore_moment(
         &self,
-        session: &Session,
+        session: &SessionRef,
         moment: Moment,
         options: &MomentRestoreOptions,
     ) -> Result<MomentRestoreResult> {
@@ -232,7 +232,7 @@ impl Repository {
 
     fn restore_part(
         &self,
-        session: &Session,
+        session: &SessionRef,
         part: &MomentPart,
         options: &MomentRestoreOptions,
     ) -> Result<RestoredPart> {
@@ -283,7 +283,7 @@ impl Repository {
     /// What restoring `part` would do, changing nothing.
     fn preview_part(
         &self,
-        session: &Session,
+        session: &SessionRef,
         part: &MomentPart,
         options: &MomentRestoreOptions,
     ) -> Result<RestoredPart> {
@@ -318,7 +318,7 @@ impl Repository {
     }
 
     /// Undoes restored parts, newest first; says what was undone (and what could not be).
-    fn undo_parts(&self, session: &Session, done: &[RestoredPart]) -> String {
+    fn undo_parts(&self, session: &SessionRef, done: &[RestoredPart]) -> String {
         let in_session = Some(session.id.to_string());
         let mut said = Vec::new();
         for part in done.iter().rev() {
@@ -367,7 +367,11 @@ impl Repository {
 
 /// The restore of a moment's directory part: its snapshot over its target, narrowed as the
 /// moment's options say.
-fn dir_part_options(session: &Session, part: &MomentPart, options: &MomentRestoreOptions) -> RestoreOptions {
+fn dir_part_options(
+    session: &SessionRef,
+    part: &MomentPart,
+    options: &MomentRestoreOptions,
+) -> RestoreOptions {
     RestoreOptions {
         reference: Some(part.snapshot.to_string()),
         target: Some(part.target.clone()),

@@ -24,7 +24,7 @@ use crate::ops::diff::DiffOptions;
 use crate::ops::resolve::CallContext;
 use crate::ops::restore::RestoreRule;
 use crate::ops::transcript::AgentPlaces;
-use crate::session::Session;
+use crate::session::SessionRef;
 use crate::targets::Target;
 
 /// Which turns to list.
@@ -313,7 +313,7 @@ impl Repository {
     /// inside a turn.
     pub(crate) fn agent_changes_rule(
         &self,
-        session: &Session,
+        session: &SessionRef,
         moment: &Moment,
         workspace: &str,
     ) -> Result<RestoreRule> {
@@ -333,7 +333,7 @@ impl Repository {
     /// The root of `moment`'s part for `workspace`, if it has one.
     fn workspace_root(
         &self,
-        session: &Session,
+        session: &SessionRef,
         moment: &Moment,
         workspace: &str,
     ) -> Result<Option<ObjectId>> {
@@ -355,7 +355,7 @@ impl ProjectTurns {
     /// The turns of the project `directory` is in: the turns taken of it, or else of the
     /// nearest directory above it that has some (an agent's project root, when the command
     /// runs in a subdirectory).
-    fn of(store: &Repository, session: &Session, directory: &str) -> Result<Self> {
+    fn of(store: &Repository, session: &SessionRef, directory: &str) -> Result<Self> {
         if directory.is_empty() {
             return Err(Error::invalid("no workspace directory given; pass one"));
         }
@@ -384,13 +384,13 @@ impl ProjectTurns {
         Ok(Self { workspace: asked, moments: Vec::new() })
     }
 
-    fn agent_rule(&self, store: &Repository, session: &Session, moment: &Moment) -> Result<RestoreRule> {
+    fn agent_rule(&self, store: &Repository, session: &SessionRef, moment: &Moment) -> Result<RestoreRule> {
         store.agent_changes_rule(session, moment, &self.workspace)
     }
 
     /// The rule that takes back turn `moment`'s file changes: from its checkpoint to the next
     /// turn's, or to the newest agent checkpoint when it is the last turn.
-    fn undo_rule(&self, store: &Repository, session: &Session, moment: &Moment) -> Result<RestoreRule> {
+    fn undo_rule(&self, store: &Repository, session: &SessionRef, moment: &Moment) -> Result<RestoreRule> {
         let turn = moment.turn.as_ref().ok_or_else(|| Error::invalid("only an agent turn can be undone"))?;
         let before = self
             .dir_root(store, session, moment)?
@@ -417,7 +417,12 @@ impl ProjectTurns {
     }
 
     /// The root of `moment`'s part for this project's workspace, if it has one.
-    fn dir_root(&self, store: &Repository, session: &Session, moment: &Moment) -> Result<Option<ObjectId>> {
+    fn dir_root(
+        &self,
+        store: &Repository,
+        session: &SessionRef,
+        moment: &Moment,
+    ) -> Result<Option<ObjectId>> {
         store.workspace_root(session, moment, &self.workspace)
     }
 
@@ -474,7 +479,7 @@ impl ProjectTurns {
     }
 
     /// Turn `reference` (a number in the newest agent session's lineage) or a moment reference.
-    fn resolve(&self, store: &Repository, session: &Session, reference: &str) -> Result<Moment> {
+    fn resolve(&self, store: &Repository, session: &SessionRef, reference: &str) -> Result<Moment> {
         if let Ok(number) = reference.trim().parse::<u64>() {
             let newest = self.newest_session().unwrap_or_default();
             return self.in_lineage(&newest, number).cloned().ok_or_else(|| {

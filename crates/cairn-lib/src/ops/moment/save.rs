@@ -15,7 +15,7 @@ use crate::name::validate_name;
 use crate::ops::resolve::CallContext;
 use crate::ops::save::SaveOptions;
 use crate::ops::transcript::AgentPlaces;
-use crate::session::Session;
+use crate::session::SessionRef;
 use crate::snapshot::Snapshot;
 use crate::store::catalog::SnapshotFilter;
 use crate::targets::Target;
@@ -157,7 +157,7 @@ impl Repository {
     /// when `take.skip_if_unchanged` and nothing changed.
     pub(crate) fn take_moment(
         &self,
-        session: &Session,
+        session: &SessionRef,
         plans: &[PartPlan],
         take: &TakeOptions,
     ) -> Result<Option<MomentSaveResult>> {
@@ -236,7 +236,7 @@ impl Repository {
     /// and the plan allows reusing it.
     fn take_part(
         &self,
-        session: &Session,
+        session: &SessionRef,
         plan: &PartPlan,
         take: &TakeOptions,
     ) -> Result<(Taken, Vec<Snapshot>)> {
@@ -280,7 +280,7 @@ impl Repository {
     }
 
     /// Takes back the new snapshots of a moment that failed; the words that say so.
-    fn take_back(&self, session: &Session, taken: &[Taken]) -> String {
+    fn take_back(&self, session: &SessionRef, taken: &[Taken]) -> String {
         let mut undone = Vec::new();
         for t in taken.iter().filter(|t| t.fresh) {
             if self.catalog().remove_membership(session.id, t.snapshot.id).is_ok() {
@@ -295,13 +295,13 @@ impl Repository {
     }
 
     /// The newest regular snapshot of `target` in `session`.
-    pub(crate) fn last_snapshot_of(&self, session: &Session, target: &str) -> Result<Option<Snapshot>> {
+    pub(crate) fn last_snapshot_of(&self, session: &SessionRef, target: &str) -> Result<Option<Snapshot>> {
         let filter = SnapshotFilter { target: Some(target.to_owned()), include_safety: false };
         Ok(self.catalog().list_snapshots(session.id, &filter)?.pop())
     }
 
     /// The snapshot id of a moment part, checked to still be in `session`.
-    pub(crate) fn part_snapshot(&self, session: &Session, part: &MomentPart) -> Result<Snapshot> {
+    pub(crate) fn part_snapshot(&self, session: &SessionRef, part: &MomentPart) -> Result<Snapshot> {
         self.catalog().get_snapshot(session.id, part.snapshot)?.ok_or_else(|| {
             Error::not_found(format!("the {} part of the moment ({}) was removed", part.kind, part.snapshot))
         })

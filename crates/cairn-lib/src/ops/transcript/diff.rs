@@ -11,7 +11,7 @@ use crate::Repository;
 use crate::error::Result;
 use crate::ops::diff::{DiffResult, DiffSummary};
 use crate::ops::resolve::CallContext;
-use crate::session::Session;
+use crate::session::SessionRef;
 use crate::snapshot::Snapshot;
 
 /// What to compare.
@@ -56,7 +56,7 @@ impl Repository {
     /// The diff once the older side is resolved; `Repository::diff` enters here for transcripts.
     pub(crate) fn transcript_diff_from(
         &self,
-        session: &Session,
+        session: &SessionRef,
         from: Snapshot,
         to: Option<&str>,
     ) -> Result<TranscriptDiffResult> {
@@ -80,7 +80,7 @@ impl Repository {
     /// the entries in [`DiffResult::transcript`].
     pub(crate) fn diff_transcript_generic(
         &self,
-        session: &Session,
+        session: &SessionRef,
         from: Snapshot,
         to: Option<&str>,
     ) -> Result<DiffResult> {

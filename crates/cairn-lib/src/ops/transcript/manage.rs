@@ -191,7 +191,7 @@ impl Repository {
 
     /// Removes the `pi --fork` copy `snapshot`'s save wrote, unless another snapshot of the
     /// session wrote the same file since.
-    fn remove_fork_file(&self, session: &crate::Session, snapshot: &Snapshot) -> Result<Option<PathBuf>> {
+    fn remove_fork_file(&self, session: &crate::SessionRef, snapshot: &Snapshot) -> Result<Option<PathBuf>> {
         let fork_file = |s: &Snapshot| {
             serde_json::from_value::<super::Details>(s.details.clone()).ok().and_then(|d| d.fork_file)
         };

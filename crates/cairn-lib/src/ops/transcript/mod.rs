@@ -35,7 +35,7 @@ use crate::Repository;
 use crate::agents::places::AgentEnv;
 use crate::error::{Error, ErrorKind, Hint, Operation, Result, echo};
 use crate::name::validate_name;
-use crate::session::Session;
+use crate::session::SessionRef;
 use crate::snapshot::Snapshot;
 use crate::store::address::EnvLookup;
 
@@ -193,7 +193,7 @@ pub(crate) fn summary_of(snapshot: &Snapshot) -> Option<TranscriptSummary> {
 impl Repository {
     /// The transcript snapshot `reference` names in `session`: a name (looked up across every
     /// transcript file), an id or a unique id prefix.
-    pub(crate) fn find_transcript(&self, session: &Session, reference: &str) -> Result<Snapshot> {
+    pub(crate) fn find_transcript(&self, session: &SessionRef, reference: &str) -> Result<Snapshot> {
         let reference = reference.trim();
         if reference.is_empty() {
             return Err(Error::invalid("the transcript snapshot name is empty; pass a name"));
@@ -222,7 +222,7 @@ impl Repository {
 
     /// The transcript snapshot saved under `name`, and nothing else: no id, no prefix, no
     /// `latest` (what a front that speaks of snapshots by name only takes).
-    pub(crate) fn find_transcript_by_name(&self, session: &Session, name: &str) -> Result<Snapshot> {
+    pub(crate) fn find_transcript_by_name(&self, session: &SessionRef, name: &str) -> Result<Snapshot> {
         let name = name.trim();
         if name.is_empty() {
             return Err(Error::invalid(
@@ -240,7 +240,7 @@ impl Repository {
 
     /// The transcript snapshot holding `name` in `session`, newest first should two ever hold
     /// it (a forced save interrupted between its two steps).
-    pub(crate) fn transcript_named(&self, session: &Session, name: &str) -> Result<Option<Snapshot>> {
+    pub(crate) fn transcript_named(&self, session: &SessionRef, name: &str) -> Result<Option<Snapshot>> {
         Ok(self.list_kind(KIND, session)?.into_iter().rev().find(|s| s.name.as_deref() == Some(name)))
     }
 
