@@ -237,8 +237,10 @@ pub(crate) struct StatCache<'s> {
     rows: std::sync::OnceLock<StoredDirRows>,
 }
 
-/// The most directory rows [`StatCache::read_ahead`] reads at once: some megabytes of rows at
-/// most, where a walk of more directories takes long enough for a lookup each not to matter.
+/// The most directory rows [`StatCache::read_ahead`] reads at once. A row holds at most some
+/// 128 files' entries, compressed (a larger directory keeps them in parts, read as before), so
+/// this bounds the rows held in memory; a walk of more directories takes long enough for a
+/// lookup each not to matter.
 const READ_AHEAD_ROWS: usize = 4096;
 
 /// The kernel's coarse real-time clock, which stamps file times, in nanoseconds.
