@@ -25,12 +25,14 @@ const SELECT: &str = "SELECT s.id, s.name, s.created_at, s.from_session,
             JOIN snapshots x ON x.id = m.snapshot_id WHERE m.session_id = s.id AND x.safety = 0)
      FROM sessions s";
 
+/// The session id in column `i`, read as `text`.
+fn parse(i: usize, text: String) -> rusqlite::Result<SessionId> {
+    uuid::Uuid::parse_str(&text)
+        .map(SessionId)
+        .map_err(|e| rusqlite::Error::FromSqlConversionFailure(i, rusqlite::types::Type::Text, Box::new(e)))
+}
+
 fn from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Session> {
-    let parse = |i: usize, s: String| {
-        uuid::Uuid::parse_str(&s).map(SessionId).map_err(|e| {
-            rusqlite::Error::FromSqlConversionFailure(i, rusqlite::types::Type::Text, Box::new(e))
-        })
-    };
     let from: Option<String> = r.get(3)?;
     let targets: String = r.get(5)?;
     let mut targets: Vec<String> = targets.split(',').filter(|t| !t.is_empty()).map(str::to_owned).collect();
@@ -69,16 +71,8 @@ impl Catalog {
     pub fn find_session_ref(&self, name_or_id: &str) -> Result<Option<SessionRef>> {
         let conn = self.conn();
         let mut stmt = conn.prepare_cached("SELECT id, name FROM sessions WHERE id = ?1 OR name = ?1")?;
-        let found = stmt
-            .query_row([name_or_id], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))
-            .optional()?;
-        found
-            .map(|(id, name)| {
-                let id = uuid::Uuid::parse_str(&id)
-                    .map_err(|e| Error::corrupt(format!("session id {id:?} does not parse: {e}")))?;
-                Ok(SessionRef { id: SessionId(id), name })
-            })
-            .transpose()
+        let row = |r: &rusqlite::Row<'_>| Ok(SessionRef { id: parse(0, r.get(0)?)?, name: r.get(1)? });
+        Ok(stmt.query_row([name_or_id], row).optional()?)
     }
 
     /// Creates a session; with `from`, copies every membership of that session.
