@@ -49,6 +49,59 @@ pub trait Backend: Send + Sync {
 
     /// Where the objects are, for messages.
     fn describe(&self) -> String;
+
+    /// Does as much of `put_if_absent(key, data)` as can be done without `key` showing the
+    /// object: a local store writes and flushes its temp file, so that flush can run beside
+    /// other work (a snapshot's record beside its last pack's). [`Backend::publish`] finishes
+    /// the put; a staged object never published is gone with its [`Staged`].
+    fn stage(&self, key: &str, data: &[u8]) -> Result<Staged> {
+        Ok(Staged { key: key.to_owned(), held: Held::Bytes(data.to_vec()) })
+    }
+
+    /// Publishes what [`Backend::stage`] wrote as `put_if_absent` would; returns whether it
+    /// wrote.
+    fn publish(&self, staged: Staged) -> Result<bool> {
+        let data = staged.bytes()?;
+        self.put_if_absent(&staged.key, &data)
+    }
+}
+
+/// An object [`Backend::stage`] wrote and no key shows yet.
+#[must_use = "a staged object is deleted unless it is published"]
+pub struct Staged {
+    key: String,
+    held: Held,
+}
+
+enum Held {
+    Bytes(Vec<u8>),
+    /// A flushed temp file; `None` once it is renamed into place.
+    File(Option<PathBuf>),
+}
+
+impl Staged {
+    /// The key it is staged for.
+    pub fn key(&self) -> &str {
+        &self.key
+    }
+
+    /// Its bytes, for a backend that publishes by a plain put.
+    fn bytes(&self) -> Result<Vec<u8>> {
+        match &self.held {
+            Held::Bytes(data) => Ok(data.clone()),
+            Held::File(Some(path)) => std::fs::read(path).at("read", path),
+            Held::File(None) => Err(Error::invalid(format!("object {} was published already", self.key))),
+        }
+    }
+}
+
+impl Drop for Staged {
+    fn drop(&mut self) {
+        if let Held::File(Some(path)) = &self.held {
+            // Best effort: the next command removes what is left in tmp/ anyway.
+            let _ = std::fs::remove_file(path);
+        }
+    }
 }
 
 /// A mutable object's bytes and the tag of this version of it.
@@ -198,6 +251,32 @@ impl Backend for LocalBackend {
         std::fs::rename(&tmp, &dest).at("publish", &dest)?;
         // The object exists for the engine once this returns; a crash must not take it back.
         sync_dir(parent)?;
+        Ok(true)
+    }
+
+    fn stage(&self, key: &str, data: &[u8]) -> Result<Staged> {
+        let parent = self.path(key);
+        let parent = parent.parent().ok_or_else(|| Error::invalid(format!("bad object key {key:?}")))?;
+        if key.starts_with("packs/") && !parent.exists() {
+            create_fan_out(parent.parent().unwrap_or(parent))?;
+        }
+        create_dir_durably(parent)?;
+        let tmp = write_temp(&self.tmp, data)?;
+        Ok(Staged { key: key.to_owned(), held: Held::File(Some(tmp)) })
+    }
+
+    fn publish(&self, mut staged: Staged) -> Result<bool> {
+        let Held::File(Some(tmp)) = &mut staged.held else {
+            let data = staged.bytes()?;
+            return self.put_if_absent(&staged.key, &data);
+        };
+        let dest = self.path(&staged.key);
+        if dest.exists() {
+            return Ok(false);
+        }
+        std::fs::rename(&*tmp, &dest).at("publish", &dest)?;
+        staged.held = Held::File(None);
+        sync_dir(dest.parent().unwrap_or(Path::new("/")))?;
         Ok(true)
     }
 
@@ -360,5 +439,36 @@ impl Backend for MemoryBackend {
 
     fn describe(&self) -> String {
         "an in-memory store".to_owned()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn temp_files(tmp: &Path) -> usize {
+        std::fs::read_dir(tmp).unwrap().count()
+    }
+
+    #[test]
+    fn a_staged_object_waits_flushed_in_tmp_until_published_and_is_gone_if_dropped() {
+        let dir = tempfile::tempdir().unwrap();
+        let (root, tmp) = (dir.path().join("objects"), dir.path().join("tmp"));
+        create_dir_durably(&tmp).unwrap();
+        let backend = LocalBackend::new(root.clone(), tmp.clone());
+
+        let staged = backend.stage("records/a.json", b"a").unwrap();
+        assert_eq!(temp_files(&tmp), 1);
+        assert!(!root.join("records/a.json").exists());
+        assert!(backend.publish(staged).unwrap());
+        assert_eq!(std::fs::read(root.join("records/a.json")).unwrap(), b"a");
+        assert_eq!(temp_files(&tmp), 0, "renamed into place");
+        let again = backend.stage("records/a.json", b"other").unwrap();
+        assert!(!backend.publish(again).unwrap(), "an object is published once");
+        assert_eq!(std::fs::read(root.join("records/a.json")).unwrap(), b"a");
+
+        drop(backend.stage("records/b.json", b"b").unwrap());
+        assert_eq!(temp_files(&tmp), 0, "removed when dropped");
+        assert!(!root.join("records/b.json").exists());
     }
 }

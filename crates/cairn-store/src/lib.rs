@@ -74,7 +74,7 @@ use std::sync::Arc;
 use crate::config::Config;
 use crate::error::{Error, IoContext, Result};
 use crate::id::{ObjectId, SessionId};
-pub use backend::{Backend, LocalBackend, MemoryBackend};
+pub use backend::{Backend, LocalBackend, MemoryBackend, Staged};
 use catalog::Catalog;
 pub use crypto::Secret;
 use layout::{Created, Layout};

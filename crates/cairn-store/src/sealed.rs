@@ -6,7 +6,7 @@
 
 use std::sync::Arc;
 
-use super::backend::{Backend, Versioned};
+use super::backend::{Backend, Staged, Versioned};
 use super::crypto::{self, RepoKey};
 use crate::error::{Error, Result};
 
@@ -104,6 +104,17 @@ impl Backend for SealedBackend {
             return self.inner.put_versioned(key, data, expected);
         }
         self.inner.put_versioned(key, &self.seal(key, data), expected)
+    }
+
+    fn stage(&self, key: &str, data: &[u8]) -> Result<Staged> {
+        if passes(key) {
+            return self.inner.stage(key, data);
+        }
+        self.inner.stage(key, &self.seal(key, data))
+    }
+
+    fn publish(&self, staged: Staged) -> Result<bool> {
+        self.inner.publish(staged)
     }
 
     fn describe(&self) -> String {

@@ -297,12 +297,19 @@ impl<'s> BlobWriter<'s> {
         Ok(self.suspect()?.is_empty())
     }
 
-    /// Publishes whatever is still buffered. Call before committing the record that refers to it.
-    pub fn finish(&self) -> Result<()> {
+    /// Compresses the frames still being gathered into the pack, so [`BlobWriter::totals`] is
+    /// final before [`BlobWriter::finish`] writes it.
+    pub fn close_frames(&self) -> Result<()> {
         let frames = std::mem::take(&mut self.lock().frames);
         for frame in frames.into_values().filter(|f| !f.is_empty()) {
             self.pack_frame(frame)?;
         }
+        Ok(())
+    }
+
+    /// Publishes whatever is still buffered. Call before committing the record that refers to it.
+    pub fn finish(&self) -> Result<()> {
+        self.close_frames()?;
         let rest = std::mem::take(&mut self.lock().pack);
         if !rest.is_empty() {
             self.publish(rest)?;

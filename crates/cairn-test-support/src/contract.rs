@@ -54,6 +54,15 @@ pub fn objects(backend: &dyn Backend) {
     assert!(backend.put_versioned("names/n", b"two", Some(&first.tag)).unwrap());
     assert!(!backend.put_versioned("names/n", b"three", Some(&first.tag)).unwrap(), "a stale update loses");
     assert_eq!(backend.get_versioned("names/n").unwrap().unwrap().data, b"two");
+
+    // A staged object shows under its key only once published, and never if it is dropped.
+    let staged = backend.stage("records/2.json", b"staged").unwrap();
+    assert_eq!(staged.key(), "records/2.json");
+    assert_eq!(backend.size("records/2.json").unwrap(), None, "staged, not yet published");
+    assert!(backend.publish(staged).unwrap());
+    assert_eq!(backend.get("records/2.json").unwrap(), b"staged");
+    drop(backend.stage("records/3.json", b"dropped").unwrap());
+    assert_eq!(backend.size("records/3.json").unwrap(), None, "dropped unpublished");
 }
 
 /// A tree saved through the library restores byte for byte into a new directory.

@@ -272,7 +272,10 @@ fn a_save_killed_at_each_fault_point_is_cleaned_up_by_the_next_command() {
         // What the kill left behind.
         match point {
             "pack-half-written" => {
-                assert_eq!(common::entries(&tmp).len(), 1, "{point}: no half-written pack in tmp");
+                // The half-written pack, and the record staged beside the last pack if its
+                // save got that far.
+                let left = common::entries(&tmp);
+                assert!(matches!(left.len(), 1 | 2), "{point}: no half-written pack in tmp: {left:?}");
                 assert_eq!(pack_files(&env), packs);
             }
             "pack-published" => assert_eq!(pack_files(&env).len(), packs.len() + 1, "{point}"),

@@ -10,6 +10,7 @@ use crate::id::SnapshotId;
 use crate::ops::save::SaveOptions;
 use crate::snapshot::Snapshot;
 use crate::store::catalog::StatCacheWrite;
+use crate::store::snapshot_records::{SnapshotClaim, StagedRecord};
 use crate::store::writer::BlobWriter;
 use crate::targets::dir::Progress;
 use crate::targets::dir::capture::{self, Uncovered};
@@ -28,18 +29,19 @@ pub(crate) struct DirCapture {
 pub(crate) struct PublishedCapture<'a> {
     writer: BlobWriter<'a>,
     pub snapshot: Snapshot,
+    record: StagedRecord,
+    claim: SnapshotClaim,
     pub uncovered: Uncovered,
     cache: Option<StatCacheWrite>,
-    force: bool,
 }
 
 impl PublishedCapture<'_> {
     /// Commits the snapshot record, with the stat cache rows its capture changed.
     pub(crate) fn commit(self) -> Result<DirCapture> {
-        let Self { writer, snapshot, uncovered, cache, force } = self;
+        let Self { writer, snapshot, record, claim, uncovered, cache } = self;
         writer
             .store()
-            .commit_snapshot_with(&snapshot, force, cache.as_ref())
+            .commit_staged_snapshot(&snapshot, record, claim, cache.as_ref())
             .inspect_err(|_| writer.abandon())?;
         Ok(DirCapture { snapshot, uncovered })
     }
@@ -63,7 +65,7 @@ impl Repository {
         let include_secrets = options.include_secrets || self.config().secrets_include();
         let filter = capture::Filter { no_ignore: options.no_ignore, include_secrets };
         let captured = capture::capture_observed(&writer, path, &old_cache, filter, progress)
-            .and_then(|c| writer.finish().map(|()| c))
+            .and_then(|c| writer.close_frames().map(|()| c))
             .inspect_err(|_| writer.abandon())?;
         drop(old_cache);
         let (new_bytes, stored_bytes) = writer.totals();
@@ -85,7 +87,28 @@ impl Repository {
             details: serde_json::json!({ "no_ignore": options.no_ignore, "include_secrets": include_secrets }),
             root: Some(captured.root),
         };
+        // The record is written and flushed while the last pack is, and its name claimed; it is
+        // published once the packs it refers to are.
+        let store = self.store();
+        let (claim, record) = std::thread::scope(|scope| {
+            let staging = scope.spawn(|| store.stage_snapshot(&snapshot));
+            let claim = writer.finish().and_then(|()| store.claim_snapshot(&snapshot, options.force));
+            (claim, staging.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
+        });
+        let (claim, record) = match (claim, record) {
+            (Ok(claim), Ok(record)) => (claim, record),
+            (Ok(_), Err(e)) => {
+                // Best effort: an unreleased claim expires on its own.
+                let _ = store.release_name(&snapshot);
+                writer.abandon();
+                return Err(e);
+            }
+            (Err(e), _) => {
+                writer.abandon();
+                return Err(e);
+            }
+        };
         let cache = captured.cache.into_write().inspect_err(|_| writer.abandon())?;
-        Ok(PublishedCapture { writer, snapshot, uncovered: captured.uncovered, cache, force: options.force })
+        Ok(PublishedCapture { writer, snapshot, record, claim, uncovered: captured.uncovered, cache })
     }
 }
