@@ -18,7 +18,7 @@ use crate::ops::save::Progress;
 use crate::snapshot::Snapshot;
 use crate::store::catalog::room;
 use crate::targets::dir::restore::{creation_plan, restore_fresh};
-use crate::targets::dir::statcache::{StatCache, settle_clock};
+use crate::targets::dir::statcache::{StatCache, settling};
 use crate::tree::DirRoot;
 
 /// About what the stat cache of one restored file costs the catalog, WAL included.
@@ -153,7 +153,7 @@ impl Repository {
                 "the store's disk is short of room, so no stat cache was kept for {}: its first save reads every file",
                 canonical.display()
             ));
-        } else if let Err(e) = StatCache::store_written(self, &key, settle_clock(&written), written) {
+        } else if let Err(e) = StatCache::store_written(self, &key, settling(&written), written) {
             self.notice(&format!(
                 "no stat cache was kept for {} ({e}): its first save reads every file",
                 canonical.display()

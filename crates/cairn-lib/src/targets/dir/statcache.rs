@@ -249,17 +249,12 @@ pub(crate) fn coarse_now_ns() -> i64 {
     t.tv_sec * 1_000_000_000 + t.tv_nsec
 }
 
-/// Waits for the coarse clock (which stamps file times) to tick past the last write and past
-/// every ctime recorded in `written`, and returns the new time: files written before it are
-/// then trusted by the racy-git rule. The kernel may stamp an inode whose times were just read
-/// with a fine-grained time (multigrain timestamps), up to a tick ahead of the coarse clock, so
-/// one tick after the last write is not always enough.
-pub(crate) fn settle_clock(written: &super::statcache_write::WrittenFiles) -> i64 {
-    settling(written).wait()
-}
-
-/// The moment [`settle_clock`] waits to pass, taken now, so work that writes no file can be
-/// done before the wait.
+/// The moment the coarse clock (which stamps file times) must tick past before files written
+/// until now are trusted by the racy-git rule: past the last write and past every ctime
+/// recorded in `written`. The kernel may stamp an inode whose times were just read with a
+/// fine-grained time (multigrain timestamps), up to a tick ahead of the coarse clock, so one
+/// tick after the last write is not always enough. Taken now, so work that writes no file can
+/// be done before [`Settling::wait`].
 pub(crate) fn settling(written: &super::statcache_write::WrittenFiles) -> Settling {
     // ctime only: the kernel sets it to the time of the change, where mtime may be the
     // snapshot's (any date). A ctime far ahead (a clock set back meanwhile) is not waited for.

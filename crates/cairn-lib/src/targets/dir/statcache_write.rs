@@ -116,7 +116,7 @@ fn by_dir(entries: Vec<(RelPath, CacheEntry)>) -> BTreeMap<RelPath, BTreeMap<Vec
 #[derive(Default)]
 pub(crate) struct WrittenFiles {
     items: Vec<Box<[u8]>>,
-    /// The latest ctime recorded, for [`super::statcache::settle_clock`].
+    /// The latest ctime recorded, for [`super::statcache::settling`].
     latest_ctime_ns: Option<i64>,
 }
 
@@ -171,14 +171,16 @@ const AMEND_ABOVE_BYTES: u64 = 4 << 20;
 
 impl StatCache<'_> {
     /// Replaces the cache of `target` with the files a restore into a new directory wrote,
-    /// settled at `scan_started_ns`, with no journal place (the next save walks). Each
+    /// trusted once `settling` has passed, with no journal place (the next save walks). Each
     /// directory's row is encoded from its items alone, so no second copy of them is made.
+    /// The rows are encoded while the clock ticks past the writes, and written after.
     pub(crate) fn store_written(
         store: &Store,
         target: &str,
-        scan_started_ns: i64,
+        settling: Settling,
         written: WrittenFiles,
     ) -> Result<()> {
+        let scan_started_ns = settling.scan_time();
         let mut items = written.items;
         // Stable: of two items of one path, the later one stays later, and wins below.
         items.sort_by(|a, b| item_path(a).cmp(&item_path(b)));
@@ -204,6 +206,7 @@ impl StatCache<'_> {
             let files = encode_files(scan_started_ns, entries)?;
             write.rows.push((dir, files.into_row(encode_column(META, &None::<RowMeta>)?)));
         }
+        settling.wait();
         store.catalog().write_stat_cache(target, &write)
     }
 
