@@ -147,6 +147,30 @@ fn after_an_in_place_restore_of_many_files_the_next_save_reads_nothing() {
 }
 
 #[test]
+fn after_a_restore_into_a_new_directory_its_first_save_reads_nothing_and_sees_an_edit() {
+    let env = TestEnv::new();
+    let w = env.work();
+    for i in 0..100 {
+        write(&w, &format!("d{}/f{i:03}.txt", i % 3), format!("version one of {i}\n"));
+    }
+    let saved = env.json(&["save"]);
+    let dest = env.root().join("copy");
+    let dest_arg = dest.to_str().unwrap();
+    env.ok(&["restore", saved["id"].as_str().unwrap(), "--to", dest_arg]);
+    // The restore recorded the stats of the files it wrote, trusted from the moment it returned.
+    let first = env.json(&["save", dest_arg]);
+    assert_eq!(first["stats"]["files"], 100, "{first}");
+    assert_eq!(first["stats"]["read_bytes"], 0, "{first}");
+    // An edit of the same size made at once is read again.
+    std::fs::write(dest.join("d1/f001.txt"), "version TWO of 1\n").unwrap();
+    let second = env.json(&["save", dest_arg]);
+    assert_eq!(second["stats"]["read_bytes"], 17, "{second}");
+    let out = env.root().join("out");
+    env.ok(&["restore", second["id"].as_str().unwrap(), "--to", out.to_str().unwrap()]);
+    assert_eq!(std::fs::read_to_string(out.join("d1/f001.txt")).unwrap(), "version TWO of 1\n");
+}
+
+#[test]
 fn rewritten_files_get_the_current_time_unless_preserved() {
     let env = TestEnv::new();
     let w = env.work();
