@@ -248,7 +248,7 @@ impl Repository {
     /// Returns the ids of the snapshots this store already holds in that session.
     fn check_room(&self, session: &Session, selection: &Selection) -> Result<HashSet<String>> {
         let mut present = HashSet::new();
-        let Some(here) = self.catalog().find_session(&session.name)? else { return Ok(present) };
+        let Some(here) = self.catalog().find_session_ref(&session.name)? else { return Ok(present) };
         if here.id != session.id {
             return Err(Error::conflict(format!(
                 "{} has another session named {:?} (made apart from this one); rename one of them first",
