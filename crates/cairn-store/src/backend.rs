@@ -180,9 +180,38 @@ fn write_temp_with_fault(tmp: &Path, data: &[u8], halfway: Option<FaultPoint>) -
 /// content, never a mix: written to a temp file in `tmp` (same filesystem), flushed, renamed
 /// over `dest`, and the rename flushed into `dest`'s directory. `what` names the write in errors.
 pub fn replace_file(tmp: &Path, data: &[u8], dest: &Path, what: &str) -> Result<()> {
-    let temp = write_temp(tmp, data)?;
-    std::fs::rename(&temp, dest).at(what, dest)?;
-    sync_dir(dest.parent().unwrap_or(Path::new("/")))
+    stage_file(tmp, data)?.replace(dest, what)
+}
+
+/// The first half of [`replace_file`]: `data` written to a temp file in `tmp` and flushed, so
+/// that flush can run beside others; [`StagedFile::replace`] does the rest.
+pub fn stage_file(tmp: &Path, data: &[u8]) -> Result<StagedFile> {
+    write_temp(tmp, data).map(|path| StagedFile(Some(path)))
+}
+
+/// A flushed temp file [`stage_file`] wrote, deleted when dropped unless it replaced its file.
+#[must_use = "a staged file is deleted unless it replaces its destination"]
+pub struct StagedFile(Option<PathBuf>);
+
+impl StagedFile {
+    /// Renames it over `dest` and flushes the rename into `dest`'s directory.
+    pub fn replace(mut self, dest: &Path, what: &str) -> Result<()> {
+        let temp = self.0.take().expect("a staged file holds its temp file until it replaces one");
+        if let Err(e) = std::fs::rename(&temp, dest) {
+            let _ = std::fs::remove_file(&temp);
+            return Err(e).at(what, dest);
+        }
+        sync_dir(dest.parent().unwrap_or(Path::new("/")))
+    }
+}
+
+impl Drop for StagedFile {
+    fn drop(&mut self) {
+        if let Some(path) = &self.0 {
+            // Best effort: the next command removes what is left in tmp/ anyway.
+            let _ = std::fs::remove_file(path);
+        }
+    }
 }
 
 /// Flushes a directory's entries to disk, so a rename into it survives a crash.
@@ -470,5 +499,29 @@ mod tests {
         drop(backend.stage("records/b.json", b"b").unwrap());
         assert_eq!(temp_files(&tmp), 0, "removed when dropped");
         assert!(!root.join("records/b.json").exists());
+    }
+
+    #[test]
+    fn a_staged_file_waits_in_tmp_replaces_its_destination_and_is_gone_if_dropped_or_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let tmp = dir.path().join("tmp");
+        create_dir_durably(&tmp).unwrap();
+        let dest = dir.path().join("journal.json");
+        std::fs::write(&dest, "old").unwrap();
+
+        let staged = stage_file(&tmp, b"new").unwrap();
+        assert_eq!(temp_files(&tmp), 1);
+        assert_eq!(std::fs::read(&dest).unwrap(), b"old", "nothing replaced before the rename");
+        staged.replace(&dest, "write").unwrap();
+        assert_eq!(std::fs::read(&dest).unwrap(), b"new");
+        assert_eq!(temp_files(&tmp), 0, "renamed into place");
+
+        drop(stage_file(&tmp, b"dropped").unwrap());
+        assert_eq!(temp_files(&tmp), 0, "removed when dropped");
+
+        let nowhere = dir.path().join("missing").join("journal.json");
+        let err = stage_file(&tmp, b"lost").unwrap().replace(&nowhere, "write").unwrap_err();
+        assert!(err.to_string().contains("missing"), "{err}");
+        assert_eq!(temp_files(&tmp), 0, "removed when the rename fails");
     }
 }

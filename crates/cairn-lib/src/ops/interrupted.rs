@@ -185,8 +185,9 @@ impl Repository {
             no_ignore: journal.no_ignore,
             ..SaveOptions::default()
         };
-        let DirCapture { snapshot: recovery, uncovered } =
-            self.publish_dir_capture(&target, key, session, &save, false, &Progress::default())?.commit()?;
+        let DirCapture { snapshot: recovery, uncovered } = self
+            .publish_dir_capture(&target, key, session, &save, false, None, &Progress::default())?
+            .commit()?;
         let live = tree::read_root(
             self,
             &recovery.root.ok_or_else(|| Error::corrupt("the recovery snapshot has no root"))?,

@@ -1,8 +1,9 @@
 //! `cairn restore`: put a snapshot back, into a new directory or in place.
 //!
 //! In place: take the target's lock → capture a safety snapshot of the live state (an
-//! incremental save, so it reads only what changed) and publish its packs → commit it and, beside,
-//! write a journal, while the plan (Merkle diff of live vs snapshot) is made → apply the plan →
+//! incremental save, so it reads only what changed) and publish its packs, a whole restore's
+//! journal flushed beside its record → commit it and, beside, put the journal in place, while
+//! the plan (Merkle diff of live vs snapshot) is made → apply the plan →
 //! record the written files in the stat cache, unless they are few → drop the journal. If
 //! applying fails, the safety snapshot is put back by the same machinery and both errors are
 //! reported. The journal, plan application and replay live in `pipeline/`.
@@ -16,6 +17,7 @@ use serde::{Deserialize, Serialize};
 
 use super::interrupted::{Recovered, Resolve};
 use super::moment::{MomentRestoreOptions, MomentRestoreResult};
+use super::pipeline::capture::StageBeside;
 pub use super::pipeline::narrow::RestoreRule;
 use super::pipeline::narrow::{Narrowed, Sources, narrow};
 use super::resolve::CallContext;
@@ -325,7 +327,17 @@ impl Repository {
         };
         // The plan diffs the trees the safety snapshot reads and writes: they are kept decoded.
         let kept_trees = self.trees().keeping();
-        let mut published = self.publish_dir_capture(&path, &key, session.id, &save, true, progress)?;
+        // A whole restore's journal is known once the safety snapshot is: it is flushed beside
+        // the snapshot's record, and only renamed into place below. A narrowed one names a goal
+        // made from the safety snapshot's trees, so it is written once those are published.
+        let stage_journal = |safety: &Snapshot| {
+            self.stage_journal(&key, &snapshot, safety, no_ignore, options.preserve_mtime)
+        };
+        let whole = paths.is_empty() && options.rule.is_none();
+        let beside = whole.then_some(&stage_journal as &StageBeside<'_>);
+        let mut published =
+            self.publish_dir_capture(&path, &key, session.id, &save, true, beside, progress)?;
+        let staged_journal = published.beside.take();
         let uncovered = std::mem::take(&mut published.uncovered);
         let safety_root = tree::read_root(
             self,
@@ -352,8 +364,11 @@ impl Repository {
         let (committed, journal, plan) = std::thread::scope(|scope| {
             let planning =
                 scope.spawn(|| Plan::between(self, &safety_root, want, options.preserve_mtime, &uncovered));
-            let journaling = scope.spawn(|| {
-                self.write_journal(&key, &journaled, &safety_snapshot, no_ignore, options.preserve_mtime)
+            let journaling = scope.spawn(|| match staged_journal {
+                Some(staged) => self.place_journal(&key, staged),
+                None => {
+                    self.write_journal(&key, &journaled, &safety_snapshot, no_ignore, options.preserve_mtime)
+                }
             });
             let committed = published.commit();
             let journal = journaling.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));

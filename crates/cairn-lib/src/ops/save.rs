@@ -183,7 +183,7 @@ impl Repository {
         // unasked: what was written since is the user's, and stays where they left it.
         self.refuse_interrupted(&key)?;
         let DirCapture { snapshot, .. } =
-            self.publish_dir_capture(path, &key, session.id, options, false, progress)?.commit()?;
+            self.publish_dir_capture(path, &key, session.id, options, false, None, progress)?.commit()?;
         let removed_by_policy = self.apply_keep_policy(&session, &key, snapshot.id)?;
         Ok(SaveResult { snapshot, removed_by_policy })
     }

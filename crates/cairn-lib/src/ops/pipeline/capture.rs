@@ -9,6 +9,7 @@ use crate::error::Result;
 use crate::id::SnapshotId;
 use crate::ops::save::SaveOptions;
 use crate::snapshot::Snapshot;
+use crate::store::backend::StagedFile;
 use crate::store::catalog::StatCacheWrite;
 use crate::store::snapshot_records::{SnapshotClaim, StagedRecord};
 use crate::store::writer::BlobWriter;
@@ -24,6 +25,10 @@ pub(crate) struct DirCapture {
     pub uncovered: Uncovered,
 }
 
+/// A file to write and flush beside a capture's record once its snapshot is known: an in-place
+/// restore's journal, which names its safety snapshot.
+pub(crate) type StageBeside<'f> = dyn Fn(&Snapshot) -> Result<StagedFile> + Sync + 'f;
+
 /// A captured directory whose blobs are published and whose snapshot is not yet committed:
 /// its trees can be read from the store while the commit is made.
 pub(crate) struct PublishedCapture<'a> {
@@ -33,12 +38,14 @@ pub(crate) struct PublishedCapture<'a> {
     claim: SnapshotClaim,
     pub uncovered: Uncovered,
     cache: Option<StatCacheWrite>,
+    /// What the [`StageBeside`] passed staged: flushed, not yet in place.
+    pub beside: Option<StagedFile>,
 }
 
 impl PublishedCapture<'_> {
     /// Commits the snapshot record, with the stat cache rows its capture changed.
     pub(crate) fn commit(self) -> Result<DirCapture> {
-        let Self { writer, snapshot, record, claim, uncovered, cache } = self;
+        let Self { writer, snapshot, record, claim, uncovered, cache, beside: _ } = self;
         writer
             .store()
             .commit_staged_snapshot(&snapshot, record, claim, cache.as_ref())
@@ -49,7 +56,9 @@ impl PublishedCapture<'_> {
 
 impl Repository {
     /// Captures directory `path` and publishes its blobs; [`PublishedCapture::commit`] then
-    /// commits the record. The caller holds the target's lock.
+    /// commits the record. `beside`, if any, is staged while the record is. The caller holds
+    /// the target's lock.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn publish_dir_capture(
         &self,
         path: &std::path::Path,
@@ -57,6 +66,7 @@ impl Repository {
         session: crate::id::SessionId,
         options: &SaveOptions,
         safety: bool,
+        beside: Option<&StageBeside<'_>>,
         progress: &Progress,
     ) -> Result<PublishedCapture<'_>> {
         let started = Instant::now();
@@ -87,16 +97,17 @@ impl Repository {
             details: serde_json::json!({ "no_ignore": options.no_ignore, "include_secrets": include_secrets }),
             root: Some(captured.root),
         };
-        // The record is written and flushed while the last pack is, and its name claimed; it is
-        // published once the packs it refers to are.
+        // The record (and what goes beside it) is written and flushed while the last pack is,
+        // and its name claimed; it is published once the packs it refers to are.
         let store = self.store();
-        let (claim, record) = std::thread::scope(|scope| {
+        let (claim, record, beside) = std::thread::scope(|scope| {
             let staging = scope.spawn(|| store.stage_snapshot(&snapshot));
+            let besides = beside.map(|stage| scope.spawn(|| stage(&snapshot)));
             let claim = writer.finish().and_then(|()| store.claim_snapshot(&snapshot, options.force));
-            (claim, staging.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
+            (claim, joined(staging), besides.map(joined).transpose())
         });
-        let (claim, record) = match (claim, record) {
-            (Ok(claim), Ok(record)) => (claim, record),
+        let (claim, record, beside) = match (claim, record.and_then(|r| beside.map(|b| (r, b)))) {
+            (Ok(claim), Ok((record, beside))) => (claim, record, beside),
             (Ok(_), Err(e)) => {
                 // Best effort: an unreleased claim expires on its own.
                 let _ = store.release_name(&snapshot);
@@ -109,6 +120,11 @@ impl Repository {
             }
         };
         let cache = captured.cache.into_write().inspect_err(|_| writer.abandon())?;
-        Ok(PublishedCapture { writer, snapshot, record, claim, uncovered: captured.uncovered, cache })
+        Ok(PublishedCapture { writer, snapshot, record, claim, uncovered: captured.uncovered, cache, beside })
     }
+}
+
+/// What a scoped thread returned; its panic goes on in the caller.
+fn joined<T>(handle: std::thread::ScopedJoinHandle<'_, T>) -> T {
+    handle.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))
 }

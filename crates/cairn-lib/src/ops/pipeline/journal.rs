@@ -9,6 +9,7 @@ use crate::Repository;
 use crate::error::{Error, Result};
 use crate::id::ObjectId;
 use crate::snapshot::Snapshot;
+use crate::store::backend::StagedFile;
 
 /// The journal of an in-place restore, written before the first change to the tree.
 #[derive(Serialize, Deserialize)]
@@ -45,7 +46,21 @@ impl Repository {
         no_ignore: bool,
         preserve_mtime: bool,
     ) -> Result<PathBuf> {
-        let path = self.journal_path(key);
+        let staged = self.stage_journal(key, snapshot, safety, no_ignore, preserve_mtime)?;
+        self.place_journal(key, staged)
+    }
+
+    /// [`Repository::write_journal`]'s first half: the journal written to tmp/ and flushed, so
+    /// that flush can run beside the safety snapshot's; [`Repository::place_journal`] puts it
+    /// where the next command looks.
+    pub(crate) fn stage_journal(
+        &self,
+        key: &str,
+        snapshot: &Snapshot,
+        safety: &Snapshot,
+        no_ignore: bool,
+        preserve_mtime: bool,
+    ) -> Result<StagedFile> {
         let journal = Journal {
             target: key.to_owned(),
             restoring: snapshot.id.to_string(),
@@ -58,7 +73,13 @@ impl Repository {
             preserve_mtime,
         };
         let bytes = serde_json::to_vec(&journal).map_err(|e| Error::corrupt(e.to_string()))?;
-        crate::store::backend::replace_file(&self.layout().tmp(), &bytes, &path, "write the journal")?;
+        crate::store::backend::stage_file(&self.layout().tmp(), &bytes)
+    }
+
+    /// Renames a journal [`Repository::stage_journal`] wrote into place and flushes that.
+    pub(crate) fn place_journal(&self, key: &str, staged: StagedFile) -> Result<PathBuf> {
+        let path = self.journal_path(key);
+        staged.replace(&path, "write the journal")?;
         Ok(path)
     }
 }
