@@ -364,11 +364,18 @@ impl Repository {
         let (committed, journal, plan) = std::thread::scope(|scope| {
             let planning =
                 scope.spawn(|| Plan::between(self, &safety_root, want, options.preserve_mtime, &uncovered));
-            let journaling = scope.spawn(|| match staged_journal {
-                Some(staged) => self.place_journal(&key, staged),
-                None => {
-                    self.write_journal(&key, &journaled, &safety_snapshot, no_ignore, options.preserve_mtime)
-                }
+            let journaling = scope.spawn(|| {
+                let staged = match staged_journal {
+                    Some(staged) => staged,
+                    None => self.stage_journal(
+                        &key,
+                        &journaled,
+                        &safety_snapshot,
+                        no_ignore,
+                        options.preserve_mtime,
+                    )?,
+                };
+                self.place_journal(&key, staged)
             });
             let committed = published.commit();
             let journal = journaling.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));

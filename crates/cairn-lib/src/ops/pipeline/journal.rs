@@ -37,22 +37,9 @@ impl Repository {
         self.layout().journal().join(format!("{name}.json"))
     }
 
-    /// Writes the journal of an in-place restore of `key` to `snapshot`, behind `safety`.
-    pub(crate) fn write_journal(
-        &self,
-        key: &str,
-        snapshot: &Snapshot,
-        safety: &Snapshot,
-        no_ignore: bool,
-        preserve_mtime: bool,
-    ) -> Result<PathBuf> {
-        let staged = self.stage_journal(key, snapshot, safety, no_ignore, preserve_mtime)?;
-        self.place_journal(key, staged)
-    }
-
-    /// [`Repository::write_journal`]'s first half: the journal written to tmp/ and flushed, so
-    /// that flush can run beside the safety snapshot's; [`Repository::place_journal`] puts it
-    /// where the next command looks.
+    /// The journal of an in-place restore of `key` to `snapshot`, behind `safety`, written to
+    /// tmp/ and flushed, so a whole restore can flush it beside the safety snapshot's record;
+    /// [`Repository::place_journal`] puts it where the next command looks.
     pub(crate) fn stage_journal(
         &self,
         key: &str,
