@@ -155,14 +155,28 @@ impl Drop for Catalog {
     fn drop(&mut self) {
         // Readers first: a checkpoint cannot pass a reader's open transaction.
         self.readers.get_mut().unwrap_or_else(|p| p.into_inner()).clear();
-        let wal = std::fs::metadata(room::side_file(&self.path, "-wal")).map_or(0, |m| m.len());
         let mark = if room::open_elsewhere(&self.path) {
             CHECKPOINT_ON_CLOSE_WHILE_OPEN_ELSEWHERE_ABOVE
         } else {
             CHECKPOINT_ON_CLOSE_ABOVE
         };
+        self.checkpoint_above(mark);
+    }
+}
+
+impl Catalog {
+    /// For a process that keeps the catalog open and writes for hours (the watcher making
+    /// saves), between its writes: checkpoints and empties the WAL past the mark of a catalog
+    /// open elsewhere (this process keeps the WAL index valid for every command meanwhile),
+    /// where SQLite's own checkpoint would wait for 32 MiB and run in the middle of a commit.
+    pub fn checkpoint_if_grown(&self) {
+        self.checkpoint_above(CHECKPOINT_ON_CLOSE_WHILE_OPEN_ELSEWHERE_ABOVE);
+    }
+
+    fn checkpoint_above(&self, mark: u64) {
+        let wal = std::fs::metadata(room::side_file(&self.path, "-wal")).map_or(0, |m| m.len());
         if wal > mark {
-            let conn = self.conn.get_mut().unwrap_or_else(|p| p.into_inner());
+            let conn = self.conn.lock().unwrap_or_else(|p| p.into_inner());
             // Best effort: another process reading the catalog keeps the WAL until its own
             // close, or a later command's, checkpoints it.
             let _ = conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()));
@@ -361,6 +375,28 @@ mod tests {
         let again = Catalog::open(&path).unwrap();
         let kept: i64 = again.conn().query_row("SELECT COUNT(*) FROM scratch", [], |r| r.get(0)).unwrap();
         assert_eq!(kept, 2);
+    }
+
+    #[test]
+    fn a_catalog_kept_open_empties_its_wal_past_the_mark_between_writes() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("catalog.db");
+        let wal = dir.path().join("catalog.db-wal");
+        let catalog = Catalog::open(&path).unwrap();
+        catalog.conn().execute_batch("CREATE TABLE scratch(x)").unwrap();
+        let big = vec![7u8; 1 << 20];
+        catalog.conn().execute("INSERT INTO scratch VALUES (?1)", [&big]).unwrap();
+        catalog.checkpoint_if_grown();
+        let below = std::fs::metadata(&wal).unwrap().len();
+        assert!(below > CHECKPOINT_ON_CLOSE_ABOVE, "a WAL below the mark is kept: {below}");
+        for _ in 0..4 {
+            catalog.conn().execute("INSERT INTO scratch VALUES (?1)", [&big]).unwrap();
+        }
+        assert!(std::fs::metadata(&wal).unwrap().len() > CHECKPOINT_ON_CLOSE_WHILE_OPEN_ELSEWHERE_ABOVE);
+        catalog.checkpoint_if_grown();
+        assert_eq!(std::fs::metadata(&wal).unwrap().len(), 0, "emptied while still open");
+        let kept: i64 = catalog.conn().query_row("SELECT COUNT(*) FROM scratch", [], |r| r.get(0)).unwrap();
+        assert_eq!(kept, 5);
     }
 
     /// Where the process that [`hold_the_catalog_open_until_stdin_closes`] runs in opens it.
