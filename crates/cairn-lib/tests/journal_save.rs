@@ -166,7 +166,8 @@ fn watch(store: &Repository, tree: &std::path::Path) {
     else {
         panic!("a watcher was already running")
     };
-    std::thread::spawn(move || watcher.run());
+    let own = Repository::open(store.root()).unwrap();
+    std::thread::spawn(move || watcher.run(own));
 }
 
 #[test]

@@ -59,6 +59,20 @@ pub fn kill_at(point: FaultPoint) {
 #[inline(always)]
 pub fn kill_at(_point: FaultPoint) {}
 
+/// True when a test set a fault point or a boot for this process: the work must then happen
+/// in this process, not be handed to another (a save to the running watcher).
+#[cfg(debug_assertions)]
+pub fn armed() -> bool {
+    std::env::var_os("CAIRN_FAULT_KILL_AT").is_some() || std::env::var_os("CAIRN_FAULT_BOOT_ID").is_some()
+}
+
+/// Release builds are never armed.
+#[cfg(not(debug_assertions))]
+#[inline(always)]
+pub fn armed() -> bool {
+    false
+}
+
 /// The boot this machine is in as a test says it is (`CAIRN_FAULT_BOOT_ID`, debug builds only):
 /// a power cut is a reboot, and a test cannot reboot the machine it runs on.
 #[cfg(debug_assertions)]

@@ -265,6 +265,13 @@ impl Store {
         Config::load(&self.layout.config())
     }
 
+    /// Takes the settings on disk as the store's from now on: a process that keeps the store
+    /// open (the watcher running saves) applies each `cairn config` change to the next save.
+    pub fn refresh_config(&mut self) -> Result<()> {
+        self.config = self.reload_config()?;
+        Ok(())
+    }
+
     /// Replaces the store's settings (validated by the caller through [`Config::set`]).
     pub fn save_config(&mut self, config: Config) -> Result<()> {
         config.save(&self.layout.config(), &self.layout.tmp())?;

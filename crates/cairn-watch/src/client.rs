@@ -14,6 +14,18 @@ const ANSWER_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// Sends one request to the watcher on `socket`; `None` when no watcher answers there.
 pub fn request(socket: &Path, request: &Request) -> Result<Option<Response>> {
+    exchange(socket, request, Some(ANSWER_TIMEOUT))
+}
+
+/// Hands `job` to the watcher on `socket` to run in its process ([`Request::Perform`]) and
+/// waits for the outcome as long as the job takes (a save of a large tree can take minutes);
+/// `None` when no watcher answers there.
+pub fn perform(socket: &Path, job: Vec<u8>) -> Result<Option<Response>> {
+    exchange(socket, &Request::Perform { job }, None)
+}
+
+/// One request and its answer, waiting at most `wait` for the answer.
+fn exchange(socket: &Path, request: &Request, wait: Option<Duration>) -> Result<Option<Response>> {
     let stream = match UnixStream::connect(socket) {
         Ok(s) => s,
         Err(e)
@@ -23,7 +35,7 @@ pub fn request(socket: &Path, request: &Request) -> Result<Option<Response>> {
         }
         Err(e) => return Err(Error::Socket(e)),
     };
-    stream.set_read_timeout(Some(ANSWER_TIMEOUT)).map_err(Error::Socket)?;
+    stream.set_read_timeout(wait).map_err(Error::Socket)?;
     stream.set_write_timeout(Some(ANSWER_TIMEOUT)).map_err(Error::Socket)?;
     let mut writer = BufWriter::new(stream.try_clone().map_err(Error::Socket)?);
     protocol::send(&mut writer, request)?;
@@ -32,9 +44,16 @@ pub fn request(socket: &Path, request: &Request) -> Result<Option<Response>> {
     response.map(Some).ok_or_else(|| Error::Protocol("the watcher closed the connection".into()))
 }
 
-/// What changed below `root` since `since`; `None` when no watcher runs for the store.
+/// What changed below `root` since `since`; `None` when no watcher runs for the store. Asked
+/// by a job the watcher runs itself, the journal answers directly: the socket's thread may be
+/// the one waiting for that job.
 pub fn changes(socket: &Path, root: &Path, since: Option<Token>) -> Result<Option<Changes>> {
-    match request(socket, &Request::ChangedEntries { root: root.to_owned(), since })? {
+    let asked = Request::ChangedEntries { root: root.to_owned(), since };
+    let answer = match crate::server::answer_in_process(socket, &asked) {
+        Some(answer) => Some(answer),
+        None => request(socket, &asked)?,
+    };
+    match answer {
         None => Ok(None),
         Some(Response::Changes(c)) => Ok(Some(c)),
         Some(Response::Refused { message }) => Err(Error::Refused(message)),

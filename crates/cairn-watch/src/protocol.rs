@@ -52,6 +52,13 @@ pub enum Request {
         /// The token of the previous answer.
         since: Option<Token>,
     },
+    /// Run a job in the watcher's process (a save, which then needs neither a process of its
+    /// own to open the store nor a question over this socket): the watcher hands `job` to the
+    /// [`Performer`](crate::server::Performer) it runs with and answers with its outcome.
+    Perform {
+        /// The job, in the performer's own encoding.
+        job: Vec<u8>,
+    },
 }
 
 /// The watcher's reply.
@@ -72,6 +79,11 @@ pub enum Response {
     Refused {
         /// One sentence saying why.
         message: String,
+    },
+    /// The answer to [`Request::Perform`]: the job's outcome, in the performer's encoding.
+    Performed {
+        /// The outcome.
+        outcome: Vec<u8>,
     },
 }
 
@@ -130,6 +142,8 @@ pub struct Status {
     pub max_user_watches: Option<u64>,
     /// The kernel's event queue length per watcher (`fs.inotify.max_queued_events`).
     pub max_queued_events: Option<u64>,
+    /// Jobs (saves) the watcher ran in its own process since it started.
+    pub performed: u64,
 }
 
 /// One watched tree.

@@ -1,12 +1,16 @@
 //! The watcher process: the inotify watches of its trees, a thread that reads their events as
 //! they come, and a Unix socket that answers saves. Both sides take the same lock, and an answer
-//! first reads every queued event, so it covers every change made before the question.
+//! first reads every queued event, so it covers every change made before the question. A
+//! watcher run with a [`Performer`] also runs jobs handed to it (saves), one at a time on a
+//! thread of their own, so the socket keeps answering while one runs.
 
 use std::io::{BufReader, BufWriter};
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc::{Sender, channel};
+use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
 use rustix::event::{PollFd, PollFlags, poll};
@@ -48,6 +52,40 @@ pub struct Server {
 struct Shared {
     watcher: Mutex<Watcher>,
     epoch: uuid::Uuid,
+    /// Jobs run to the end (not declined) since the watcher started.
+    performed: AtomicU64,
+}
+
+/// Runs the jobs a watcher is handed ([`Request::Perform`]) in the watcher's process.
+pub trait Performer: Send + 'static {
+    /// Runs `job` (or declines it, saying so in the outcome: the asker then does it itself).
+    fn perform(&mut self, job: &[u8]) -> Performed;
+
+    /// Work that can wait until the asker has its answer (tidying after the job).
+    fn after(&mut self) {}
+}
+
+/// What a [`Performer`] did with a job.
+pub struct Performed {
+    /// The outcome, in the performer's encoding, sent back as it is.
+    pub outcome: Vec<u8>,
+    /// False when the job was declined rather than run.
+    pub ran: bool,
+}
+
+/// The watchers this process runs, by socket. A job a watcher runs asks its journal through
+/// them ([`answer_in_process`]) rather than over the socket it would itself be answering.
+static IN_PROCESS: Mutex<Vec<(PathBuf, Weak<Shared>)>> = Mutex::new(Vec::new());
+
+/// The answer of the watcher this process runs on `socket`, if it runs one: a save that watcher
+/// performs must not wait on the socket, whose thread may be the one waiting for the save.
+pub(crate) fn answer_in_process(socket: &Path, request: &Request) -> Option<Response> {
+    let state = {
+        let mut running = IN_PROCESS.lock().unwrap_or_else(|p| p.into_inner());
+        running.retain(|(_, state)| state.strong_count() > 0);
+        running.iter().find(|(path, _)| path == socket).and_then(|(_, state)| state.upgrade())
+    }?;
+    Some(answer(&state, request.clone()))
 }
 
 impl Server {
@@ -66,13 +104,21 @@ impl Server {
         for root in &options.roots {
             watcher.watch(root)?;
         }
-        let state = Arc::new(Shared { watcher: Mutex::new(watcher), epoch: uuid::Uuid::now_v7() });
+        let state = Arc::new(Shared {
+            watcher: Mutex::new(watcher),
+            epoch: uuid::Uuid::now_v7(),
+            performed: AtomicU64::new(0),
+        });
         let socket_inode = inode(&options.socket).ok_or_else(|| {
             Error::Socket(std::io::Error::new(
                 std::io::ErrorKind::NotFound,
                 "the socket vanished as it was bound",
             ))
         })?;
+        IN_PROCESS
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push((options.socket.clone(), Arc::downgrade(&state)));
         Ok(Self { state, listener, socket: options.socket, socket_inode })
     }
 
@@ -82,7 +128,39 @@ impl Server {
     }
 
     /// Reads events and answers requests until a [`Request::Stop`]; removes the socket then.
+    /// Jobs are refused: this watcher has nothing to run them with.
     pub fn run(self) -> Result<()> {
+        let socket = self.socket.clone();
+        let served = self.serve(None);
+        forget(&socket);
+        served
+    }
+
+    /// [`Server::run`], running the jobs handed to it with `performer`. Once stopped, it lets
+    /// the job under way finish and answer before it returns.
+    pub fn run_performing(self, performer: impl Performer) -> Result<()> {
+        let (jobs, queue) = channel::<(Vec<u8>, UnixStream)>();
+        let state = self.state.clone();
+        let worker = std::thread::spawn(move || {
+            let mut performer = performer;
+            for (job, stream) in queue {
+                let Performed { outcome, ran } = performer.perform(&job);
+                if ran {
+                    state.performed.fetch_add(1, Ordering::Relaxed);
+                }
+                let _ = protocol::send(&mut BufWriter::new(stream), &Response::Performed { outcome });
+                performer.after();
+            }
+        });
+        let socket = self.socket.clone();
+        let served = self.serve(Some(&jobs));
+        drop(jobs);
+        let _ = worker.join();
+        forget(&socket);
+        served
+    }
+
+    fn serve(self, jobs: Option<&Sender<(Vec<u8>, UnixStream)>>) -> Result<()> {
         let events = self.state.watcher.lock().unwrap_or_else(|p| p.into_inner()).event_fd()?;
         let reader = self.state.clone();
         // Detached: it blocks in poll until an event comes, and ends with the process.
@@ -113,11 +191,16 @@ impl Server {
                 continue;
             }
             let Ok((stream, _)) = self.listener.accept() else { continue };
-            if serve_connection(&self.state, stream, &self.socket) {
+            if serve_connection(&self.state, stream, &self.socket, jobs) {
                 return Ok(());
             }
         }
     }
+}
+
+/// Takes the watcher on `socket` out of [`IN_PROCESS`] once it stopped: it answers nobody.
+fn forget(socket: &Path) {
+    IN_PROCESS.lock().unwrap_or_else(|p| p.into_inner()).retain(|(path, _)| path != socket);
 }
 
 /// How often a waiting watcher checks that its store still exists.
@@ -130,14 +213,28 @@ fn inode(path: &Path) -> Option<u64> {
 }
 
 /// Answers one connection's requests; true when one of them was [`Request::Stop`], whose
-/// answer goes out once the socket is gone, so nobody reaches a watcher that has stopped.
-fn serve_connection(state: &Shared, stream: UnixStream, socket: &Path) -> bool {
+/// answer goes out once the socket is gone, so nobody reaches a watcher that has stopped. A
+/// job goes to `jobs` with the connection, which answers it when it is done.
+fn serve_connection(
+    state: &Shared,
+    stream: UnixStream,
+    socket: &Path,
+    jobs: Option<&Sender<(Vec<u8>, UnixStream)>>,
+) -> bool {
     // A client that stops talking must not hold the watcher up for long.
     let _ = stream.set_read_timeout(Some(Duration::from_secs(10)));
     let _ = stream.set_write_timeout(Some(Duration::from_secs(10)));
     let Ok(write_half) = stream.try_clone() else { return false };
     let (mut reader, mut writer) = (BufReader::new(stream), BufWriter::new(write_half));
     while let Ok(Some(request)) = protocol::receive::<Request>(&mut reader) {
+        let request = match (request, jobs) {
+            (Request::Perform { job }, Some(jobs)) => {
+                let Ok(stream) = writer.into_inner() else { return false };
+                let _ = jobs.send((job, stream));
+                return false;
+            }
+            (request, _) => request,
+        };
         let stop = matches!(request, Request::Stop);
         if stop {
             let _ = std::fs::remove_file(socket);
@@ -187,9 +284,13 @@ fn answer(state: &Shared, request: Request) -> Response {
                 roots: watcher.status(),
                 max_user_watches: read_limit("max_user_watches"),
                 max_queued_events: read_limit("max_queued_events"),
+                performed: state.performed.load(Ordering::Relaxed),
             })
         }
         Request::Stop => Response::Stopped,
+        Request::Perform { .. } => {
+            Response::Refused { message: "this watcher runs no jobs: it was started without a store".into() }
+        }
     }
 }
 

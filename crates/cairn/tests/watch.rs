@@ -111,3 +111,83 @@ fn a_watcher_ends_when_its_store_is_deleted() {
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
 }
+
+/// Starts `cairn watch` on the work tree and waits until it answers.
+fn start_watcher(env: &TestEnv) -> Watcher {
+    let work = env.work().display().to_string();
+    let watcher = Watcher(env.process(&["watch", &work]).spawn().unwrap());
+    common::eventually("the watcher", || env.json(&["watch", "--status"])["running"] == true);
+    watcher
+}
+
+/// The saves the running watcher made.
+fn made_by_watcher(env: &TestEnv) -> u64 {
+    env.json(&["watch", "--status"])["performed"].as_u64().expect("a count of saves")
+}
+
+/// The keys of a JSON object, and of each object inside it, as dotted paths.
+fn shape(value: &serde_json::Value, prefix: &str, out: &mut Vec<String>) {
+    if let serde_json::Value::Object(map) = value {
+        for (key, inner) in map {
+            let path = format!("{prefix}{key}");
+            shape(inner, &format!("{path}."), out);
+            out.push(path);
+        }
+    }
+    out.sort();
+}
+
+#[test]
+fn the_watcher_makes_the_saves_of_its_trees_as_the_command_would() {
+    let env = TestEnv::new();
+    env.write("src/main.rs", "fn main() {}\n");
+    env.write("README.md", "hello\n");
+    let unwatched = env.json(&["save", "--json"]);
+    let _watcher = start_watcher(&env);
+    assert_eq!(made_by_watcher(&env), 0);
+
+    // The first save the watcher makes walks the tree; the next trusts its journal, asked in
+    // the watcher's own process.
+    let walked = env.json(&["save", "--json"]);
+    assert_eq!(made_by_watcher(&env), 1, "the watcher made the save: {walked}");
+    let (mut made, mut own) = (Vec::new(), Vec::new());
+    shape(&walked, "", &mut made);
+    shape(&unwatched, "", &mut own);
+    own.retain(|k| !k.starts_with("stats.change_journal"));
+    made.retain(|k| !k.starts_with("stats.change_journal"));
+    assert_eq!(made, own, "the same fields as a save of the command's own");
+    assert_eq!(walked["target"], unwatched["target"], "a relative target is the same directory");
+    env.write("src/lib.rs", "pub fn f() {}\n");
+    let journaled = env.json(&["save", "--json"]);
+    assert_eq!(journal(&journaled)["used"], true, "{journaled}");
+    assert_eq!(journaled["stats"]["files"], 3);
+    assert_eq!(made_by_watcher(&env), 2);
+
+    // The human words are the command's; the session pin is honored.
+    env.ok(&["session", "create", "pinned"]);
+    let pinned = |args: &[&str]| env.cairn(args).env("CAIRN_SESSION", "pinned").output().unwrap();
+    let said = pinned(&["save", "--name", "first"]);
+    let said = String::from_utf8_lossy(&said.stdout);
+    assert!(said.starts_with("saved ") && said.contains(" (first) of "), "{said}");
+    assert!(said.lines().nth(1).is_some_and(|l| l.trim_start().starts_with("3 files, 2 dirs")), "{said}");
+    assert_eq!(made_by_watcher(&env), 3);
+    let names = |session: &str| -> Vec<serde_json::Value> {
+        let listed = env.json(&["list", "--session", session, "--json"]);
+        listed["snapshots"].as_array().unwrap().iter().map(|s| s["name"].clone()).collect()
+    };
+    assert_eq!(names("pinned"), ["first"], "saved in the pinned session");
+    assert!(!names("baseline").contains(&"first".into()));
+
+    // A save the watcher cannot make is the command's, refusal and all.
+    let refused = pinned(&["save", "--name", "first"]);
+    assert_eq!(refused.status.code(), Some(1));
+    let refused = String::from_utf8_lossy(&refused.stderr);
+    assert!(refused.contains("already exists"), "{refused}");
+    assert_eq!(made_by_watcher(&env), 3);
+
+    // A setting changed while the watcher runs applies to its next save.
+    env.ok(&["config", "set", "keep.recent", "1"]);
+    let kept = env.json(&["save", "--json"]);
+    assert_eq!(made_by_watcher(&env), 4);
+    assert_eq!(kept["removed_by_policy"].as_array().map(Vec::len), Some(3), "the three before it: {kept}");
+}

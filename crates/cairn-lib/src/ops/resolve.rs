@@ -30,7 +30,7 @@ pub struct SessionChoice {
 /// What a front knows about a call beyond its options: the session it is pinned to
 /// (`CAIRN_SESSION` for the CLI, `--session` / `CAIRN_SESSION` for a server). No option field
 /// is the pin, so an operation's options read the same from every front.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct CallContext {
     /// The session the caller is pinned to, outranking the current session.
     pub pinned_session: Option<String>,

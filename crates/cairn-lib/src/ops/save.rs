@@ -24,7 +24,7 @@ pub use crate::targets::dir::Progress;
 
 /// What to save. The CLI's help is the doc comment of each field; the MCP description,
 /// written for an agent, is the `schemars` one.
-#[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[cfg_attr(feature = "clap", derive(clap::Args))]
 #[serde(deny_unknown_fields)]
 pub struct SaveOptions {
@@ -75,7 +75,7 @@ pub struct SaveOptions {
 }
 
 /// The new snapshot, and what the keep policy removed after it.
-#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct SaveResult {
     /// The snapshot record.
     #[serde(flatten)]

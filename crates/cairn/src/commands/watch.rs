@@ -98,7 +98,7 @@ pub fn run(global: &GlobalArgs, args: WatchArgs, printer: &Printer) -> CommandRe
         }
         WatchStart::Started { watcher, watching } => {
             printer.result(&view(std::process::id(), true, watching), human_watching);
-            Ok(watcher.run()?)
+            Ok(watcher.run(store)?)
         }
     }
 }
@@ -193,6 +193,7 @@ fn human_status(v: &StatusView) -> String {
         limit(s.max_user_watches),
         limit(s.max_queued_events)
     );
+    out.push_str(&format!("saves made by the watcher: {}\n", s.performed));
     for r in &s.roots {
         out.push_str(&format!(
             "{}: {} directories watched, {} changed, {} events, {} held\n",

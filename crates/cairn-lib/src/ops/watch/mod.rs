@@ -1,6 +1,9 @@
 //! `cairn watch`: the change journal's watcher for a store's trees, and what a save asks it.
 //! The watcher itself (inotify, the journal, the socket) is the `cairn-watch` crate; this module
-//! places its socket in the store and speaks the engine's errors.
+//! places its socket in the store and speaks the engine's errors, and `save.rs` has the
+//! watcher make the saves of the trees it watches.
+
+mod save;
 
 use std::path::{Path, PathBuf};
 
@@ -8,6 +11,7 @@ use cairn_watch::protocol::{Request, Response};
 pub use cairn_watch::protocol::{RootStatus, Status};
 use cairn_watch::server::{ServeOptions, Server};
 
+pub use self::save::{WatcherSave, save_by_watcher};
 use crate::Repository;
 use crate::error::{Error, ErrorKind, Result};
 
@@ -73,9 +77,10 @@ pub enum WatchStart {
 pub struct Watcher(Server);
 
 impl Watcher {
-    /// Reads events and answers saves until it is asked to stop.
-    pub fn run(self) -> Result<()> {
-        self.0.run().map_err(from_watch)
+    /// Reads events, answers saves and makes the saves handed to it ([`save_by_watcher`]) in
+    /// `store`, until it is asked to stop.
+    pub fn run(self, store: Repository) -> Result<()> {
+        self.0.run_performing(save::SavePerformer::new(store)).map_err(from_watch)
     }
 }
 
