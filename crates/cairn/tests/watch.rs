@@ -1,6 +1,8 @@
 //! `cairn watch` through the real binary: saves trust its journal, and when the kernel's event
 //! queue overflows (the watcher stopped while 20,000 files appear) the next save walks the whole
-//! tree, says why, and is exact; the save after it trusts the journal again.
+//! tree, says why, and is exact; the save after it trusts the journal again. The watcher makes
+//! the saves of its trees as the command would, and the command makes them itself when the
+//! watcher declines (an encrypted store, a refusal) or dies in the middle of one.
 
 mod common;
 
@@ -190,4 +192,46 @@ fn the_watcher_makes_the_saves_of_its_trees_as_the_command_would() {
     let kept = env.json(&["save", "--json"]);
     assert_eq!(made_by_watcher(&env), 4);
     assert_eq!(kept["removed_by_policy"].as_array().map(Vec::len), Some(3), "the three before it: {kept}");
+}
+
+#[test]
+fn a_watcher_killed_in_the_middle_of_a_save_leaves_the_command_to_make_it() {
+    use std::os::unix::process::ExitStatusExt;
+    // Fault points exist in debug builds only.
+    if !cfg!(debug_assertions) {
+        return;
+    }
+    let env = TestEnv::new();
+    env.write("a.txt", "a\n");
+    env.ok(&["save"]);
+    let work = env.work().display().to_string();
+    let mut watcher =
+        Watcher(env.process(&["watch", &work]).env("CAIRN_FAULT_KILL_AT", "record-written").spawn().unwrap());
+    common::eventually("the watcher", || env.json(&["watch", "--status"])["running"] == true);
+    env.write("b.txt", "b\n");
+
+    let saved = env.json(&["save", "--json"]);
+    assert_eq!(saved["stats"]["files"], 2, "{saved}");
+    let status = watcher.0.wait().unwrap();
+    assert_eq!(status.signal(), Some(9), "the watcher died at its fault point: {status}");
+    // The command's own snapshot, and nothing of the watcher's half-made one.
+    let listed = env.json(&["list", "--json"]);
+    assert_eq!(listed["snapshots"].as_array().map(Vec::len), Some(2), "{listed}");
+    let check = env.json(&["check", "--read-data"]);
+    assert_eq!(check["problems"], serde_json::json!([]), "{check}");
+}
+
+#[test]
+fn an_encrypted_store_s_saves_are_the_command_s_own() {
+    let env = TestEnv::new().with_var("CAIRN_PASSWORD", "watched");
+    env.ok(&["init", "--encrypt"]);
+    env.write("a.txt", "a\n");
+    env.ok(&["save"]);
+    let _watcher = start_watcher(&env);
+    env.ok(&["save"]);
+    env.write("b.txt", "b\n");
+    let saved = env.json(&["save", "--json"]);
+    assert_eq!(saved["stats"]["files"], 2, "{saved}");
+    assert_eq!(journal(&saved)["used"], true, "the journal still answers the command: {saved}");
+    assert_eq!(made_by_watcher(&env), 0, "the watcher keeps no secret for anyone who reaches its socket");
 }
