@@ -12,20 +12,32 @@ use crate::protocol::{self, Changes, Request, Response, Token};
 /// How long a save waits for an answer before it walks instead.
 const ANSWER_TIMEOUT: Duration = Duration::from_secs(5);
 
+/// How long a job's asker waits for the watcher to say it is working on it, and between two
+/// such words ([`Response::Working`]): a watcher that is stopped (`kill -STOP`, Ctrl-Z in its
+/// terminal) or busy with another job falls silent, and the asker does the job itself.
+const SILENCE_LIMIT: Duration = Duration::from_secs(3);
+
 /// Sends one request to the watcher on `socket`; `None` when no watcher answers there.
 pub fn request(socket: &Path, request: &Request) -> Result<Option<Response>> {
-    exchange(socket, request, Some(ANSWER_TIMEOUT))
+    let Some(mut answers) = ask(socket, request, ANSWER_TIMEOUT)? else { return Ok(None) };
+    answer(&mut answers).map(Some)
 }
 
 /// Hands `job` to the watcher on `socket` to run in its process ([`Request::Perform`]) and
-/// waits for the outcome as long as the job takes (a save of a large tree can take minutes);
-/// `None` when no watcher answers there.
+/// waits for the outcome as long as the job takes (a save of a large tree can take minutes),
+/// provided the watcher keeps saying it is working on it; `None` when no watcher answers there.
 pub fn perform(socket: &Path, job: Vec<u8>) -> Result<Option<Response>> {
-    exchange(socket, &Request::Perform { job }, None)
+    let Some(mut answers) = ask(socket, &Request::Perform { job }, SILENCE_LIMIT)? else { return Ok(None) };
+    loop {
+        match answer(&mut answers)? {
+            Response::Working => {}
+            outcome => return Ok(Some(outcome)),
+        }
+    }
 }
 
-/// One request and its answer, waiting at most `wait` for the answer.
-fn exchange(socket: &Path, request: &Request, wait: Option<Duration>) -> Result<Option<Response>> {
+/// Sends `request`; the stream its answers come on, each awaited at most `wait`.
+fn ask(socket: &Path, request: &Request, wait: Duration) -> Result<Option<BufReader<UnixStream>>> {
     let stream = match UnixStream::connect(socket) {
         Ok(s) => s,
         Err(e)
@@ -35,13 +47,18 @@ fn exchange(socket: &Path, request: &Request, wait: Option<Duration>) -> Result<
         }
         Err(e) => return Err(Error::Socket(e)),
     };
-    stream.set_read_timeout(wait).map_err(Error::Socket)?;
+    stream.set_read_timeout(Some(wait)).map_err(Error::Socket)?;
     stream.set_write_timeout(Some(ANSWER_TIMEOUT)).map_err(Error::Socket)?;
     let mut writer = BufWriter::new(stream.try_clone().map_err(Error::Socket)?);
     protocol::send(&mut writer, request)?;
     drop(writer);
-    let response = protocol::receive::<Response>(&mut BufReader::new(stream))?;
-    response.map(Some).ok_or_else(|| Error::Protocol("the watcher closed the connection".into()))
+    Ok(Some(BufReader::new(stream)))
+}
+
+/// The next answer on `answers`.
+fn answer(answers: &mut BufReader<UnixStream>) -> Result<Response> {
+    protocol::receive::<Response>(answers)?
+        .ok_or_else(|| Error::Protocol("the watcher closed the connection".into()))
 }
 
 /// What changed below `root` since `since`; `None` when no watcher runs for the store. Asked

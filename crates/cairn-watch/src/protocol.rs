@@ -85,6 +85,9 @@ pub enum Response {
         /// The outcome.
         outcome: Vec<u8>,
     },
+    /// Sent as a job starts and every half second while it runs, before [`Response::Performed`]:
+    /// the asker knows the watcher is not stopped or stuck.
+    Working,
 }
 
 /// What changed below a tree since a token.

@@ -9,7 +9,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::mpsc::{Sender, channel};
+use std::sync::mpsc::{RecvTimeoutError, Sender, channel};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
@@ -144,11 +144,16 @@ impl Server {
         let worker = std::thread::spawn(move || {
             let mut performer = performer;
             for (job, stream) in queue {
-                let Performed { outcome, ran } = performer.perform(&job);
+                // An asker that stopped waiting (this watcher was stopped, or busy with another
+                // job) does the job itself: running it too would do it twice.
+                if hung_up(&stream) {
+                    continue;
+                }
+                let Performed { outcome, ran } = perform_saying_so(&mut performer, &job, &stream);
                 if ran {
                     state.performed.fetch_add(1, Ordering::Relaxed);
                 }
-                let _ = protocol::send(&mut BufWriter::new(stream), &Response::Performed { outcome });
+                let _ = protocol::send(&mut BufWriter::new(&stream), &Response::Performed { outcome });
                 performer.after();
             }
         });
@@ -196,6 +201,39 @@ impl Server {
             }
         }
     }
+}
+
+/// How often a running job's asker hears [`Response::Working`].
+const WORKING_EVERY: Duration = Duration::from_millis(500);
+
+/// Runs `job`, telling its asker on `stream` that it is working on it, at once and every
+/// [`WORKING_EVERY`] until it is done.
+fn perform_saying_so(performer: &mut impl Performer, job: &[u8], stream: &UnixStream) -> Performed {
+    let writer = Mutex::new(BufWriter::new(stream));
+    let say = || {
+        let _ = protocol::send(&mut *writer.lock().unwrap_or_else(|p| p.into_inner()), &Response::Working);
+    };
+    let (done, ticks) = channel::<()>();
+    std::thread::scope(|scope| {
+        let say = &say;
+        scope.spawn(move || {
+            say();
+            while let Err(RecvTimeoutError::Timeout) = ticks.recv_timeout(WORKING_EVERY) {
+                say();
+            }
+        });
+        let performed = performer.perform(job);
+        drop(done);
+        performed
+    })
+}
+
+/// True when the other end of `stream` has closed it.
+fn hung_up(stream: &UnixStream) -> bool {
+    let mut fds = [PollFd::new(stream, PollFlags::RDHUP)];
+    let now = rustix::time::Timespec { tv_sec: 0, tv_nsec: 0 };
+    matches!(poll(&mut fds, Some(&now)), Ok(n) if n > 0)
+        && fds[0].revents().intersects(PollFlags::RDHUP | PollFlags::HUP | PollFlags::ERR)
 }
 
 /// Takes the watcher on `socket` out of [`IN_PROCESS`] once it stopped: it answers nobody.

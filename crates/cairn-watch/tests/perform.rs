@@ -1,6 +1,7 @@
 //! Jobs a watcher runs in its own process: the job's outcome goes back to the asker as it is,
 //! the job asks the journal without the socket (whose one thread may be waiting on it), the
-//! socket keeps answering while a job runs, and a stop lets the job under way answer first.
+//! socket keeps answering while a job runs, a stop lets the job under way answer first, and a
+//! job whose asker left before it started is not run.
 
 use std::sync::mpsc::{Receiver, Sender, channel};
 use std::time::Duration;
@@ -92,6 +93,41 @@ fn a_watcher_without_a_performer_refuses_jobs() {
     let serving = std::thread::spawn(move || server.run());
     let answer = client::perform(&socket, b"job".to_vec()).unwrap();
     assert!(matches!(answer, Some(Response::Refused { .. })), "{answer:?}");
+    client::request(&socket, &Request::Stop).unwrap();
+    serving.join().unwrap().unwrap();
+}
+
+#[test]
+fn a_job_whose_asker_gave_up_before_it_started_is_not_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    let socket = dir.path().join("watch.sock");
+    let server = Server::start(ServeOptions::new(socket.clone(), vec![root.clone()])).unwrap();
+    let (started, job_started) = channel();
+    let (go, job_go) = channel();
+    let performer = Journaled { socket: socket.clone(), root, started, go: job_go };
+    let serving = std::thread::spawn(move || server.run_performing(performer));
+
+    // A first job holds the worker; a second asker hands its job over and leaves at once.
+    let first = {
+        let socket = socket.clone();
+        std::thread::spawn(move || client::perform(&socket, Vec::new()).unwrap())
+    };
+    job_started.recv_timeout(Duration::from_secs(20)).unwrap();
+    {
+        let stream = std::os::unix::net::UnixStream::connect(&socket).unwrap();
+        let request = Request::Perform { job: Vec::new() };
+        cairn_watch::protocol::send(&mut std::io::BufWriter::new(&stream), &request).unwrap();
+    }
+    // The socket answers in order: once this status is answered, the second job is queued.
+    client::request(&socket, &Request::Status).unwrap();
+    go.send(()).unwrap();
+    assert!(matches!(first.join().unwrap(), Some(Response::Performed { .. })));
+    assert!(job_started.recv_timeout(Duration::from_millis(500)).is_err(), "the abandoned job ran");
+    let Some(Response::Status(status)) = client::request(&socket, &Request::Status).unwrap() else {
+        panic!("no status")
+    };
+    assert_eq!(status.performed, 1);
     client::request(&socket, &Request::Stop).unwrap();
     serving.join().unwrap().unwrap();
 }

@@ -235,3 +235,28 @@ fn an_encrypted_store_s_saves_are_the_command_s_own() {
     assert_eq!(journal(&saved)["used"], true, "the journal still answers the command: {saved}");
     assert_eq!(made_by_watcher(&env), 0, "the watcher keeps no secret for anyone who reaches its socket");
 }
+
+#[test]
+fn a_stopped_watcher_leaves_the_save_to_the_command_and_does_not_make_it_again() {
+    let env = TestEnv::new();
+    env.write("a.txt", "a\n");
+    env.ok(&["save"]);
+    let watcher = start_watcher(&env);
+    env.ok(&["save"]);
+    assert_eq!(made_by_watcher(&env), 1);
+
+    // Stopped as Ctrl-Z stops a watcher in a terminal: it says nothing, and the save goes on
+    // without it.
+    signal(watcher.0.id(), "-STOP");
+    env.write("b.txt", "b\n");
+    let started = std::time::Instant::now();
+    let saved = env.json(&["save", "--json"]);
+    assert!(started.elapsed() < std::time::Duration::from_secs(20), "{:?}", started.elapsed());
+    assert_eq!(saved["stats"]["files"], 2, "{saved}");
+    signal(watcher.0.id(), "-CONT");
+    assert_eq!(made_by_watcher(&env), 1);
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    assert_eq!(made_by_watcher(&env), 1, "the abandoned save was not made again");
+    let listed = env.json(&["list", "--json"]);
+    assert_eq!(listed["snapshots"].as_array().map(Vec::len), Some(3), "{listed}");
+}
