@@ -62,8 +62,8 @@ fn answer(answers: &mut BufReader<UnixStream>) -> Result<Response> {
 }
 
 /// What changed below `root` since `since`; `None` when no watcher runs for the store. Asked
-/// by a job the watcher runs itself, the journal answers directly: the socket's thread may be
-/// the one waiting for that job.
+/// by a job the watcher runs itself, its journal answers directly, without a trip over the
+/// socket.
 pub fn changes(socket: &Path, root: &Path, since: Option<Token>) -> Result<Option<Changes>> {
     let asked = Request::ChangedEntries { root: root.to_owned(), since };
     let answer = match crate::server::answer_in_process(socket, &asked) {

@@ -74,11 +74,11 @@ pub struct Performed {
 }
 
 /// The watchers this process runs, by socket. A job a watcher runs asks its journal through
-/// them ([`answer_in_process`]) rather than over the socket it would itself be answering.
+/// them ([`answer_in_process`]) rather than over its own socket.
 static IN_PROCESS: Mutex<Vec<(PathBuf, Weak<Shared>)>> = Mutex::new(Vec::new());
 
-/// The answer of the watcher this process runs on `socket`, if it runs one: a save that watcher
-/// performs must not wait on the socket, whose thread may be the one waiting for the save.
+/// The answer of the watcher this process runs on `socket`, if it runs one and was not asked
+/// to stop: a save that watcher makes needs no connection to learn what its journal holds.
 pub(crate) fn answer_in_process(socket: &Path, request: &Request) -> Option<Response> {
     let state = {
         let mut running = IN_PROCESS.lock().unwrap_or_else(|p| p.into_inner());
@@ -275,7 +275,10 @@ fn serve_connection(
         };
         let stop = matches!(request, Request::Stop);
         if stop {
+            // Nobody reaches a stopped watcher, in this process either: a job still running
+            // finds no journal and walks.
             let _ = std::fs::remove_file(socket);
+            forget(socket);
         }
         let response = answer(state, request);
         if protocol::send(&mut writer, &response).is_err() || stop {

@@ -1,7 +1,7 @@
 //! Jobs a watcher runs in its own process: the job's outcome goes back to the asker as it is,
-//! the job asks the journal without the socket (whose one thread may be waiting on it), the
-//! socket keeps answering while a job runs, a stop lets the job under way answer first, and a
-//! job whose asker left before it started is not run.
+//! the job asks the watcher's journal, the socket keeps answering while a job runs, a stop lets
+//! the job under way answer first (its journal gone), and a job whose asker left before it
+//! started is not run.
 
 use std::sync::mpsc::{Receiver, Sender, channel};
 use std::time::Duration;
@@ -24,22 +24,22 @@ impl Performer for Journaled {
         self.started.send(()).unwrap();
         self.go.recv_timeout(Duration::from_secs(20)).unwrap();
         let since = (!job.is_empty()).then(|| postcard::from_bytes(job).unwrap());
-        let changes = client::changes(&self.socket, &self.root, since).unwrap().unwrap();
-        let outcome = match changes.answer {
-            Answer::Walk { .. } => postcard::to_stdvec(&(changes.token, Vec::<Vec<u8>>::new())).unwrap(),
-            Answer::Dirs(dirs) => {
-                postcard::to_stdvec(&(changes.token, dirs.into_iter().map(|d| d.path).collect::<Vec<_>>()))
-                    .unwrap()
-            }
-        };
-        Performed { outcome, ran: true }
+        let answered: Outcome = client::changes(&self.socket, &self.root, since).unwrap().map(|changes| {
+            let dirs = match changes.answer {
+                Answer::Walk { .. } => Vec::new(),
+                Answer::Dirs(dirs) => dirs.into_iter().map(|d| d.path).collect(),
+            };
+            (changes.token, dirs)
+        });
+        Performed { outcome: postcard::to_stdvec(&answered).unwrap(), ran: true }
     }
 }
 
-type Outcome = (cairn_watch::Token, Vec<Vec<u8>>);
+/// The journal's token and the directories it named; none once the watcher stopped.
+type Outcome = Option<(cairn_watch::Token, Vec<Vec<u8>>)>;
 
 #[test]
-fn a_job_runs_in_the_watcher_and_asks_its_journal_without_the_socket() {
+fn a_job_runs_in_the_watcher_and_asks_its_journal() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::create_dir_all(dir.path().join("tree/sub")).unwrap();
     let root = dir.path().join("tree").canonicalize().unwrap();
@@ -63,23 +63,31 @@ fn a_job_runs_in_the_watcher_and_asks_its_journal_without_the_socket() {
     assert_eq!(status.performed, 0, "the job is not done yet");
     go.send(()).unwrap();
     let Some(Response::Performed { outcome }) = asker.join().unwrap() else { panic!("no outcome") };
-    let (token, dirs): Outcome = postcard::from_bytes(&outcome).unwrap();
+    let (token, dirs) = postcard::from_bytes::<Outcome>(&outcome).unwrap().expect("the journal answered");
     assert!(dirs.is_empty());
 
     // A change, then a job asking since the first answer: the journal names the directory.
     std::fs::write(root.join("sub/new.txt"), b"x").unwrap();
-    let asker = {
+    let job = postcard::to_stdvec(&token).unwrap();
+    let ask = |job: Vec<u8>| {
         let socket = socket.clone();
-        let job = postcard::to_stdvec(&token).unwrap();
         std::thread::spawn(move || client::perform(&socket, job).unwrap())
     };
+    let asker = ask(job.clone());
     job_started.recv_timeout(Duration::from_secs(20)).unwrap();
-    // Stopped while the job runs: the job still answers before the watcher returns.
+    go.send(()).unwrap();
+    let Some(Response::Performed { outcome }) = asker.join().unwrap() else { panic!("no outcome") };
+    let (_, dirs) = postcard::from_bytes::<Outcome>(&outcome).unwrap().expect("the journal answered");
+    assert_eq!(dirs, [b"sub".to_vec()]);
+
+    // Stopped while a job runs: the job still answers before the watcher returns, and finds no
+    // journal to ask (a save then walks).
+    let asker = ask(job);
+    job_started.recv_timeout(Duration::from_secs(20)).unwrap();
     assert!(matches!(client::request(&socket, &Request::Stop).unwrap(), Some(Response::Stopped)));
     go.send(()).unwrap();
     let Some(Response::Performed { outcome }) = asker.join().unwrap() else { panic!("no outcome") };
-    let (_, dirs): Outcome = postcard::from_bytes(&outcome).unwrap();
-    assert_eq!(dirs, [b"sub".to_vec()]);
+    assert_eq!(postcard::from_bytes::<Outcome>(&outcome).unwrap(), None);
     serving.join().unwrap().unwrap();
     assert!(!socket.exists(), "a stopped watcher's socket is gone");
 }
