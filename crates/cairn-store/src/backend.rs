@@ -75,8 +75,8 @@ pub struct Staged {
 
 enum Held {
     Bytes(Vec<u8>),
-    /// A flushed temp file; `None` once it is renamed into place.
-    File(Option<PathBuf>),
+    /// A flushed temp file, deleted with it unless it is renamed into place.
+    File(StagedFile),
 }
 
 impl Staged {
@@ -89,17 +89,7 @@ impl Staged {
     fn bytes(&self) -> Result<Vec<u8>> {
         match &self.held {
             Held::Bytes(data) => Ok(data.clone()),
-            Held::File(Some(path)) => std::fs::read(path).at("read", path),
-            Held::File(None) => Err(Error::invalid(format!("object {} was published already", self.key))),
-        }
-    }
-}
-
-impl Drop for Staged {
-    fn drop(&mut self) {
-        if let Held::File(Some(path)) = &self.held {
-            // Best effort: the next command removes what is left in tmp/ anyway.
-            let _ = std::fs::remove_file(path);
+            Held::File(file) => file.read(),
         }
     }
 }
@@ -194,6 +184,12 @@ pub fn stage_file(tmp: &Path, data: &[u8]) -> Result<StagedFile> {
 pub struct StagedFile(Option<PathBuf>);
 
 impl StagedFile {
+    /// Its bytes, read back.
+    fn read(&self) -> Result<Vec<u8>> {
+        let path = self.0.as_deref().expect("a staged file holds its temp file until it replaces one");
+        std::fs::read(path).at("read", path)
+    }
+
     /// Renames it over `dest` and flushes the rename into `dest`'s directory.
     pub fn replace(mut self, dest: &Path, what: &str) -> Result<()> {
         let temp = self.0.take().expect("a staged file holds its temp file until it replaces one");
@@ -290,22 +286,20 @@ impl Backend for LocalBackend {
             create_fan_out(parent.parent().unwrap_or(parent))?;
         }
         create_dir_durably(parent)?;
-        let tmp = write_temp(&self.tmp, data)?;
-        Ok(Staged { key: key.to_owned(), held: Held::File(Some(tmp)) })
+        let file = stage_file(&self.tmp, data)?;
+        Ok(Staged { key: key.to_owned(), held: Held::File(file) })
     }
 
-    fn publish(&self, mut staged: Staged) -> Result<bool> {
-        let Held::File(Some(tmp)) = &mut staged.held else {
-            let data = staged.bytes()?;
-            return self.put_if_absent(&staged.key, &data);
+    fn publish(&self, staged: Staged) -> Result<bool> {
+        let file = match staged.held {
+            Held::File(file) => file,
+            Held::Bytes(data) => return self.put_if_absent(&staged.key, &data),
         };
         let dest = self.path(&staged.key);
         if dest.exists() {
             return Ok(false);
         }
-        std::fs::rename(&*tmp, &dest).at("publish", &dest)?;
-        staged.held = Held::File(None);
-        sync_dir(dest.parent().unwrap_or(Path::new("/")))?;
+        file.replace(&dest, "publish")?;
         Ok(true)
     }
 
