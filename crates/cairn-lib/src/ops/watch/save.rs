@@ -31,11 +31,12 @@ struct SaveJob {
     context: CallContext,
 }
 
-/// What the watcher answers.
+/// What the watcher answers. A declined save's reason is the command's to find and word: it
+/// makes the save itself.
 #[derive(Serialize, Deserialize)]
 enum SaveOutcome {
     Saved { result: Box<SaveResult>, notices: Vec<String> },
-    Declined { reason: String },
+    Declined,
 }
 
 /// A save the watcher made.
@@ -73,7 +74,7 @@ pub fn save_by_watcher(
     };
     match serde_json::from_slice(&outcome).ok()? {
         SaveOutcome::Saved { result, notices } => Some(WatcherSave { result: *result, notices }),
-        SaveOutcome::Declined { .. } => None,
+        SaveOutcome::Declined => None,
     }
 }
 
@@ -93,17 +94,16 @@ impl SavePerformer {
     }
 
     fn save(&mut self, job: &[u8]) -> SaveOutcome {
-        let declined = |reason: String| SaveOutcome::Declined { reason };
+        // Only into a store on this machine without a secret; only a job this version reads.
         if self.store.is_encrypted() || self.store.is_shared() {
-            return declined("the watcher saves only into an unencrypted store on this machine".into());
+            return SaveOutcome::Declined;
         }
-        let SaveJob { mut options, include_secrets, context } = match serde_json::from_slice(job) {
-            Ok(job) => job,
-            Err(e) => return declined(format!("the save was not understood: {e}")),
+        let Ok(SaveJob { mut options, include_secrets, context }) = serde_json::from_slice(job) else {
+            return SaveOutcome::Declined;
         };
         options.include_secrets = include_secrets;
-        if let Err(e) = self.store.refresh_config() {
-            return declined(e.to_string());
+        if self.store.refresh_config().is_err() {
+            return SaveOutcome::Declined;
         }
         self.notices.lock().unwrap_or_else(|p| p.into_inner()).clear();
         match self.store.save(&options, &context) {
@@ -111,7 +111,7 @@ impl SavePerformer {
                 let notices = std::mem::take(&mut *self.notices.lock().unwrap_or_else(|p| p.into_inner()));
                 SaveOutcome::Saved { result: Box::new(result), notices }
             }
-            Err(e) => declined(e.to_string()),
+            Err(_) => SaveOutcome::Declined,
         }
     }
 }
