@@ -105,7 +105,6 @@ def rounds(
     before_run: Callable[[int], None] | None = None,
     after: Callable[[Tool, int, Outcome], str | None] | None = None,
     cold: bool = False,
-    sync: bool = False,
     warm: list[Path] | None = None,
 ) -> tuple[dict[str, Measurement], dict[str, str]]:
     """Time `command(tool)` for each tool, `runs` times, interleaving the tools.
@@ -116,7 +115,10 @@ def rounds(
     timed. A tool that fails is not run again for this operation.
 
     `warm`: the tools' sources (the tree, their stores), read once before each tool's run,
-    after its setup, so every tool reads from a warm page cache whichever ran before it."""
+    after its setup, so every tool reads from a warm page cache whichever ran before it.
+    Before every timed command the scratch filesystem is synced, so no tool pays for the
+    writeback of what the one before it wrote (a git index renamed into place is written out
+    by the next journal commit, whoever's flush that is)."""
     measurements = {t.name: Measurement() for t in tools}
     notes: dict[str, str] = {}
     for run in range(runs):
@@ -139,7 +141,7 @@ def rounds(
                     reason = drop_caches(ctx.work)
                     if reason:
                         raise SetupError(reason)
-                elif sync:
+                else:
                     syncfs(ctx.work)
                 outcome = ctx.runner.run(cmd)
                 if not outcome.ok:

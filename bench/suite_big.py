@@ -31,7 +31,7 @@ def run(ctx: Context) -> None:
     ctx.log("big files: first save")
     ms, notes = rounds(ctx, tools, lambda tool: tool.save(), 1,
                        setup=lambda tool, run: tool.fresh_store(ctx.runner),
-                       after=lambda tool, run, outcome: tool.saved(ctx.runner, outcome), sync=True)
+                       after=lambda tool, run, outcome: tool.saved(ctx.runner, outcome))
     stores = {tool.name: tool.store_size() for tool in tools if ms[tool.name].error is None}
     section.add("big.first", f"first save ({size(total)})", ms, notes, stores)
 
@@ -51,7 +51,7 @@ def run(ctx: Context) -> None:
     # run's 15 minutes), and the tools' times differ by far more than their spread.
     ms, notes = rounds(ctx, tools, lambda tool: tool.save(), min(ctx.runs, 2),
                        before_run=lambda run: edit_big(root, spec, ctx.seed, run),
-                       setup=setup, after=after, sync=True)
+                       setup=setup, after=after)
     extra = {}
     for name, values in stored.items():
         if values:

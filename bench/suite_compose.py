@@ -338,8 +338,7 @@ def run(ctx: Context) -> None:
             tool.fresh_store(ctx.runner)
             measured.setup(tool, run)
 
-        first, _ = rounds(ctx, [cairn], lambda tool: tool.save(), 1, setup=fresh, after=measured.after,
-                          sync=True)
+        first, _ = rounds(ctx, [cairn], lambda tool: tool.save(), 1, setup=fresh, after=measured.after)
         if first["cairn"].error is None:
             first_extra["cairn"] = (f"services down {seconds(measured.downtimes['cairn'][0])}; "
                                     f"read {size(measured.read[0])}")
@@ -348,8 +347,7 @@ def run(ctx: Context) -> None:
 
         ctx.log(f"compose: savepoints after a {size(spec.change_bytes)} change, with {PEER} and {FLOOR}")
         saves, notes = rounds(ctx, [cairn, peer, floor], lambda tool: tool.save(), ctx.runs,
-                              before_run=measured.change, setup=measured.setup, after=measured.after,
-                              sync=True)
+                              before_run=measured.change, setup=measured.setup, after=measured.after)
         for name, values in measured.downtimes.items():
             down[name].seconds.extend(values)
             if saves[name].error:

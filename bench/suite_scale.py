@@ -145,7 +145,7 @@ def measure_size(ctx: Context, files: int, tree: Tree, section, cairn: Cairn, wa
     ctx.log(f"{label}: first save")
     big = git is None
     first = [cairn, *peers] + ([] if big else [tar])  # tar too would read the tree from disk
-    ms, notes = rounds(ctx, first, lambda tool: tool.save(), heavy, setup=fresh, after=saved, sync=True,
+    ms, notes = rounds(ctx, first, lambda tool: tool.save(), heavy, setup=fresh, after=saved,
                        warm=warm_paths(files, tree.root))
     sizes = {tool.name: tool.store_size() for tool in first if ms[tool.name].error is None}
     section.add(key(files, "first"), "first save", ms, notes, sizes)
@@ -258,7 +258,7 @@ def restore_empty(ctx: Context, files: int, tree: Tree, section, tools: list[Too
 
     current = {"run": 0}
     ms, notes = rounds(ctx, tools, lambda tool: tool.restore_to(dest_for(tool, current["run"])), runs,
-                       before_run=lambda run: current.update(run=run), setup=setup, after=after, sync=True,
+                       before_run=lambda run: current.update(run=run), setup=setup, after=after,
                        warm=warm_paths(files, tree.root, *(tool.store for tool in tools)))
     section.add(key(files, "restore_empty"), "restore into an empty directory", ms, notes,
                 extra={"git": "`git checkout REF -- .` into an empty work tree"})

@@ -112,7 +112,7 @@ def measure(ctx: Context, tree: Tree, section, cairn: Cairn, watched: WatchedCai
         tools = [cairn, git, tar] if not cold else [cairn, tar]
         ctx.log(f"small: first save ({variant} cache)")
         ms, notes = rounds(ctx, tools, lambda tool: tool.save(), runs, setup=fresh, after=saved,
-                           cold=cold, sync=True, warm=[] if cold else [tree.root])
+                           cold=cold, warm=[] if cold else [tree.root])
         stores = {tool.name: tool.store_size() for tool in tools if ms[tool.name].error is None}
         section.add(f"small.first.{variant}", f"first save ({variant} cache)", ms, notes, stores,
                     extra={"git": "`git add -A && git commit` into an empty repository",
@@ -211,7 +211,7 @@ def restore_empty(ctx: Context, tree: Tree, section, cairn: Cairn, git: Git, tar
             continue
         ms, notes = rounds(ctx, tools, lambda tool: tool.restore_to(dest_for(tool, current["run"])), runs,
                            before_run=lambda run: current.update(run=run), setup=setup, after=after,
-                           cold=cold, sync=True, warm=[] if cold else [tree.root, *(t.store for t in tools)])
+                           cold=cold, warm=[] if cold else [tree.root, *(t.store for t in tools)])
         section.add(f"small.restore_empty.{variant}", f"restore into an empty directory ({variant} cache)", ms,
                     notes, extra={"git": "`git checkout REF -- .` into an empty work tree (no `.git` to write)",
                                   "tar+zstd": "`zstd -d | tar -x`", "cp -a": "`cp -a` of the tree"})

@@ -86,7 +86,7 @@ def run(ctx: Context, tree: Tree) -> list[Tool]:
         tools = first_tools if not cold else [x for x in first_tools if x.name in ("cairn", "tar+zstd")]
         ctx.log(f"source: first save ({variant} cache)")
         ms, notes = rounds(ctx, tools, lambda tool: tool.save(), runs, setup=fresh, after=saved,
-                           cold=cold, sync=True, warm=[tree.root])
+                           cold=cold, warm=[tree.root])
         stores = {tool.name: tool.store_size() for tool in tools if ms[tool.name].error is None}
         section.add(f"source.first.{variant}", f"first save ({variant} cache)", ms, notes, stores)
 
@@ -201,7 +201,7 @@ def restore_empty(ctx: Context, t: SourceTools, tree: Tree, section) -> None:
         ctx.log(f"source: restore into an empty directory ({variant} cache)")
         ms, notes = rounds(ctx, tools, command, runs,
                            before_run=lambda run: current.update(run=run),
-                           setup=setup, after=after, cold=cold, sync=True,
+                           setup=setup, after=after, cold=cold,
                            warm=[tree.root, *(tool.store for tool in tools)])
         section.add(f"source.restore_empty.{variant}", f"restore into an empty directory ({variant} cache)", ms,
                     notes, extra={"git": "`git checkout REF -- .` into an empty work tree (no `.git` to write)",
