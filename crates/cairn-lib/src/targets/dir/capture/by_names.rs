@@ -21,12 +21,11 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use rayon::prelude::*;
 
 use super::IGNORE_FILES;
 use super::found::Found;
 use super::summary::{DirCtx, PartsCtx};
-use super::walk::{Above, At, Looked, Walk, gather};
+use super::walk::{Above, At, Looked, Walk, gather, look_all};
 use crate::error::Result;
 use crate::id::ObjectId;
 use crate::targets::dir::journal::{at_or_below, parent};
@@ -153,18 +152,15 @@ impl Walk<'_> {
         let matchers = self.matchers(abs, above.matchers, above.in_git, &|_| true)?;
         let at =
             At { abs, rel, matchers: &matchers, in_git: above.in_git, forced: above.forced, cache: &ctx };
-        let looked: Vec<Looked> = look
-            .into_iter()
-            .collect::<Vec<_>>()
-            .into_par_iter()
-            .map(|name| match std::fs::symlink_metadata(abs.join(OsStr::from_bytes(&name))) {
+        let looked = look_all(look.into_iter().collect(), |name: Vec<u8>| {
+            match std::fs::symlink_metadata(abs.join(OsStr::from_bytes(&name))) {
                 // Removed since the last capture: a listing would not show it either.
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                     Ok(Looked { node: None, cached: None, found: None })
                 }
                 meta => self.entry(&at, name, meta),
-            })
-            .collect::<Result<_>>()?;
+            }
+        })?;
         let mut looked_nodes = Vec::new();
         gather(looked, &mut looked_nodes, &mut ctx.new, found);
         let nodes = merge_by_name(nodes, looked_nodes);

@@ -95,6 +95,15 @@ pub(super) struct Looked {
     pub found: Option<Box<Found>>,
 }
 
+/// Looks at `items` on every core, in order. Each result is written in place into one vector:
+/// collecting `Result`s would gather the threads' pieces in lists of vectors and copy them
+/// again, which for a small directory's few entries cost more than looking at them.
+pub(super) fn look_all<T: Send>(items: Vec<T>, look: impl Fn(T) -> Result<Looked> + Sync) -> Result<Vec<Looked>> {
+    let mut looked = Vec::new();
+    items.into_par_iter().map(&look).collect_into_vec(&mut looked);
+    looked.into_iter().collect()
+}
+
 /// Moves the entries' nodes into `nodes`, their cache entries into `files` and what they
 /// found into `found`, in the entries' order.
 pub(super) fn gather(looked: Vec<Looked>, nodes: &mut Vec<Node>, files: &mut Vec<Cached>, found: &mut Found) {
@@ -161,10 +170,7 @@ impl Walk<'_> {
         };
         let matchers = self.matchers(abs, above.matchers, above.in_git, &listed)?;
         let at = At { abs, rel, matchers: &matchers, in_git: above.in_git, forced, cache: &ctx };
-        let looked: Vec<Looked> = names
-            .into_par_iter()
-            .map(|(name, entry)| self.entry(&at, name, entry.metadata()))
-            .collect::<Result<_>>()?;
+        let looked = look_all(names, |(name, entry)| self.entry(&at, name, entry.metadata()))?;
         let mut nodes = Vec::new();
         gather(looked, &mut nodes, &mut ctx.new, &mut found);
         let id = self.finish_dir(rel, vec![Run::Nodes(nodes)], ctx, old_meta, &mut found)?;
