@@ -113,10 +113,16 @@ pub(crate) struct DirFiles {
 impl DirFiles {
     /// The cached entry of file `name`, when `stamp` matches and the entry is not racy.
     pub(crate) fn lookup(&self, name: &[u8], stamp: &Stamp) -> Option<&CacheEntry> {
-        let entry = self.get(name)?;
+        self.find(name, stamp).map(|(_, entry)| entry)
+    }
+
+    /// As [`DirFiles::lookup`], with the entry's place in `entries`.
+    pub(crate) fn find(&self, name: &[u8], stamp: &Stamp) -> Option<(usize, &CacheEntry)> {
+        let i = self.entries.binary_search_by(|(n, _)| n.as_slice().cmp(name)).ok()?;
+        let entry = &self.entries[i].1;
         let racy =
             entry.stamp.mtime_ns >= self.scan_started_ns || entry.stamp.ctime_ns >= self.scan_started_ns;
-        (entry.stamp == *stamp && !racy).then_some(entry)
+        (entry.stamp == *stamp && !racy).then_some((i, entry))
     }
 
     /// The entry of `name`, whatever its stamp.

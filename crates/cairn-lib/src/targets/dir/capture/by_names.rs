@@ -21,8 +21,8 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-
 use super::IGNORE_FILES;
+use super::file::Cached;
 use super::found::Found;
 use super::summary::{DirCtx, PartsCtx};
 use super::walk::{Above, At, Looked, Walk, gather, look_all};
@@ -144,7 +144,7 @@ impl Walk<'_> {
         let mut ctx = DirCtx {
             old: Some(old_files),
             old_len: Some(old_len),
-            new: kept,
+            new: kept.into_iter().map(|entry| Cached::New(Box::new(entry))).collect(),
             misses: AtomicU64::new(0),
             parts,
             stored_index,

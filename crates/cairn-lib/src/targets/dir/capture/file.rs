@@ -43,8 +43,21 @@ struct ReadContent {
 /// (a file read again because it changed has newer metadata than the walk saw).
 pub(super) type CapturedFile = (NodeKind, Extra, std::fs::Metadata);
 
-/// A file's stat cache entry, by its name.
-pub(super) type Cached = (Vec<u8>, CacheEntry);
+/// A file's new stat cache entry.
+pub(super) enum Cached {
+    /// The entry of the directory's old row at this place, which vouched for the file: most
+    /// files of most saves, so nothing is copied until the row is written again, which a
+    /// directory where nothing changed never is.
+    Kept(usize),
+    /// A new entry, by the file's name.
+    New(Box<(Vec<u8>, CacheEntry)>),
+}
+
+impl Cached {
+    fn new(name: &[u8], entry: CacheEntry) -> Self {
+        Self::New(Box::new((name.to_vec(), entry)))
+    }
+}
 
 /// Up to `len` bytes of `file` from where it stands, fewer if it ends first.
 #[expect(
@@ -95,13 +108,13 @@ impl Walk<'_> {
             return Ok((None, None));
         }
         let stamp = Stamp::of(meta);
-        let mut cached = at.cache.old.as_ref().and_then(|old| old.lookup(name, &stamp));
-        if let Some(entry) = cached
+        let mut cached = at.cache.old.as_ref().and_then(|old| old.find(name, &stamp));
+        if let Some((i, entry)) = cached
             && let Some(rule) = &entry.secret
         {
             if !self.keeps_secret(at, name) {
                 found.secret(&rel, rule);
-                return Ok((None, Some((name.to_vec(), entry.clone()))));
+                return Ok((None, Some(Cached::Kept(i))));
             }
             // Left out last time, so its bytes were never stored: read it now.
             if entry.content.is_empty() && meta.size() > 0 {
@@ -109,7 +122,7 @@ impl Walk<'_> {
             }
         }
         // A cached file whose content the store can no longer vouch for is read again.
-        if let Some(entry) = cached
+        if let Some((_, entry)) = cached
             && !self.writer.vouches_all(&entry.content)?
         {
             cached = None;
@@ -117,15 +130,11 @@ impl Walk<'_> {
         self.progress.scanned(meta.size());
         found.link(meta, &rel);
         let (content, secret, extra, left_out) = match cached {
-            Some(entry) => {
+            Some((i, entry)) => {
                 self.counted(meta.size());
                 found.xattrs_left_out(&rel, &entry.xattrs_left_out);
-                (
-                    entry.content.clone(),
-                    entry.secret.clone(),
-                    entry.extra.clone(),
-                    entry.xattrs_left_out.clone(),
-                )
+                let kind = NodeKind::File { size: meta.size(), content: entry.content.clone() };
+                return Ok((Some((kind, entry.extra.clone(), meta.clone())), Some(Cached::Kept(i))));
             }
             None => {
                 let rel = rel.as_slice();
@@ -181,7 +190,7 @@ impl Walk<'_> {
                                     extra: Extra::default(),
                                     xattrs_left_out: Vec::new(),
                                 };
-                                (name.to_vec(), entry)
+                                Cached::new(name, entry)
                             });
                             return Ok((None, entry));
                         };
@@ -210,7 +219,7 @@ impl Walk<'_> {
             xattrs_left_out: left_out,
         };
         let file = (NodeKind::File { size: meta.size(), content }, extra, meta.clone());
-        Ok((Some(file), Some((name.to_vec(), entry))))
+        Ok((Some(file), Some(Cached::new(name, entry))))
     }
 
     /// Counts a captured file in the snapshot's stats.

@@ -9,6 +9,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::RelPath;
+use super::file::Cached;
 use super::found::{Found, LeftOut};
 use super::walk::Walk;
 use crate::error::{Error, Result};
@@ -28,7 +29,7 @@ pub(super) struct DirCtx {
     pub old_len: Option<usize>,
     /// The new entries: those kept unlooked at, then, once the entries looked at are back,
     /// theirs.
-    pub new: Vec<(Vec<u8>, CacheEntry)>,
+    pub new: Vec<Cached>,
     /// Files the stored row could not vouch for (read again).
     pub misses: AtomicU64,
     /// For a large directory looked at by names, its row's parts: `old` holds the entries of
@@ -130,29 +131,44 @@ impl Walk<'_> {
             }
             None => {}
         }
-        let mut files = ctx.new;
-        files.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-        let files_changed = ctx.misses.into_inner() > 0 || ctx.old_len != Some(files.len());
-        drop(ctx.old);
+        let files_changed = ctx.misses.into_inner() > 0 || ctx.old_len != Some(ctx.new.len());
         let index = ctx.parts.as_ref().map(|p| &p.index).or(ctx.stored_index.as_ref());
         let aligned = match (stored, index) {
             (Stored::Whole(..), None) => true,
             (Stored::Parted(_, pieces), Some(index)) => cut_alike(index, pieces),
             _ => false,
         };
-        let files = match ctx.parts {
-            _ if !files_changed && aligned && self.old_cache.is_stored() => None,
-            Some(PartsCtx { index, unread, .. }) => {
-                let read = |key: &[u8]| self.old_cache.part(rel, key);
-                let old = Unread { index: &index, unread: &unread, read: &read };
-                Some(encode_with_tree(self.scan_started_ns, files, stored, Some(old))?)
-            }
-            None => Some(encode_with_tree(self.scan_started_ns, files, stored, None)?),
+        let files = if !files_changed && aligned && self.old_cache.is_stored() {
+            None
+        } else {
+            let mut files = entries(ctx.new, ctx.old.as_ref())?;
+            files.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+            drop(ctx.old);
+            Some(match ctx.parts {
+                Some(PartsCtx { index, unread, .. }) => {
+                    let read = |key: &[u8]| self.old_cache.part(rel, key);
+                    let old = Unread { index: &index, unread: &unread, read: &read };
+                    encode_with_tree(self.scan_started_ns, files, stored, Some(old))?
+                }
+                None => encode_with_tree(self.scan_started_ns, files, stored, None)?,
+            })
         };
         let meta = Some(RowMeta { summary: None, children, totals: None });
         found.rows.push(WalkedDir { rel: rel.to_vec(), files, old_meta, meta });
         Ok(())
     }
+}
+
+/// The entries `new` names, those kept copied from the old row `old` they point into.
+fn entries(new: Vec<Cached>, old: Option<&DirFiles>) -> Result<Vec<(Vec<u8>, CacheEntry)>> {
+    new.into_iter()
+        .map(|cached| match cached {
+            Cached::New(entry) => Ok(*entry),
+            Cached::Kept(i) => old
+                .and_then(|old| old.entries.get(i).cloned())
+                .ok_or_else(|| Error::corrupt(format!("stat cache entry {i} was kept from no row"))),
+        })
+        .collect()
 }
 
 /// The summary of a directory whose tree `id` was written as `stored`: what it holds, counting

@@ -98,7 +98,10 @@ pub(super) struct Looked {
 /// Looks at `items` on every core, in order. Each result is written in place into one vector:
 /// collecting `Result`s would gather the threads' pieces in lists of vectors and copy them
 /// again, which for a small directory's few entries cost more than looking at them.
-pub(super) fn look_all<T: Send>(items: Vec<T>, look: impl Fn(T) -> Result<Looked> + Sync) -> Result<Vec<Looked>> {
+pub(super) fn look_all<T: Send>(
+    items: Vec<T>,
+    look: impl Fn(T) -> Result<Looked> + Sync,
+) -> Result<Vec<Looked>> {
     let mut looked = Vec::new();
     items.into_par_iter().map(&look).collect_into_vec(&mut looked);
     looked.into_iter().collect()
