@@ -43,7 +43,8 @@ struct Held {
 static HELD: Mutex<Vec<Held>> = Mutex::new(Vec::new());
 
 /// Runs `use_file` on a descriptor of `path` that is never closed while the file exists (see
-/// the module's documentation), opened for writing, and created 0600 when `create` asks.
+/// the module's documentation), opened for reading and writing, and created 0600 when `create`
+/// asks.
 /// `None` when the file does not exist and is not to be created. A held file that has since
 /// been deleted (SQLite deletes the WAL index when its last connection closes) is let go:
 /// nothing can hold a lock on it any more.
@@ -61,7 +62,8 @@ pub fn with_held<T>(
             if now.is_none() && !create {
                 return Ok(None);
             }
-            let file = std::fs::OpenOptions::new().write(true).create(create).mode(0o600).open(path)?;
+            let file =
+                std::fs::OpenOptions::new().read(true).write(true).create(create).mode(0o600).open(path)?;
             let meta = file.metadata()?;
             held.push(Held { path: path.to_path_buf(), id: (meta.dev(), meta.ino()), file });
             held.len() - 1
@@ -220,6 +222,21 @@ mod tests {
         assert!(shm.len() >= AHEAD, "{}", shm.len());
         // Blocks are counted in 512-byte units: a file with holes has fewer than its length.
         assert!(shm.blocks() * 512 >= shm.len(), "{} blocks for {} bytes", shm.blocks(), shm.len());
+    }
+
+    #[test]
+    fn the_index_is_sized_by_the_catalogs_own_page_size() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("catalog.db");
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        conn.execute_batch("PRAGMA page_size = 65536; CREATE TABLE t(x);").unwrap();
+        drop(conn);
+        // 5,000 frames of 64 KiB pages: two regions of the index, where 4 KiB pages would
+        // make some 80,000 frames of the same bytes, and twenty.
+        let frames = 5_000;
+        let wal = std::fs::File::create(side_file(&path, "-wal")).unwrap();
+        wal.set_len(32 + frames * (65_536 + 24)).unwrap();
+        assert_eq!(index_bytes(&path), 2 * REGION);
     }
 
     #[test]
