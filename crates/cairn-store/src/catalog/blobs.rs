@@ -150,7 +150,8 @@ impl Catalog {
     /// Every ready pack: key, size and creation time (seconds).
     pub fn ready_packs(&self) -> Result<Vec<(String, u64, i64)>> {
         let conn = self.conn();
-        let mut stmt = conn.prepare("SELECT key, size, created_at FROM packs WHERE state = 'ready'")?;
+        let mut stmt =
+            conn.prepare_cached("SELECT key, size, created_at FROM packs WHERE state = 'ready'")?;
         let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }

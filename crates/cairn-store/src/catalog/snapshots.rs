@@ -95,10 +95,12 @@ fn insert_rows(
             )?;
         }
     }
-    tx.execute(
-            "INSERT INTO snapshots(id, target, kind, created_at, description, root, safety, stats, not_covered, details)
+    // Statements cached: a watcher commits a snapshot through here every save, for hours.
+    tx.prepare_cached(
+        "INSERT INTO snapshots(id, target, kind, created_at, description, root, safety, stats, not_covered, details)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
-            params![
+    )?
+    .execute(params![
                 s.id.to_string(),
                 s.target,
                 s.kind,
@@ -109,14 +111,14 @@ fn insert_rows(
                 to_json(&s.stats)?,
                 to_json(&s.not_covered)?,
                 if s.details.is_null() { None } else { Some(to_json(&s.details)?) },
-            ],
-        )?;
-    tx.execute(
+            ])?;
+    tx.prepare_cached(
         "INSERT INTO memberships(session_id, snapshot_id, target, name) VALUES (?1, ?2, ?3, ?4)",
-        params![s.session.to_string(), s.id.to_string(), s.target, s.name],
-    )?;
+    )?
+    .execute(params![s.session.to_string(), s.id.to_string(), s.target, s.name])?;
     // Applied: a shared store's sync must not add it back once it is removed.
-    tx.execute("INSERT OR IGNORE INTO synced(key) VALUES (?1)", [format!("records/{}.json", s.id)])?;
+    tx.prepare_cached("INSERT OR IGNORE INTO synced(key) VALUES (?1)")?
+        .execute([format!("records/{}.json", s.id)])?;
     if let Some(write) = new.stat_cache.filter(|w| !w.is_empty()) {
         super::statcache::write_stat_cache_in(&tx, &s.target, write)?;
     }
@@ -243,7 +245,7 @@ impl Catalog {
     /// record (`power_cut.rs`), where a removed snapshot's record stays out.
     pub fn note_record(&self, key: &str) -> Result<()> {
         self.writing(super::Flush::WithNext, |conn| {
-            conn.execute("INSERT OR IGNORE INTO records_begun(key) VALUES (?1)", [key])?;
+            conn.prepare_cached("INSERT OR IGNORE INTO records_begun(key) VALUES (?1)")?.execute([key])?;
             Ok(())
         })
     }

@@ -111,10 +111,9 @@ pub type StoredDirRows = std::collections::HashMap<Vec<u8>, (Vec<u8>, Vec<u8>)>;
 impl Catalog {
     /// Reads a target's stat cache header.
     pub fn stat_cache(&self, target: &str) -> Result<Option<Vec<u8>>> {
-        Ok(self
-            .reader()?
-            .query_row("SELECT data FROM stat_caches WHERE target = ?1", [target], |r| r.get(0))
-            .optional()?)
+        let reader = self.reader()?;
+        let mut stmt = reader.prepare_cached("SELECT data FROM stat_caches WHERE target = ?1")?;
+        Ok(stmt.query_row([target], |r| r.get(0)).optional()?)
     }
 
     /// The `meta` column of a directory row.
