@@ -118,7 +118,7 @@ impl DirFiles {
 
     /// As [`DirFiles::lookup`], with the entry's place in `entries`.
     pub(crate) fn find(&self, name: &[u8], stamp: &Stamp) -> Option<(usize, &CacheEntry)> {
-        let i = self.entries.binary_search_by(|(n, _)| n.as_slice().cmp(name)).ok()?;
+        let i = self.position(name)?;
         let entry = &self.entries[i].1;
         let racy =
             entry.stamp.mtime_ns >= self.scan_started_ns || entry.stamp.ctime_ns >= self.scan_started_ns;
@@ -127,8 +127,11 @@ impl DirFiles {
 
     /// The entry of `name`, whatever its stamp.
     pub(crate) fn get(&self, name: &[u8]) -> Option<&CacheEntry> {
-        let i = self.entries.binary_search_by(|(n, _)| n.as_slice().cmp(name)).ok()?;
-        Some(&self.entries[i].1)
+        Some(&self.entries[self.position(name)?].1)
+    }
+
+    fn position(&self, name: &[u8]) -> Option<usize> {
+        self.entries.binary_search_by(|(n, _)| n.as_slice().cmp(name)).ok()
     }
 
     /// The entries the racy-git rule trusts, to carry into a row rewritten with a later scan

@@ -141,9 +141,8 @@ impl Walk<'_> {
         let files = if !files_changed && aligned && self.old_cache.is_stored() {
             None
         } else {
-            let mut files = entries(ctx.new, ctx.old.as_ref())?;
+            let mut files = entries(ctx.new, ctx.old)?;
             files.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-            drop(ctx.old);
             Some(match ctx.parts {
                 Some(PartsCtx { index, unread, .. }) => {
                     let read = |key: &[u8]| self.old_cache.part(rel, key);
@@ -159,13 +158,16 @@ impl Walk<'_> {
     }
 }
 
-/// The entries `new` names, those kept copied from the old row `old` they point into.
-fn entries(new: Vec<Cached>, old: Option<&DirFiles>) -> Result<Vec<(Vec<u8>, CacheEntry)>> {
+/// The entries `new` names, those kept moved out of the old row `old` they point into (each
+/// file is looked at once, so no place is kept twice).
+fn entries(new: Vec<Cached>, old: Option<DirFiles>) -> Result<Vec<(Vec<u8>, CacheEntry)>> {
+    let mut old: Vec<Option<_>> = old.map_or_else(Vec::new, |o| o.entries.into_iter().map(Some).collect());
     new.into_iter()
         .map(|cached| match cached {
             Cached::New(entry) => Ok(*entry),
             Cached::Kept(i) => old
-                .and_then(|old| old.entries.get(i).cloned())
+                .get_mut(i)
+                .and_then(Option::take)
                 .ok_or_else(|| Error::corrupt(format!("stat cache entry {i} was kept from no row"))),
         })
         .collect()
