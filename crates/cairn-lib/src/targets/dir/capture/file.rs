@@ -46,7 +46,7 @@ pub(super) type CapturedFile = (NodeKind, Extra, std::fs::Metadata);
 /// A file's new stat cache entry.
 pub(super) enum Cached {
     /// The entry of the directory's old row at this place, which vouched for the file: most
-    /// files of most saves, so nothing is copied until the row is written again, which a
+    /// files of most saves. It moves into the new row only when that is written, which a
     /// directory where nothing changed never is.
     Kept(usize),
     /// A new entry, by the file's name.
