@@ -195,9 +195,21 @@ pub fn create_private_dir(path: &Path) -> Result<()> {
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o700)).at("protect", path)
 }
 
-/// True when process `pid` is alive on this machine.
+/// True when process `pid` is alive on this machine. A process that was killed and that its
+/// parent has not reaped yet (a zombie) is still listed, but holds and writes nothing: dead.
 pub fn pid_alive(pid: u32) -> bool {
-    pid == std::process::id() || Path::new("/proc").join(pid.to_string()).exists()
+    if pid == std::process::id() {
+        return true;
+    }
+    let proc = Path::new("/proc").join(pid.to_string());
+    match std::fs::read(proc.join("stat")) {
+        // The state follows the command's name, which may itself hold `)`.
+        Ok(stat) => match stat.iter().rposition(|&b| b == b')') {
+            Some(end) => !matches!(stat.get(end + 2), Some(b'Z' | b'X')),
+            None => true,
+        },
+        Err(_) => proc.exists(),
+    }
 }
 
 #[cfg(test)]
@@ -222,5 +234,22 @@ mod tests {
         std::fs::write(other.root.join("notes.txt"), "mine").unwrap();
         assert!(other.init_or_check().is_err());
         assert!(!other.format_file().exists());
+    }
+
+    #[test]
+    fn a_killed_process_is_dead_before_it_is_reaped() {
+        let mut child = std::process::Command::new("sleep").arg("30").spawn().unwrap();
+        assert!(pid_alive(child.id()));
+        child.kill().unwrap();
+        // Not reaped: the zombie is listed until `wait`.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while pid_alive(child.id()) {
+            assert!(std::time::Instant::now() < deadline, "a killed child still reads as alive");
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        assert!(Path::new("/proc").join(child.id().to_string()).exists(), "reaped too early to tell");
+        child.wait().unwrap();
+        assert!(!pid_alive(child.id()));
+        assert!(pid_alive(std::process::id()));
     }
 }

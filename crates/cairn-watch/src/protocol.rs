@@ -145,7 +145,7 @@ pub struct Status {
     pub max_user_watches: Option<u64>,
     /// The kernel's event queue length per watcher (`fs.inotify.max_queued_events`).
     pub max_queued_events: Option<u64>,
-    /// Jobs (saves) the watcher ran in its own process since it started.
+    /// Jobs (saves, in-place restores) the watcher ran in its own process since it started.
     pub performed: u64,
 }
 

@@ -91,10 +91,14 @@ pub fn open_destination(global: &GlobalArgs, password_file: Option<PathBuf>) -> 
 fn open_with(opener: &StoreOpener, global: &GlobalArgs) -> CommandResult<Repository> {
     let mut store = Repository::open_located(opener, global.open_mode)?;
     store.set_notifier(crate::printer::Printer::notice);
-    // A command works on the directory it is run in: `latest` is that directory's newest
-    // snapshot, and restoring another directory in place needs its target named.
-    store.set_scope(std::env::current_dir().and_then(|d| d.canonicalize()).ok());
+    store.set_scope(scope());
     Ok(store)
+}
+
+/// The directory a command works on, the one it is run in: `latest` is that directory's newest
+/// snapshot, and restoring another directory in place needs its target named.
+pub fn scope() -> Option<PathBuf> {
+    std::env::current_dir().and_then(|d| d.canonicalize()).ok()
 }
 
 /// What the engine needs to know about every command: `CAIRN_SESSION`, the pin.

@@ -1,8 +1,9 @@
 //! `cairn watch` through the real binary: saves trust its journal, and when the kernel's event
 //! queue overflows (the watcher stopped while 20,000 files appear) the next save walks the whole
 //! tree, says why, and is exact; the save after it trusts the journal again. The watcher makes
-//! the saves of its trees as the command would, and the command makes them itself when the
-//! watcher declines (an encrypted store, a refusal) or dies in the middle of one.
+//! the saves of its trees and their in-place restores as the command would, and the command
+//! makes them itself when the watcher declines (an encrypted store, a refusal, a restore that is
+//! not a directory snapshot put back in place) or dies in the middle of one.
 
 mod common;
 
@@ -195,6 +196,75 @@ fn the_watcher_makes_the_saves_of_its_trees_as_the_command_would() {
 }
 
 #[test]
+fn the_watcher_makes_in_place_restores_as_the_command_would() {
+    let env = TestEnv::new();
+    env.write("src/main.rs", "fn main() {}\n");
+    env.write("src/lib.rs", "pub fn f() {}\n");
+    env.write("README.md", "hello\n");
+    let first = env.json(&["save", "--json"]);
+    let first = first["id"].as_str().unwrap().to_owned();
+    let read = |rel: &str| std::fs::read_to_string(env.work().join(rel)).ok();
+    let change = || {
+        env.write("src/main.rs", "fn main() { changed() }\n");
+        env.write("notes.txt", "new\n");
+        std::fs::remove_file(env.work().join("README.md")).unwrap();
+    };
+    let restored = |r: &serde_json::Value| {
+        assert_eq!(read("src/main.rs").as_deref(), Some("fn main() {}\n"), "{r}");
+        assert_eq!(read("README.md").as_deref(), Some("hello\n"), "{r}");
+        assert_eq!(read("notes.txt"), None, "{r}");
+    };
+    change();
+    let own = env.json(&["restore", &first, "--json"]);
+    restored(&own);
+    let _watcher = start_watcher(&env);
+    // The first save the watcher makes walks the tree; the restores after it trust its journal.
+    env.ok(&["save"]);
+
+    // Put back by the watcher, with the same result: a safety snapshot holding the change,
+    // and the plan.
+    change();
+    let made = env.json(&["restore", &first, "--json"]);
+    assert_eq!(made_by_watcher(&env), 2, "the watcher made the restore: {made}");
+    restored(&made);
+    let (mut shape_made, mut shape_own) = (Vec::new(), Vec::new());
+    shape(&made, "", &mut shape_made);
+    shape(&own, "", &mut shape_own);
+    // The watcher's safety snapshot says how its journal served it.
+    shape_made.retain(|k| !k.starts_with("safety_snapshot.stats.change_journal"));
+    assert_eq!(shape_made, shape_own, "the same fields as a restore of the command's own");
+    assert_eq!(made["safety_snapshot"]["stats"]["change_journal"]["used"], true, "{made}");
+    assert_eq!(made["plan"], own["plan"]);
+    assert_eq!((&made["files_written"], &made["destination"]), (&own["files_written"], &own["destination"]));
+    let safety = made["safety_snapshot"]["id"].as_str().unwrap();
+    let held = env.json(&["diff", &first, safety, "--json"]);
+    assert_eq!(held["entries"].as_array().map(Vec::len), Some(3), "{held}");
+
+    // The human words are the command's; paths are the shell's, relative to where it runs.
+    change();
+    let said = env.run_in(&env.work().join("src"), &["restore", &first, "--", "main.rs"]);
+    assert_eq!(said.code, 0, "{}", said.stderr);
+    assert!(
+        said.stdout.starts_with("restored ") && said.stdout.contains("1 files written"),
+        "{}",
+        said.stdout
+    );
+    assert!(said.stdout.contains("safety snapshot of the previous state: "), "{}", said.stdout);
+    assert_eq!(made_by_watcher(&env), 3);
+    assert_eq!(read("src/main.rs").as_deref(), Some("fn main() {}\n"));
+    assert_eq!(read("notes.txt").as_deref(), Some("new\n"), "only the path asked for goes back");
+
+    // What is not a snapshot put back in place is the command's, refusals worded by it.
+    let elsewhere = env.root().join("elsewhere");
+    env.ok(&["restore", &first, "--to", elsewhere.to_str().unwrap()]);
+    assert_eq!(std::fs::read_to_string(elsewhere.join("README.md")).unwrap(), "hello\n");
+    env.ok(&["restore", &first, "--dry-run"]);
+    let refused = env.fails(&["restore", "nosuch"], 1);
+    assert!(refused.contains("nosuch"), "{refused}");
+    assert_eq!(made_by_watcher(&env), 3);
+}
+
+#[test]
 fn a_watcher_killed_in_the_middle_of_a_save_leaves_the_command_to_make_it() {
     use std::os::unix::process::ExitStatusExt;
     // Fault points exist in debug builds only.
@@ -217,6 +287,42 @@ fn a_watcher_killed_in_the_middle_of_a_save_leaves_the_command_to_make_it() {
     // The command's own snapshot, and nothing of the watcher's half-made one.
     let listed = env.json(&["list", "--json"]);
     assert_eq!(listed["snapshots"].as_array().map(Vec::len), Some(2), "{listed}");
+    let check = env.json(&["check", "--read-data"]);
+    assert_eq!(check["problems"], serde_json::json!([]), "{check}");
+}
+
+#[test]
+fn a_watcher_killed_in_the_middle_of_a_restore_leaves_it_to_be_continued() {
+    use std::os::unix::process::ExitStatusExt;
+    // Fault points exist in debug builds only.
+    if !cfg!(debug_assertions) {
+        return;
+    }
+    let env = TestEnv::new();
+    for i in 0..20 {
+        env.write(&format!("f{i:02}.txt"), format!("A {i}\n"));
+    }
+    env.ok(&["save", "--name", "a"]);
+    let work = env.work().display().to_string();
+    let mut watcher = Watcher(
+        env.process(&["watch", &work]).env("CAIRN_FAULT_KILL_AT", "restore-half-applied").spawn().unwrap(),
+    );
+    common::eventually("the watcher", || env.json(&["watch", "--status"])["running"] == true);
+    for i in 0..20 {
+        env.write(&format!("f{i:02}.txt"), format!("B {i}\n"));
+    }
+
+    // The command finds the restore the watcher left half done, and says how to resolve it,
+    // as it would after a restore of its own was killed.
+    let refused = env.fails(&["restore", "a"], 1);
+    let status = watcher.0.wait().unwrap();
+    assert_eq!(status.signal(), Some(9), "the watcher died at its fault point: {status}");
+    assert!(refused.contains("interrupted restore") && refused.contains("--continue"), "{refused}");
+    env.ok(&["restore", "--continue"]);
+    for i in 0..20 {
+        let text = std::fs::read_to_string(env.work().join(format!("f{i:02}.txt"))).unwrap();
+        assert_eq!(text, format!("A {i}\n"));
+    }
     let check = env.json(&["check", "--read-data"]);
     assert_eq!(check["problems"], serde_json::json!([]), "{check}");
 }

@@ -17,7 +17,7 @@
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 pub(crate) use super::pipeline::journal::Journal;
 use super::save::{DirCapture, Progress, SaveOptions};
@@ -31,7 +31,7 @@ use crate::tree::graft::node_at;
 use crate::tree::{self, DirRoot, Node, NodeKind};
 
 /// A restore that a killed process left half-applied.
-#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct InterruptedRestore {
     /// The target the restore was writing.
     pub target: String,
@@ -52,7 +52,7 @@ impl InterruptedRestore {
 }
 
 /// What was done about an interrupted restore.
-#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Recovered {
     /// What was found.
     #[serde(flatten)]

@@ -42,7 +42,7 @@ pub use marker::InterruptedRestoreTo;
 
 /// What to restore, and where. The CLI's help is the doc comment of each field; the MCP
 /// description, written for an agent, is the `schemars` one.
-#[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[cfg_attr(feature = "clap", derive(clap::Args))]
 #[serde(deny_unknown_fields)]
 pub struct RestoreOptions {
@@ -131,7 +131,7 @@ pub struct RestoreOptions {
 }
 
 /// Where a restore writes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RestoreMode {
     /// Over the target itself, behind a safety snapshot.
@@ -143,7 +143,7 @@ pub enum RestoreMode {
 word_schema!(RestoreMode);
 
 /// What a restore did (or, with `dry_run`, would do).
-#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RestoreResult {
     /// The snapshot restored.
     pub snapshot: Snapshot,

@@ -1,15 +1,18 @@
 //! `cairn restore REF [--to DIR]` (alias `rollback`), and `cairn restore --continue|--abort`:
 //! the engine's one restore entry point ([`Store::restore_ref`]) decides whether `REF` is a
-//! moment or a snapshot; this renders what it put back.
+//! moment or a snapshot; this renders what it put back. A directory snapshot put back in place
+//! is restored by the store's watcher when one runs ([`restore_by_watcher`]), which has the
+//! store open already; this command then only prints what it did.
 //!
 //! [`Store::restore_ref`]: cairn_lib::Store::restore_ref
 
 use cairn_lib::ops::restore::{RestoreMode, RestoreOptions, RestoreResult, Restored};
 use cairn_lib::ops::save::Progress;
+use cairn_lib::ops::watch::restore_by_watcher;
 use clap::Args;
 
 use crate::commands::GlobalArgs;
-use crate::context::{call_context, open_store};
+use crate::context::{call_context, open_store, scope, store_path};
 use crate::error::CommandResult;
 use crate::format;
 use crate::printer::Printer;
@@ -24,6 +27,17 @@ pub struct RestoreArgs {
 pub fn run(global: &GlobalArgs, args: RestoreArgs, printer: &Printer) -> CommandResult {
     let mut args = args;
     args.options.paths = paths_from_here(std::mem::take(&mut args.options.paths));
+    // Before the store is opened: the watcher has it open.
+    if let Ok(dir) = store_path(global)
+        && let Some(restored) = printer
+            .with_progress("restoring", || restore_by_watcher(&dir, &args.options, &call_context(), scope()))
+    {
+        for line in &restored.notices {
+            Printer::notice(line);
+        }
+        printer.result(&restored.result, human);
+        return Ok(());
+    }
     let store = open_store(global)?;
     let places = super::moment::transcript_places();
     let progress = Progress::default();

@@ -193,7 +193,7 @@ fn human_status(v: &StatusView) -> String {
         limit(s.max_user_watches),
         limit(s.max_queued_events)
     );
-    out.push_str(&format!("saves made by the watcher: {}\n", s.performed));
+    out.push_str(&format!("saves and restores made by the watcher: {}\n", s.performed));
     for r in &s.roots {
         out.push_str(&format!(
             "{}: {} directories watched, {} changed, {} events, {} held\n",

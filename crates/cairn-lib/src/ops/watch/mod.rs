@@ -1,8 +1,11 @@
 //! `cairn watch`: the change journal's watcher for a store's trees, and what a save asks it.
 //! The watcher itself (inotify, the journal, the socket) is the `cairn-watch` crate; this module
-//! places its socket in the store and speaks the engine's errors, and `save.rs` has the
-//! watcher make the saves of the trees it watches.
+//! places its socket in the store and speaks the engine's errors; `perform.rs` runs the jobs
+//! commands hand it: the saves of the trees it watches (`save.rs`) and in-place restores
+//! (`restore.rs`).
 
+mod perform;
+mod restore;
 mod save;
 
 use std::path::{Path, PathBuf};
@@ -11,6 +14,8 @@ use cairn_watch::protocol::{Request, Response};
 pub use cairn_watch::protocol::{RootStatus, Status};
 use cairn_watch::server::{ServeOptions, Server};
 
+pub use self::perform::Done;
+pub use self::restore::{WatcherRestore, restore_by_watcher};
 pub use self::save::{WatcherSave, save_by_watcher};
 use crate::Repository;
 use crate::error::{Error, ErrorKind, Result};
@@ -77,10 +82,10 @@ pub enum WatchStart {
 pub struct Watcher(Server);
 
 impl Watcher {
-    /// Reads events, answers saves and makes the saves handed to it ([`save_by_watcher`]) in
-    /// `store`, until it is asked to stop.
+    /// Reads events, answers saves and does the jobs handed to it ([`save_by_watcher`],
+    /// [`restore_by_watcher`]) in `store`, until it is asked to stop.
     pub fn run(self, store: Repository) -> Result<()> {
-        self.0.run_performing(save::SavePerformer::new(store)).map_err(from_watch)
+        self.0.run_performing(perform::JobPerformer::new(store)).map_err(from_watch)
     }
 }
 
