@@ -2,8 +2,9 @@
 //! queue overflows (the watcher stopped while 20,000 files appear) the next save walks the whole
 //! tree, says why, and is exact; the save after it trusts the journal again. The watcher makes
 //! the saves of its trees and their in-place restores as the command would, and the command
-//! makes them itself when the watcher declines (an encrypted store, a refusal, a restore that is
-//! not a directory snapshot put back in place) or dies in the middle of one.
+//! makes them itself when the watcher declines (an encrypted store, a command with other rights,
+//! a refusal, a restore that is not a directory snapshot put back in place) or dies in the
+//! middle of one.
 
 mod common;
 
@@ -325,6 +326,32 @@ fn a_watcher_killed_in_the_middle_of_a_restore_leaves_it_to_be_continued() {
     }
     let check = env.json(&["check", "--read-data"]);
     assert_eq!(check["problems"], serde_json::json!([]), "{check}");
+}
+
+#[test]
+fn a_command_with_other_rights_than_the_watcher_s_saves_and_restores_itself() {
+    use std::os::unix::process::CommandExt;
+    // Only root can run a command in another group.
+    if std::fs::metadata("/proc/self").map(|m| std::os::unix::fs::MetadataExt::uid(&m)).ok() != Some(0) {
+        return;
+    }
+    let env = TestEnv::new();
+    env.write("a.txt", "a\n");
+    let first = env.json(&["save", "--json"])["id"].as_str().unwrap().to_owned();
+    let _watcher = start_watcher(&env);
+    env.ok(&["save"]);
+    assert_eq!(made_by_watcher(&env), 1);
+    let in_other_group = |args: &[&str]| {
+        let out = env.command(args).gid(4242).output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    };
+    env.write("a.txt", "b\n");
+    in_other_group(&["save"]);
+    in_other_group(&["restore", &first]);
+    assert_eq!(std::fs::read_to_string(env.work().join("a.txt")).unwrap(), "a\n");
+    assert_eq!(made_by_watcher(&env), 1, "the watcher read and wrote nothing with its own rights");
+    // The first, the watcher's and the command's own (safety snapshots are not listed).
+    assert_eq!(env.json(&["list", "--json"])["snapshots"].as_array().map(Vec::len), Some(3));
 }
 
 #[test]

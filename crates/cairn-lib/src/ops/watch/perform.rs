@@ -5,9 +5,10 @@
 //!
 //! A job is run with the same options and session pin the command would use, under the same
 //! target lock, with the settings read again each time. Whatever the watcher does not do, it
-//! declines, and the command does it as before: a store it would need a secret for (encrypted or
-//! shared), and any job that fails, so every refusal a user sees is worded by the command that
-//! would have done the job itself.
+//! declines, and the command does it as before: a job of a command that runs with other rights
+//! than the watcher's (another user or groups: the files would be read and written with the
+//! watcher's), a store it would need a secret for (encrypted or shared), and any job that fails,
+//! so every refusal a user sees is worded by the command that would have done the job itself.
 //!
 //! [`save_by_watcher`]: super::save_by_watcher
 //! [`restore_by_watcher`]: super::restore_by_watcher
@@ -24,12 +25,39 @@ use super::restore::RestoreJob;
 use super::save::SaveJob;
 use crate::Repository;
 
-/// What a command hands the watcher. A job this version cannot read (a command of another
-/// version) is declined, and the command does it itself.
+/// A job a command hands the watcher.
 #[derive(Serialize, Deserialize)]
 pub(super) enum Job {
     Save(SaveJob),
     Restore(RestoreJob),
+}
+
+/// What goes over the socket: the job and the rights of the command that handed it. One this
+/// version cannot read (a command of another version) is declined, and the command does it.
+#[derive(Serialize, Deserialize)]
+struct Handed {
+    job: Job,
+    by: Rights,
+}
+
+/// A process's effective user and groups: what the files it reads and writes are checked against.
+#[derive(Debug, PartialEq, Eq, Serialize, Deserialize)]
+struct Rights {
+    user: u32,
+    group: u32,
+    /// The supplementary groups, sorted.
+    groups: Vec<u32>,
+}
+
+impl Rights {
+    /// This process's; `None` when its groups cannot be read.
+    fn own() -> Option<Self> {
+        use rustix::process::{getegid, geteuid, getgroups};
+        let mut groups: Vec<u32> = getgroups().ok()?.into_iter().map(|g| g.as_raw()).collect();
+        groups.sort_unstable();
+        groups.dedup();
+        Some(Self { user: geteuid().as_raw(), group: getegid().as_raw(), groups })
+    }
 }
 
 /// What the watcher answers. A declined job's reason is the command's to find and word: it
@@ -51,13 +79,13 @@ pub struct Done<T> {
 
 /// Hands `job` to the watcher of the store at `store_dir`; `None` when the command must do it
 /// itself: no watcher runs for the store, it declined, or it went away before answering.
-pub(super) fn hand_over<T: DeserializeOwned>(store_dir: &Path, job: &Job) -> Option<Done<T>> {
+pub(super) fn hand_over<T: DeserializeOwned>(store_dir: &Path, job: Job) -> Option<Done<T>> {
     let socket = cairn_watch::server::socket_path(store_dir);
     // A fault point or a boot set by a test belongs to this process.
     if crate::store::fault::armed() || !socket.exists() {
         return None;
     }
-    let job = serde_json::to_vec(job).ok()?;
+    let job = serde_json::to_vec(&Handed { job, by: Rights::own()? }).ok()?;
     let Ok(Some(Response::Performed { outcome })) = cairn_watch::client::perform(&socket, job) else {
         return None;
     };
@@ -101,10 +129,13 @@ impl JobPerformer {
 
 impl Performer for JobPerformer {
     fn perform(&mut self, job: &[u8]) -> Performed {
-        let (outcome, ran) = match serde_json::from_slice::<Job>(job) {
-            Ok(Job::Save(job)) => encode(self.run(|store| job.perform(store))),
-            Ok(Job::Restore(job)) => encode(self.run(|store| job.perform(store))),
-            Err(_) => encode(Outcome::<()>::Declined),
+        let job = serde_json::from_slice::<Handed>(job)
+            .ok()
+            .filter(|h| Rights::own().is_some_and(|own| own == h.by));
+        let (outcome, ran) = match job.map(|h| h.job) {
+            Some(Job::Save(job)) => encode(self.run(|store| job.perform(store))),
+            Some(Job::Restore(job)) => encode(self.run(|store| job.perform(store))),
+            None => encode(Outcome::<()>::Declined),
         };
         Performed { outcome, ran }
     }

@@ -3,8 +3,7 @@
 //! safety snapshot asks the tree's journal in the watcher's own process.
 //!
 //! Only a restore that needs nothing of the command's environment is handed over: a snapshot
-//! of a directory put back in place, by a command of the watcher's own user (the files are
-//! written with the watcher's rights). A moment, a restore into a new directory, a dry run, and
+//! of a directory put back in place. A moment, a restore into a new directory, a dry run, and
 //! `--continue` or `--abort` are the command's.
 
 use std::path::{Path, PathBuf};
@@ -20,14 +19,13 @@ use crate::targets::{Target, TargetKind};
 /// A restore the command hands the watcher.
 #[derive(Serialize, Deserialize)]
 pub(super) struct RestoreJob {
-    /// The options, a target among which the reference is resolved an absolute path.
+    /// The options; a target the reference is looked up among is named by its whole path (the
+    /// watcher runs in another directory).
     options: RestoreOptions,
     context: CallContext,
     /// The directory the command runs in, which references are scoped to
     /// ([`Repository::set_scope`]).
     scope: Option<PathBuf>,
-    /// The command's effective user: the watcher of another writes nothing for it.
-    user: u32,
 }
 
 /// A restore the watcher made: the result, as [`Repository::restore`] returns it, and the
@@ -35,10 +33,11 @@ pub(super) struct RestoreJob {
 pub type WatcherRestore = Done<RestoreResult>;
 
 /// Hands an in-place restore of a directory snapshot to the watcher of the store at
-/// `store_dir`, its references scoped to `scope` as the command's own store would be. `None` when the command must restore itself: no watcher runs for the store,
-/// the options ask for something other than putting a snapshot back in place, the reference
-/// names a moment or a snapshot of something other than a directory, the watcher runs as
-/// another user or declined, or it went away before answering.
+/// `store_dir`, its references scoped to `scope` as the command's own store would be. `None`
+/// when the command must restore itself: no watcher runs for the store, the options ask for
+/// something other than putting a snapshot back in place, the reference names a moment or a
+/// snapshot of something other than a directory, the watcher declined, or it went away before
+/// answering.
 pub fn restore_by_watcher(
     store_dir: &Path,
     options: &RestoreOptions,
@@ -55,29 +54,21 @@ pub fn restore_by_watcher(
     if !in_place {
         return None;
     }
-    // The watcher runs in another directory: a directory target is named by its whole path.
     let target = match options.target.as_deref().map(Target::parse) {
         None => None,
         Some(Ok(Target::Dir(dir))) => Some(dir.to_str()?.to_owned()),
         Some(_) => return None,
     };
-    let job = RestoreJob {
-        options: RestoreOptions { target, ..options.clone() },
-        context: context.clone(),
-        scope,
-        user: rustix::process::geteuid().as_raw(),
-    };
-    hand_over(store_dir, &Job::Restore(job))
+    let job =
+        RestoreJob { options: RestoreOptions { target, ..options.clone() }, context: context.clone(), scope };
+    hand_over(store_dir, Job::Restore(job))
 }
 
 impl RestoreJob {
     /// Makes the restore in the watcher; `None` when it is not the watcher's to make or it
     /// failed, for the command to make and word.
     pub(super) fn perform(self, store: &mut Repository) -> Option<RestoreResult> {
-        let RestoreJob { options, context, scope, user } = self;
-        if user != rustix::process::geteuid().as_raw() {
-            return None;
-        }
+        let RestoreJob { options, context, scope } = self;
         let own = store.scope().map(Path::to_path_buf);
         store.set_scope(scope);
         let restored = Self::restore(store, &options, &context);

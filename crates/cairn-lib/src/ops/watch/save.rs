@@ -43,7 +43,7 @@ pub fn save_by_watcher(
         include_secrets: options.include_secrets,
         context: context.clone(),
     };
-    hand_over(store_dir, &Job::Save(job))
+    hand_over(store_dir, Job::Save(job))
 }
 
 impl SaveJob {
