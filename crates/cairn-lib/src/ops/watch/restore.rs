@@ -14,7 +14,7 @@ use super::perform::{Done, Job, hand_over};
 use crate::Repository;
 use crate::ops::resolve::CallContext;
 use crate::ops::restore::{RestoreOptions, RestoreResult};
-use crate::targets::{Target, TargetKind};
+use crate::targets::Target;
 
 /// A restore the command hands the watcher.
 #[derive(Serialize, Deserialize)]
@@ -79,12 +79,9 @@ impl RestoreJob {
     fn restore(store: &Repository, options: &RestoreOptions, context: &CallContext) -> Option<RestoreResult> {
         let reference = options.reference.as_deref()?;
         let session = store.call_session(options.session.as_deref(), context).ok()?;
+        // A moment is the command's; a snapshot of anything but a directory the restore refuses
+        // before it writes, and the command words that refusal.
         if store.moment_for_snapshot_ref(&session, reference).ok()?.is_some() {
-            return None;
-        }
-        let target = options.target.as_deref().map(|t| Target::parse(t).map(|t| t.key())).transpose().ok()?;
-        let snapshot = store.resolve_snapshot(&session, reference, target.as_deref()).ok()?;
-        if snapshot.kind != TargetKind::Dir {
             return None;
         }
         store.restore(options, context).ok()
