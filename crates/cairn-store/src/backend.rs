@@ -246,14 +246,22 @@ pub fn create_dir_durably(dir: &Path) -> Result<()> {
 /// arrived, a young store's saves paid a flush of `packs` for most new packs.
 fn create_fan_out(packs: &Path) -> Result<()> {
     create_dir_durably(packs)?;
+    let mut protect = true;
     for byte in 0..=255u8 {
         let dir = packs.join(format!("{byte:02x}"));
         match std::fs::DirBuilder::new().mode(0o700).create(&dir) {
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
             other => {
                 other.at("create", &dir)?;
-                // Whatever the umask took away.
-                std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700)).at("protect", &dir)?;
+                if protect {
+                    // Whatever the umask took away; one it left whole says it takes nothing.
+                    let mode = std::fs::metadata(&dir).at("read the mode of", &dir)?.permissions().mode();
+                    protect = mode & 0o777 != 0o700;
+                }
+                if protect {
+                    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700))
+                        .at("protect", &dir)?;
+                }
             }
         }
     }

@@ -212,14 +212,27 @@ impl Catalog {
         // file's permissions, so none of them is ever readable by others, whatever the umask.
         // Through a descriptor that stays open: closing one would drop the locks this process's
         // other connections to the catalog hold (`room::with_held`).
-        room::with_held(path, true, |_| Ok(())).at("create", path)?;
+        let fresh = room::with_held(path, true, |file| Ok(file.metadata()?.len() == 0)).at("create", path)?;
+        let boot = power_cut::BootNote::read(path);
         // The WAL index is mapped into memory: on a disk too full to rebuild it, a write
         // through the mapping would be a SIGBUS, so such a disk is refused first (`room.rs`).
         room::ensure_room_to_open(path)?;
         let conn = Connection::open(path)?;
         conn.busy_timeout(std::time::Duration::from_secs(30))?;
         no_mapped_pages(&conn)?;
+        if fresh == Some(true) {
+            // A new catalog's switch to WAL writes its first page through a rollback journal,
+            // three flushes of a store's first save; unflushed, then flushed once below. A crash
+            // in between leaves an empty database, which the next open makes again.
+            conn.pragma_update(None, "synchronous", "OFF")?;
+        }
         conn.pragma_update(None, "journal_mode", "WAL")?;
+        if fresh == Some(true) {
+            // Before any commit goes to the WAL: SQLite drops a WAL beside an empty database.
+            boot.note_new_catalog(|| {
+                room::with_held(path, false, |file| file.sync_data()).at("flush", path).map(drop)
+            })?;
+        }
         // A read opens the WAL index (a new catalog has none until then), which is then
         // allocated before anything is written through it.
         conn.query_row("SELECT COUNT(*) FROM sqlite_master", [], |r| r.get::<_, i64>(0))?;
@@ -255,16 +268,19 @@ impl Catalog {
             tx.execute_batch(statcache::SCHEMA)?;
             tx.execute_batch(alike::SCHEMA)?;
             tx.pragma_update(None, "user_version", SCHEMA_VERSION)?;
+            // In the same flush as the tables, for a new store.
+            sessions::ensure_baseline(&tx)?;
             tx.commit()?;
+        } else {
+            sessions::ensure_baseline(&conn)?;
         }
-        sessions::ensure_baseline(&conn)?;
         Ok(Self {
             path: path.to_path_buf(),
             readers: Mutex::new(Vec::new()),
             conn: Mutex::new(conn),
             shared: None,
             index_held,
-            boot: power_cut::BootNote::read(path),
+            boot,
         })
     }
 
@@ -349,6 +365,40 @@ fn no_mapped_pages(conn: &Connection) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_new_catalog_is_made_in_wal_mode_with_its_baseline_and_the_boot_noted_beside_it() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("tmp")).unwrap();
+        let path = dir.path().join("catalog.db");
+        let catalog = Catalog::open(&path).unwrap();
+        let conn = catalog.conn();
+        let mode: String = conn.query_row("PRAGMA journal_mode", [], |r| r.get(0)).unwrap();
+        assert_eq!(mode, "wal");
+        let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0)).unwrap();
+        assert_eq!(version, SCHEMA_VERSION);
+        let baseline: i64 = conn
+            .query_row(
+                "SELECT COUNT(*) FROM sessions WHERE id = ?1",
+                [crate::id::SessionId::BASELINE.to_string()],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(baseline, 1);
+        drop(conn);
+        let note = std::fs::read_to_string(dir.path().join("catalog.boot")).ok();
+        let boot = crate::fault::boot_id()
+            .or_else(|| std::fs::read_to_string("/proc/sys/kernel/random/boot_id").ok())
+            .map(|b| b.trim().to_owned());
+        assert_eq!(note.map(|n| n.trim().to_owned()), boot, "the boot is noted when it is known");
+        assert_eq!(std::fs::read_dir(dir.path().join("tmp")).unwrap().count(), 0, "no temp file is left");
+        drop(catalog);
+
+        let again = Catalog::open(&path).unwrap();
+        let sessions: i64 =
+            again.conn().query_row("SELECT COUNT(*) FROM sessions", [], |r| r.get(0)).unwrap();
+        assert_eq!(sessions, 1, "opened again, the catalog is the one made");
+    }
 
     #[test]
     fn a_small_wal_stays_for_the_next_command_and_a_large_one_is_emptied_on_close() {

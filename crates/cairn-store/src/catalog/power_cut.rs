@@ -55,6 +55,29 @@ impl BootNote {
         }
         Ok(true)
     }
+
+    /// Notes this boot beside a catalog just made, while `flush_catalog` flushes the catalog's
+    /// file, and puts both in their directory with one flush of it: made at the store's first
+    /// commit instead, the note was two more flushes of a first save.
+    pub(super) fn note_new_catalog(&self, flush_catalog: impl FnOnce() -> Result<()> + Send) -> Result<()> {
+        let dir = self.path.parent().unwrap_or(Path::new("."));
+        let mut noted = self.noted.lock().unwrap_or_else(|p| p.into_inner());
+        let Some(current) = self.current.as_ref().filter(|c| noted.as_ref() != Some(*c)) else {
+            flush_catalog()?;
+            return crate::backend::sync_dir(dir);
+        };
+        let tmp = Some(dir.join("tmp")).filter(|t| t.is_dir()).unwrap_or_else(|| dir.to_path_buf());
+        let (flushed, staged) = std::thread::scope(|scope| {
+            let flushing = scope.spawn(flush_catalog);
+            let staged = crate::backend::stage_file(&tmp, format!("{current}\n").as_bytes());
+            (flushing.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)), staged)
+        });
+        flushed?;
+        // The rename's flush of the directory is the catalog file's too.
+        staged?.replace(&self.path, "note the boot in")?;
+        *noted = Some(current.clone());
+        Ok(())
+    }
 }
 
 /// The kernel's id of this boot: a power cut, a crash of the kernel or a reboot changes it.
