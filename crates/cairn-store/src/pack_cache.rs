@@ -185,7 +185,7 @@ impl PackCache {
             && self.read_whole.lock().unwrap_or_else(|p| p.into_inner()).insert(range.file.clone())
         {
             // Read whole, once: the blobs after this one come from memory.
-            let mut whole = vec![0u8; size as usize];
+            let mut whole = crate::backend::zeroed_for_reading(size as usize);
             if file.read_exact_at(&mut whole, 0).is_err() {
                 self.drop_range(key, &range.file)?;
                 return Ok(None);
@@ -198,7 +198,7 @@ impl PackCache {
             hot.push_back((range.file, Arc::new(whole)));
             return Ok(Some(out));
         }
-        let mut buf = vec![0u8; len as usize];
+        let mut buf = crate::backend::zeroed_for_reading(len as usize);
         if file.read_exact_at(&mut buf, at as u64).is_err() {
             self.drop_range(key, &range.file)?;
             return Ok(None);
@@ -260,7 +260,7 @@ impl PackCache {
         if self.touched.lock().unwrap_or_else(|p| p.into_inner()).insert(range.file.clone()) {
             let _ = file.set_modified(std::time::SystemTime::now());
         }
-        let mut buf = vec![0u8; size as usize];
+        let mut buf = crate::backend::zeroed_for_reading(size as usize);
         if file.read_exact_at(&mut buf, 0).is_err() {
             self.drop_range(key, &range.file)?;
             return Ok(None);
