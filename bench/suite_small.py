@@ -50,11 +50,11 @@ class EmptyCommitGit(Git):
 
 
 def light_runs(ctx: Context) -> int:
-    """Runs of the first save and of the restore into an empty directory. On the source tree
-    they take seconds and run fewer times; here they take a tenth of a second, as long as a few
-    page-cache writebacks, so they run as often as the saves do (three runs gave ratios that
-    moved by a tenth from one run to the next)."""
-    return max(ctx.runs, ctx.heavy_runs)
+    """Runs of every operation here. Each takes a tenth of a second or less, as long as a few
+    page-cache writebacks or a burst of load, so they run three times as often as the source
+    tree's: with five runs, two full runs of the same build gave the first save 1.12× and
+    1.36× tar+zstd (with three, ratios moved by a tenth from one run to the next)."""
+    return max(ctx.runs, ctx.heavy_runs) * 3
 
 
 def generate(ctx: Context) -> Tree:
@@ -137,7 +137,7 @@ def measure(ctx: Context, tree: Tree, section, cairn: Cairn, watched: WatchedCai
     ctx.log("small: save, nothing changed")
     empty = EmptyCommitGit(tree.root, git.store, ctx.env)
     ms, notes = rounds(ctx, [*savers, empty], lambda tool: tool.nothing_changed() if tool is git else tool.save(),
-                       ctx.runs, after=saved_checked, warm=[tree.root])
+                       light_runs(ctx), after=saved_checked, warm=[tree.root])
     section.add("small.nochange", "save, nothing changed", ms, notes,
                 extra=journal_note | {"cairn": "records a snapshot",
                                       "git": "`git add -A && git diff --cached --quiet` (no commit)",
@@ -145,7 +145,7 @@ def measure(ctx: Context, tree: Tree, section, cairn: Cairn, watched: WatchedCai
                                                   "cairn records a snapshot; not judged)"})
 
     ctx.log(f"small: save, {CHANGED} files changed")
-    ms, notes = rounds(ctx, savers, lambda tool: tool.save(), ctx.runs,
+    ms, notes = rounds(ctx, savers, lambda tool: tool.save(), light_runs(ctx),
                        before_run=lambda run: apply_change(tree, plan_change(tree, ctx.pool, ctx.seed,
                                                                              f"small:save:{run}", CHANGED)),
                        after=saved_checked, warm=[tree.root])
@@ -161,7 +161,7 @@ def measure(ctx: Context, tree: Tree, section, cairn: Cairn, watched: WatchedCai
 
 def in_place(ctx: Context, tree: Tree, section, tools: list[Tool]) -> None:
     """Every tool undoes exactly the same 20 edits: back to its latest save."""
-    ms, notes = undo_rounds(ctx, tree, tools, "small:inplace:", CHANGED, ctx.runs,
+    ms, notes = undo_rounds(ctx, tree, tools, "small:inplace:", CHANGED, light_runs(ctx),
                             warm=[tree.root, *(tool.store for tool in tools)])
     section.add("small.inplace", f"in-place restore after {CHANGED} files changed", ms, notes,
                 extra={"cairn": "`cairn restore REF` (takes a safety snapshot first)",
