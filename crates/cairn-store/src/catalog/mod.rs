@@ -212,7 +212,8 @@ impl Catalog {
         // file's permissions, so none of them is ever readable by others, whatever the umask.
         // Through a descriptor that stays open: closing one would drop the locks this process's
         // other connections to the catalog hold (`room::with_held`).
-        let fresh = room::with_held(path, true, |file| Ok(file.metadata()?.len() == 0)).at("create", path)?;
+        let fresh = room::with_held(path, true, |file| Ok(file.metadata()?.len() == 0)).at("create", path)?
+            == Some(true);
         let boot = power_cut::BootNote::read(path);
         // The WAL index is mapped into memory: on a disk too full to rebuild it, a write
         // through the mapping would be a SIGBUS, so such a disk is refused first (`room.rs`).
@@ -220,14 +221,14 @@ impl Catalog {
         let conn = Connection::open(path)?;
         conn.busy_timeout(std::time::Duration::from_secs(30))?;
         no_mapped_pages(&conn)?;
-        if fresh == Some(true) {
+        if fresh {
             // A new catalog's switch to WAL writes its first page through a rollback journal,
             // three flushes of a store's first save; unflushed, then flushed once below. A crash
             // in between leaves an empty database, which the next open makes again.
             conn.pragma_update(None, "synchronous", "OFF")?;
         }
         conn.pragma_update(None, "journal_mode", "WAL")?;
-        if fresh == Some(true) {
+        if fresh {
             // Before any commit goes to the WAL: SQLite drops a WAL beside an empty database.
             boot.note_new_catalog(|| {
                 room::with_held(path, false, |file| file.sync_data()).at("flush", path).map(drop)
