@@ -173,6 +173,28 @@ pub fn replace_file(tmp: &Path, data: &[u8], dest: &Path, what: &str) -> Result<
     stage_file(tmp, data)?.replace(dest, what)
 }
 
+/// Replaces `dest` with `data` as [`replace_file`] does, whole or not at all for every reader
+/// and across a kill of this process, but without its two flushes: for a file that a power
+/// cut may take back (the marker of a restore into a new directory, whose token beside the
+/// restored files is not flushed either).
+pub fn replace_file_unflushed(tmp: &Path, data: &[u8], dest: &Path, what: &str) -> Result<()> {
+    let name = format!("{}-{}.tmp", std::process::id(), uuid::Uuid::now_v7().simple());
+    let temp = tmp.join(name);
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(&temp)
+        .at("create", &temp)?;
+    let written = file.write_all(data).at("write", &temp);
+    drop(file);
+    if let Err(e) = written.and_then(|()| std::fs::rename(&temp, dest).at(what, dest)) {
+        let _ = std::fs::remove_file(&temp);
+        return Err(e);
+    }
+    Ok(())
+}
+
 /// The first half of [`replace_file`]: `data` written to a temp file in `tmp` and flushed, so
 /// that flush can run beside others; [`StagedFile::replace`] does the rest.
 pub fn stage_file(tmp: &Path, data: &[u8]) -> Result<StagedFile> {

@@ -387,22 +387,6 @@ fn a_sparse_map_in_another_format_or_that_does_not_add_up_is_refused_in_one_line
     "#);
 }
 
-/// `cairn ARGS` under `umask`, as a shell sets it for the commands it runs.
-fn export_under_umask(env: &TestEnv, umask: &str, args: &[&str]) -> serde_json::Value {
-    let cairn = env.command(args);
-    let mut sh = Command::new("sh");
-    sh.arg("-c").arg(format!("umask {umask} && exec \"$0\" \"$@\"")).arg(cairn.get_program());
-    sh.args(cairn.get_args()).env_clear().current_dir(env.work());
-    for (key, value) in cairn.get_envs() {
-        if let Some(value) = value {
-            sh.env(key, value);
-        }
-    }
-    let out = sh.output().expect("run cairn under sh");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    serde_json::from_slice(&out.stdout).expect("json")
-}
-
 /// Issue 39: exported archives were 0600 whatever the umask. They now get the mode any new
 /// file of the user's gets, except an archive holding a file cairn counts as a secret, which
 /// stays readable by its owner only.
@@ -414,8 +398,7 @@ fn an_export_gets_the_umask_mode_unless_it_holds_a_secret() {
     let mode = |file: &Path| std::fs::metadata(file).unwrap().permissions().mode() & 0o777;
     for (umask, want) in [("022", 0o644), ("027", 0o640), ("002", 0o664)] {
         let file = env.root().join(format!("plain-{umask}.tar"));
-        let out =
-            export_under_umask(&env, umask, &["--json", "export", "plain", "--to", file.to_str().unwrap()]);
+        let out = env.json_under_umask(umask, &["--json", "export", "plain", "--to", file.to_str().unwrap()]);
         assert_eq!(mode(&file), want, "umask {umask}");
         assert!(out.get("secret").is_none(), "{out}");
     }
@@ -423,12 +406,12 @@ fn an_export_gets_the_umask_mode_unless_it_holds_a_secret() {
     write(&env.work(), ".env", "API_TOKEN=hunter2\n");
     env.json(&["save", "--name", "without"]);
     let file = env.root().join("without.tar.gz");
-    export_under_umask(&env, "022", &["--json", "export", "without", "--to", file.to_str().unwrap()]);
+    env.json_under_umask("022", &["--json", "export", "without", "--to", file.to_str().unwrap()]);
     assert_eq!(mode(&file), 0o644, "a save leaves .env out, so the archive holds no secret");
 
     env.json(&["save", "--name", "with", "--include-secrets"]);
     let file = env.root().join("with.tar.zst");
-    let out = export_under_umask(&env, "022", &["--json", "export", "with", "--to", file.to_str().unwrap()]);
+    let out = env.json_under_umask("022", &["--json", "export", "with", "--to", file.to_str().unwrap()]);
     assert_eq!(mode(&file), 0o600);
     assert_eq!(out["secret"], serde_json::json!({"path": ".env", "rule": "dotenv"}));
 
@@ -437,7 +420,7 @@ fn an_export_gets_the_umask_mode_unless_it_holds_a_secret() {
     write(&env.work(), "deploy.sh", "export GH=ghp_0123456789abcdefghijABCDEFGHIJ012345\n");
     env.json(&["save", "--name", "token", "--include-secrets"]);
     let file = env.root().join("token.tar");
-    let out = export_under_umask(&env, "022", &["--json", "export", "token", "--to", file.to_str().unwrap()]);
+    let out = env.json_under_umask("022", &["--json", "export", "token", "--to", file.to_str().unwrap()]);
     assert_eq!(mode(&file), 0o600);
     assert_eq!(out["secret"]["rule"], "github-token", "{out}");
 }

@@ -282,3 +282,45 @@ fn a_path_longer_than_path_max_is_listed_and_the_save_goes_on() {
         .unwrap();
     assert_eq!(far.stdout, b"far\n");
 }
+
+/// Every file's mode below `root`, by path relative to it.
+fn file_modes(root: &Path) -> Vec<(std::path::PathBuf, u32)> {
+    common::permissions_below(root)
+        .into_iter()
+        .filter(|(_, dir, _)| !dir)
+        .map(|(path, _, mode)| (path.strip_prefix(root).unwrap().to_path_buf(), mode))
+        .collect()
+}
+
+/// A restore makes a file with its mode where the umask takes nothing from it, and gives it
+/// the mode afterwards where the umask would: under any umask, into a new directory and in
+/// place, every mode comes back, set-id bits and modes without write permission included.
+#[test]
+fn every_mode_comes_back_whatever_the_umask_of_the_restore() {
+    use std::os::unix::fs::PermissionsExt;
+    let env = TestEnv::new();
+    let modes = [0o644, 0o755, 0o600, 0o640, 0o711, 0o444, 0o000, 0o666, 0o777, 0o4755, 0o2750];
+    for mode in modes {
+        let path = env.write(&format!("m{mode:04o}"), format!("mode {mode:o}\n"));
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode)).unwrap();
+    }
+    env.json(&["save", "--name", "modes"]);
+    let want = file_modes(&env.work());
+    assert_eq!(want.len(), modes.len());
+
+    for umask in ["022", "077", "000", "027"] {
+        let dest = env.root().join(format!("to-{umask}"));
+        env.json_under_umask(umask, &["--json", "restore", "modes", "--to", dest.to_str().unwrap()]);
+        assert_eq!(file_modes(&dest), want, "restored into a new directory under umask {umask}");
+    }
+
+    for umask in ["077", "022"] {
+        for mode in modes {
+            let path = env.work().join(format!("m{mode:04o}"));
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+            std::fs::write(&path, format!("changed under {umask}\n")).unwrap();
+        }
+        env.json_under_umask(umask, &["--json", "restore", "modes"]);
+        assert_eq!(file_modes(&env.work()), want, "restored in place under umask {umask}");
+    }
+}

@@ -113,6 +113,23 @@ impl TestEnv {
         cmd
     }
 
+    /// `cairn ARGS` with `--json` output under `umask`, as a shell sets it for the commands it
+    /// runs; it must succeed.
+    pub fn json_under_umask(&self, umask: &str, args: &[&str]) -> serde_json::Value {
+        let cairn = self.command(args);
+        let mut sh = std::process::Command::new("sh");
+        sh.arg("-c").arg(format!("umask {umask} && exec \"$0\" \"$@\"")).arg(cairn.get_program());
+        sh.args(cairn.get_args()).env_clear().current_dir(self.work());
+        for (key, value) in cairn.get_envs() {
+            if let Some(value) = value {
+                sh.env(key, value);
+            }
+        }
+        let out = sh.output().expect("run cairn under sh");
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        serde_json::from_slice(&out.stdout).expect("json")
+    }
+
     /// Runs cairn and returns what it printed and its exit code, whatever it is.
     pub fn run(&self, args: &[&str]) -> Run {
         self.run_in(&self.work(), args)
