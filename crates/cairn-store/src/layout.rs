@@ -118,15 +118,24 @@ impl Layout {
         for dir in [self.objects(), self.packs(), self.records(), self.tmp(), self.locks(), self.journal()] {
             create_private_dir(&dir)?;
         }
-        for dir in [&self.objects(), &self.root] {
-            super::backend::sync_dir(dir)?;
-        }
-        if let Some(parent) = self.root.parent().filter(|_| made_root) {
-            super::backend::sync_dir(parent)?;
-        }
-        // FORMAT last, and flushed: it marks a store whose skeleton is complete on disk.
+        // FORMAT last, and flushed: it marks a store whose skeleton is complete on disk. It is
+        // written and flushed while the skeleton's directories are, and renamed in after them.
         let text = format!("{FORMAT_PREFIX}{FORMAT_VERSION}\n");
-        super::backend::replace_file(&self.tmp(), text.as_bytes(), &self.format_file(), "create")
+        let (skeleton, format) = std::thread::scope(|scope| {
+            let flushing = scope.spawn(|| {
+                for dir in [&self.objects(), &self.root] {
+                    super::backend::sync_dir(dir)?;
+                }
+                match self.root.parent().filter(|_| made_root) {
+                    Some(parent) => super::backend::sync_dir(parent),
+                    None => Ok(()),
+                }
+            });
+            let format = super::backend::stage_file(&self.tmp(), text.as_bytes());
+            (flushing.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)), format)
+        });
+        skeleton?;
+        format?.replace(&self.format_file(), "create")
     }
 
     /// Whether the directory holds nothing but the entries a store's skeleton is made of.

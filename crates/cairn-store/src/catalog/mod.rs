@@ -222,26 +222,26 @@ impl Catalog {
         conn.busy_timeout(std::time::Duration::from_secs(30))?;
         no_mapped_pages(&conn)?;
         if fresh {
-            // A new catalog's switch to WAL writes its first page through a rollback journal,
-            // three flushes of a store's first save; unflushed, then flushed once below. A crash
-            // in between leaves an empty database, which the next open makes again.
+            // A new catalog's switch to WAL writes its first page through a rollback journal
+            // (three flushes), and its tables' commit flushes the WAL's header and then the
+            // commit: seven flushes one after another for a store's first save, with the boot
+            // note's. All go unflushed, and are flushed together below. A crash before leaves
+            // an empty database, or one whose WAL holds the tables or is dropped (SQLite drops
+            // a WAL beside an empty database), which the next open completes.
             conn.pragma_update(None, "synchronous", "OFF")?;
         }
         conn.pragma_update(None, "journal_mode", "WAL")?;
-        if fresh {
-            // Before any commit goes to the WAL: SQLite drops a WAL beside an empty database.
-            boot.note_new_catalog(|| {
-                room::with_held(path, false, |file| file.sync_data()).at("flush", path).map(drop)
-            })?;
-        }
         // A read opens the WAL index (a new catalog has none until then), which is then
         // allocated before anything is written through it.
         conn.query_row("SELECT COUNT(*) FROM sqlite_master", [], |r| r.get::<_, i64>(0))?;
         let index_held = std::sync::atomic::AtomicU64::new(room::allocate_index(path)?);
-        // NORMAL would leave the last commits in the WAL unflushed until a checkpoint: a power
-        // cut could take back a removal, or gc's word that a pack is unreferenced. The commits
-        // the objects can give back are left unflushed one by one (`Flush::Recoverable`).
-        conn.pragma_update(None, "synchronous", "FULL")?;
+        if !fresh {
+            // NORMAL would leave the last commits in the WAL unflushed until a checkpoint: a
+            // power cut could take back a removal, or gc's word that a pack is unreferenced.
+            // The commits the objects can give back go unflushed one by one
+            // (`Flush::Recoverable`).
+            conn.pragma_update(None, "synchronous", "FULL")?;
+        }
         // A save rewrites the stat cache rows of the directories it looked at, a megabyte for a
         // directory of 20,000 files: checkpointing every 4 MB (the default) would copy those
         // pages back every few saves. Every 32 MB copies each only once per many saves.
@@ -274,6 +274,22 @@ impl Catalog {
             tx.commit()?;
         } else {
             sessions::ensure_baseline(&conn)?;
+        }
+        if fresh {
+            // The database's first page and the WAL with the tables are flushed side by side
+            // with the boot note, whose rename's flush of the directory is theirs too, before
+            // anything can be committed that must outlast a power cut.
+            let wal = room::side_file(path, "-wal");
+            boot.note_new_catalog(|| {
+                std::thread::scope(|scope| {
+                    let flushing_wal = scope.spawn(|| room::with_held(&wal, false, |file| file.sync_data()));
+                    let db = room::with_held(path, false, |file| file.sync_data()).at("flush", path);
+                    let wal_flushed =
+                        flushing_wal.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+                    db.and(wal_flushed.at("flush", &wal)).map(drop)
+                })
+            })?;
+            conn.pragma_update(None, "synchronous", "FULL")?;
         }
         Ok(Self {
             path: path.to_path_buf(),
@@ -386,6 +402,11 @@ mod tests {
             )
             .unwrap();
         assert_eq!(baseline, 1);
+        // Made with its flushes put off and done at once: every later commit is flushed again.
+        let synchronous: i64 = conn.query_row("PRAGMA synchronous", [], |r| r.get(0)).unwrap();
+        assert_eq!(synchronous, 2, "synchronous = FULL");
+        let in_wal: i64 = conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |r| r.get(1)).unwrap();
+        assert!(in_wal > 0, "the tables were committed to the WAL");
         drop(conn);
         let note = std::fs::read_to_string(dir.path().join("catalog.boot")).ok();
         let boot = crate::fault::boot_id()

@@ -57,7 +57,7 @@ impl BootNote {
     }
 
     /// Notes this boot beside a catalog just made, while `flush_catalog` flushes the catalog's
-    /// file, and puts both in their directory with one flush of it: made at the store's first
+    /// files, and puts them all in their directory with one flush of it: made at the store's first
     /// commit instead, the note was two more flushes of a first save.
     pub(super) fn note_new_catalog(&self, flush_catalog: impl FnOnce() -> Result<()> + Send) -> Result<()> {
         let dir = self.path.parent().unwrap_or(Path::new("."));
