@@ -141,6 +141,19 @@ impl LocalBackend {
     }
 }
 
+/// A new private temp file in `tmp`, named `<pid>-<uuid>.tmp` so that the next command can
+/// tell one a dead process left.
+fn create_temp(tmp: &Path) -> Result<(PathBuf, std::fs::File)> {
+    let path = tmp.join(format!("{}-{}.tmp", std::process::id(), uuid::Uuid::now_v7().simple()));
+    let file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(&path)
+        .at("create", &path)?;
+    Ok((path, file))
+}
+
 /// Writes `data` to a fresh temp file in `tmp`, flushes it to disk, and returns its path.
 pub fn write_temp(tmp: &Path, data: &[u8]) -> Result<PathBuf> {
     write_temp_with_fault(tmp, data, None)
@@ -148,14 +161,7 @@ pub fn write_temp(tmp: &Path, data: &[u8]) -> Result<PathBuf> {
 
 /// [`write_temp`], with a fault point between the two halves of the data (crash tests).
 fn write_temp_with_fault(tmp: &Path, data: &[u8], halfway: Option<FaultPoint>) -> Result<PathBuf> {
-    let name = format!("{}-{}.tmp", std::process::id(), uuid::Uuid::now_v7().simple());
-    let path = tmp.join(name);
-    let mut file = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .open(&path)
-        .at("create", &path)?;
+    let (path, mut file) = create_temp(tmp)?;
     let (first, rest) = data.split_at(data.len() / 2);
     file.write_all(first).at("write", &path)?;
     if let Some(point) = halfway {
@@ -178,14 +184,7 @@ pub fn replace_file(tmp: &Path, data: &[u8], dest: &Path, what: &str) -> Result<
 /// cut may take back (the marker of a restore into a new directory, whose token beside the
 /// restored files is not flushed either).
 pub fn replace_file_unflushed(tmp: &Path, data: &[u8], dest: &Path, what: &str) -> Result<()> {
-    let name = format!("{}-{}.tmp", std::process::id(), uuid::Uuid::now_v7().simple());
-    let temp = tmp.join(name);
-    let mut file = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .open(&temp)
-        .at("create", &temp)?;
+    let (temp, mut file) = create_temp(tmp)?;
     let written = file.write_all(data).at("write", &temp);
     drop(file);
     if let Err(e) = written.and_then(|()| std::fs::rename(&temp, dest).at(what, dest)) {
