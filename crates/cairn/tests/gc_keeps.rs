@@ -278,3 +278,42 @@ fn a_blob_the_index_dropped_as_damaged_is_known_lost_and_gc_goes_on() {
     assert!(gc["kept"].is_null(), "{gc}");
     assert!(!first.exists(), "the removed snapshot's pack is deleted");
 }
+
+/// A restore into a new directory leaves a stat cache for it, which names the blobs written
+/// there. Once the directory is deleted and the snapshot removed, nothing else holds them: gc
+/// drops the cache and frees the data, and keeps the cache of a directory that is still there.
+#[test]
+fn gc_drops_the_stat_cache_of_a_deleted_restore_destination_and_frees_what_only_it_named() {
+    let env = TestEnv::new();
+    env.ok(&["config", "set", "gc.grace", "0s"]);
+    write(&env.work(), "a.bin", noise(300_000, 7));
+    env.ok(&["save", "--name", "one"]);
+    let kept = env.root().join("kept");
+    let deleted = env.root().join("deleted");
+    for dest in [&kept, &deleted] {
+        env.ok(&["restore", "one", "--to", dest.to_str().unwrap()]);
+    }
+    std::fs::remove_dir_all(&deleted).unwrap();
+    std::fs::remove_file(env.work().join("a.bin")).unwrap();
+    env.ok(&["save", "--name", "two"]);
+    env.ok(&["remove", "one"]);
+
+    let gc = env.json(&["gc"]);
+    assert_eq!(gc["stat_caches_dropped"], 1, "{gc}");
+    assert_eq!(gc["bytes_freed"], 0, "the cache of `kept` still names the data: {gc}");
+    let targets = |env: &TestEnv| -> Vec<String> {
+        let conn = rusqlite::Connection::open(env.store().join("catalog.db")).unwrap();
+        let mut stmt = conn.prepare("SELECT DISTINCT target FROM stat_cache_dirs ORDER BY target").unwrap();
+        stmt.query_map([], |r| r.get(0)).unwrap().map(Result::unwrap).collect()
+    };
+    let canonical = |p: &Path| std::fs::canonicalize(p).unwrap().to_string_lossy().into_owned();
+    let left = targets(&env);
+    assert!(left.contains(&canonical(&kept)), "{left:?}");
+    assert!(left.iter().all(|t| !t.ends_with("/deleted")), "{left:?}");
+
+    std::fs::remove_dir_all(&kept).unwrap();
+    let gc = env.json(&["gc"]);
+    assert_eq!(gc["stat_caches_dropped"], 1, "{gc}");
+    assert!(gc["bytes_freed"].as_u64().unwrap() > 250_000, "the removed snapshot's data is freed: {gc}");
+    assert_eq!(restores(&env, "two", "two"), describe(&env.work()));
+}

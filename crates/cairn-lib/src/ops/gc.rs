@@ -94,16 +94,19 @@ impl Repository {
 
     fn collect(&self, options: &GcOptions) -> Result<GcResult> {
         let prune = options.prune_orphans && !self.is_shared();
+        // Before the mark: a stat cache keeps every blob it names alive.
+        let stat_caches_dropped = self.drop_stat_caches_of_vanished_dirs()?;
         let live = self.live(prune)?;
         if let Some(why) = live.incomplete {
             // Nothing is deleted, records included: a walk that stopped short explains nothing.
             return Ok(GcResult {
                 kept: vec![format!("gc deleted nothing: {why}")],
                 bytes_kept: self.catalog().stored_bytes()?,
+                stat_caches_dropped,
                 ..GcResult::default()
             });
         }
-        let mut result = GcResult::default();
+        let mut result = GcResult { stat_caches_dropped, ..GcResult::default() };
         // Records first: a record deleted before its data leaves nothing that names lost data.
         let doomed = if prune {
             [&live.removed_records[..], &live.orphan_records[..]].concat()
@@ -130,6 +133,26 @@ impl Repository {
         self.collect_unknown_packs(&live.objects, prune, &mut result)?;
         result.bytes_kept = self.catalog().stored_bytes()?;
         Ok(result)
+    }
+
+    /// Drops the stat cache of every directory target whose directory no longer exists, and
+    /// says how many. A restore into a new directory leaves one for the directory it made,
+    /// which is often deleted once looked at; left, it held the catalog's rows and every blob
+    /// it named for good, after the snapshots that held them were removed. A directory that is
+    /// there but unreadable keeps its cache; one that comes back (a drive mounted again) has
+    /// its next save read every file.
+    fn drop_stat_caches_of_vanished_dirs(&self) -> Result<u64> {
+        let mut dropped = 0;
+        for target in self.catalog().stat_cache_targets()? {
+            let path = std::path::Path::new(&target);
+            let gone = path.is_absolute()
+                && matches!(std::fs::symlink_metadata(path), Err(e) if e.kind() == std::io::ErrorKind::NotFound);
+            if gone {
+                self.catalog().drop_stat_cache(&target)?;
+                dropped += 1;
+            }
+        }
+        Ok(dropped)
     }
 
     /// Deletes or rewrites the catalog's packs whose blobs are dead.

@@ -206,6 +206,17 @@ impl Catalog {
         Ok(())
     }
 
+    /// Every target that has a stat cache (its header or any row).
+    pub fn stat_cache_targets(&self) -> Result<Vec<String>> {
+        let reader = self.reader()?;
+        let mut stmt = reader.prepare(
+            "SELECT target FROM stat_caches UNION SELECT target FROM stat_cache_dirs
+             UNION SELECT target FROM stat_cache_parts",
+        )?;
+        let targets = stmt.query_map([], |r| r.get(0))?.collect::<rusqlite::Result<_>>()?;
+        Ok(targets)
+    }
+
     /// Drops every stat cache.
     pub fn drop_all_stat_caches(&self) -> Result<()> {
         let mut conn = self.conn();

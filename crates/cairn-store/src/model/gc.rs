@@ -18,6 +18,10 @@ pub struct GcResult {
     /// Record objects deleted: of removed snapshots, or orphans pruned.
     #[serde(skip_serializing_if = "is_zero")]
     pub records_removed: u64,
+    /// Stat caches dropped because their directory no longer exists (a restore's destination
+    /// deleted since): the blobs they named were kept alive by them alone.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub stat_caches_dropped: u64,
     /// Bytes of unreferenced data gc left alone because their packs are younger than
     /// `gc.grace`: freed by a gc after `held_until`, or at once by a gc with `now`.
     #[serde(skip_serializing_if = "is_zero")]

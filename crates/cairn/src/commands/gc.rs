@@ -31,6 +31,12 @@ fn human(r: &GcResult) -> String {
     if r.records_removed > 0 {
         out.push_str(&format!("deleted {} snapshot record(s) no catalog needs\n", r.records_removed));
     }
+    if r.stat_caches_dropped > 0 {
+        out.push_str(&format!(
+            "dropped {} stat cache(s) of directories that no longer exist\n",
+            r.stat_caches_dropped
+        ));
+    }
     if r.bytes_held > 0 {
         // Else a gc right after a remove reads as one that found nothing to free.
         out.push_str(&format!(
