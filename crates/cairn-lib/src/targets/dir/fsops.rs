@@ -85,7 +85,7 @@ impl DirHandle {
         // Made with its mode where nothing comes after that could change it: no set-id bit
         // (the owner's change below clears those), no attributes (an access ACL sets the group
         // bits from the mode), and a umask that took nothing from a file made so before. That
-        // spares a `fchmod` a file, a tenth of a restore's calls; the stat below checks it.
+        // spares a `fchmod`, one of the six calls a file takes; the stat below checks it.
         let moded = meta.mode & !0o777 == 0
             && extra.xattrs.is_empty()
             && !meta.strip_xattrs
@@ -133,13 +133,13 @@ impl DirHandle {
             rustix::fs::futimens(&file, &Timestamps { last_access: ts, last_modification: ts })
                 .at("set the time of", &path)?;
         }
-        let stat = rustix::fs::fstat(&file).at("inspect", &path)?;
+        let mut stat = rustix::fs::fstat(&file).at("inspect", &path)?;
         if moded && stat.st_mode & 0o7777 != meta.mode {
             // The umask (or a default ACL of the directory) took bits: this file gets its mode
             // as every one did before, and so does every later one.
             UMASK_TAKES.store(true, std::sync::atomic::Ordering::Relaxed);
             rustix::fs::fchmod(&file, Mode::from_raw_mode(meta.mode)).at("set the mode of", &path)?;
-            return rustix::fs::fstat(&file).at("inspect", &path);
+            stat = rustix::fs::fstat(&file).at("inspect", &path)?;
         }
         if running_as_root() && own_file && (stat.st_uid, stat.st_gid) != (meta.uid, meta.gid) {
             rustix::fs::fchown(&file, Some(owner.0), Some(owner.1)).at("set the owner of", &path)?;
@@ -255,11 +255,11 @@ impl DirHandle {
     }
 }
 
-/// True when this process may give entries any owner (asked once: restores ask per entry).
 /// Set once a file made with its mode did not get it ([`DirHandle::create_file`]): the umask
 /// takes bits, so files are made private and given their mode after.
 static UMASK_TAKES: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
+/// True when this process may give entries any owner (asked once: restores ask per entry).
 fn running_as_root() -> bool {
     own_ids().0.is_root()
 }
