@@ -139,8 +139,9 @@ impl Catalog {
         self.insert_snapshot_when(new, || Ok(()))
     }
 
-    /// [`Catalog::insert_snapshot`], committed once `durable` (which waits for the snapshot's
-    /// record object) has returned; its rows are written meanwhile.
+    /// [`Catalog::insert_snapshot`], committed once `durable` (which makes the snapshot's
+    /// record object durable) has returned; its rows are written first, so a name another
+    /// snapshot holds is refused before `durable` runs.
     pub fn insert_snapshot_when(
         &self,
         new: NewSnapshot<'_>,
