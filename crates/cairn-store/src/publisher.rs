@@ -3,10 +3,12 @@
 //! 15 to 70 ms on disk, and a first save of 50,000 files flushes about ten: with the thread
 //! that filled the pack publishing it, one of two cores stood idle for a third of a second.
 //!
-//! Only the writing is moved: the pack is marked pending in the catalog before it is handed
-//! over, as before, and the writer indexes it only once [`Publisher::written`] counts it. At
-//! most [`QUEUED`] packs wait behind the one being written, so memory stays bounded when the
-//! disk is slower than the compression.
+//! It starts with the first full pack: a writer that fills none writes its one pack itself at
+//! its finish (`BlobWriter::finish`), with nothing left to overlap. Only the writing is moved:
+//! the pack is marked pending in the catalog before it is handed over, as before, and the
+//! writer indexes it only once [`Publisher::written`] counts it. At most [`QUEUED`] packs wait
+//! behind the one being written, so memory stays bounded when the disk is slower than the
+//! compression.
 
 use std::panic::AssertUnwindSafe;
 use std::sync::mpsc::{Receiver, SyncSender, sync_channel};

@@ -312,7 +312,11 @@ impl<'s> BlobWriter<'s> {
         self.close_frames()?;
         let rest = std::mem::take(&mut self.lock().pack);
         if !rest.is_empty() {
-            self.publish(rest)?;
+            // The only pack of a writer that published none before is written here: nothing
+            // is left to overlap its flush with, and starting the publisher for it cost a
+            // thread's start and two wake-ups.
+            let threaded = self.publisher.get().is_some();
+            self.publish_by(rest, threaded)?;
         }
         // What is on disk is indexed while the last pack is written.
         self.index_published(Written::SoFar)?;
@@ -363,7 +367,13 @@ impl<'s> BlobWriter<'s> {
         self.publisher.get_or_init(|| Publisher::start(self.store.backend_shared())).as_ref()
     }
 
-    fn publish(&self, mut builder: PackBuilder) -> Result<()> {
+    fn publish(&self, builder: PackBuilder) -> Result<()> {
+        self.publish_by(builder, true)
+    }
+
+    /// Publishes a pack: a local store's by the publisher when `threaded` (started on
+    /// first use), else on this thread.
+    fn publish_by(&self, mut builder: PackBuilder, threaded: bool) -> Result<()> {
         if self.store.is_shared() {
             // A pack is named by its header, so blobs stored anew exactly as a condemned pack
             // held them would name that very pack, and the write would find it there; gc could
@@ -387,7 +397,7 @@ impl<'s> BlobWriter<'s> {
         if !self.store.is_shared() && !replaces {
             // Written by the publisher while the capture goes on (or here, if it could not
             // start), then indexed with others: see `index_published`.
-            let number = match self.publisher() {
+            let number = match threaded.then(|| self.publisher()).flatten() {
                 Some(publisher) => publisher.send(key.clone(), bytes)?,
                 None => {
                     self.store.backend().put_if_absent(&key, &bytes)?;
