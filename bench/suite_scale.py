@@ -208,6 +208,9 @@ def measure_size(ctx: Context, files: int, tree: Tree, section, cairn: Cairn, wa
             # The peers' runs take seconds here: the watched ones, milliseconds, run more often.
             phase([cairn, *peers], "")
             phase(with_watch, "watched:", watched_runs(ctx, files))
+            # The watched rounds changed the tree since the others' last saves: each saves it
+            # as it is now, so their restores into an empty directory put back this tree.
+            save_all(ctx, [cairn, *peers])
         else:
             phase([cairn, *with_watch, *peers], "")
 
