@@ -318,7 +318,7 @@ impl<'s> BlobWriter<'s> {
             let threaded = self.publisher.get().is_some();
             self.publish_by(rest, threaded)?;
         }
-        // What is on disk is indexed while the last pack is written.
+        // What is on disk is indexed while the publisher writes the last pack.
         self.index_published(Written::SoFar)?;
         self.index_published(Written::All)?;
         // Out of the way of the record's commit too.
