@@ -21,7 +21,7 @@ pub const FRAMED_UP_TO: usize = 64 * 1024;
 const FRAME_TARGET: usize = 128 * 1024;
 /// The most plain bytes a frame can hold: a frame claiming more is damage.
 const MAX_FRAME: usize = FRAME_TARGET + FRAMED_UP_TO;
-/// Frames a [`FrameCache`] keeps decoded (at most 6 MiB).
+/// The most frames a [`FrameCache`] keeps decoded (6 MiB).
 const KEPT: usize = 32;
 
 /// Small blobs gathered for one frame.
@@ -98,6 +98,13 @@ impl FrameBuilder {
 
 /// Decodes a frame's stored bytes into its plain bytes.
 pub fn decode(stored: &[u8]) -> Result<Vec<u8>> {
+    let mut plain = Vec::new();
+    decode_into(stored, &mut plain)?;
+    Ok(plain)
+}
+
+/// Decodes a frame's stored bytes into `plain`, reusing its memory.
+fn decode_into(stored: &[u8], plain: &mut Vec<u8>) -> Result<()> {
     let damaged =
         |why: String| Error::corrupt(why).hint(crate::error::Hint::Run(crate::error::Operation::Check));
     let size = zstd::zstd_safe::get_frame_content_size(stored)
@@ -107,7 +114,7 @@ pub fn decode(stored: &[u8]) -> Result<Vec<u8>> {
         .ok_or_else(|| {
             damaged("a shared frame does not give a size it may hold; the store is damaged".into())
         })?;
-    pack::decompress(stored, size as usize)
+    pack::decompress_into(stored, size as usize, plain)
         .map_err(|e| damaged(format!("a shared frame does not decompress ({e}); the store is damaged")))
 }
 
@@ -123,13 +130,24 @@ pub fn member(id: &ObjectId, plain: &[u8], within: u32, raw_length: u32) -> Resu
 
 /// The last frames a command decoded, by pack and place: packs are named by their content, so
 /// a frame kept under its place is the frame any read of that place would decode.
+///
+/// The memory of a frame let go is decoded into again: a page a process touches for the first
+/// time costs a fault (on a virtual machine, several microseconds), and every frame decoded into
+/// new memory touched up to 48 of them (`docs/design.md`, "Content").
 #[derive(Default)]
 pub struct FrameCache {
     held: Mutex<VecDeque<(FramePlace, Arc<Vec<u8>>)>>,
+    spare: Mutex<Vec<Vec<u8>>>,
 }
 
 /// A frame's pack and offset in it.
 type FramePlace = (String, u64);
+
+/// Frames kept decoded: two for each thread that reads (the frame it reads from and the one
+/// before), at least eight and at most [`KEPT`].
+fn kept() -> usize {
+    (2 * rayon::current_num_threads()).clamp(8, KEPT)
+}
 
 impl FrameCache {
     /// The plain bytes of the frame at `offset` in pack `key`, decoded from `stored()` when it
@@ -144,13 +162,20 @@ impl FrameCache {
         if let Some((_, plain)) = lock().iter().find(|((k, o), _)| *o == offset && k == key) {
             return Ok(Arc::clone(plain));
         }
+        let spare = || self.spare.lock().unwrap_or_else(|p| p.into_inner());
         // Decoded outside the lock: the threads of a restore decode different frames at once.
-        let plain = Arc::new(decode(&stored()?)?);
-        let mut held = lock();
-        if held.len() >= KEPT {
-            held.pop_front();
+        let mut plain = spare().pop().unwrap_or_default();
+        decode_into(&stored()?, &mut plain)?;
+        let plain = Arc::new(plain);
+        let gone = {
+            let mut held = lock();
+            held.push_back(((key.to_owned(), offset), Arc::clone(&plain)));
+            if held.len() > kept() { held.pop_front() } else { None }
+        };
+        // A frame a reader still holds is dropped by it instead.
+        if let Some(buffer) = gone.and_then(|(_, plain)| Arc::try_unwrap(plain).ok()) {
+            spare().push(buffer);
         }
-        held.push_back(((key.to_owned(), offset), Arc::clone(&plain)));
         Ok(plain)
     }
 }
@@ -163,6 +188,16 @@ mod tests {
         format!("fn item_{i}() -> usize {{\n    let value = {i} * 3;\n    value + 1\n}}\n")
             .repeat(20)
             .into_bytes()
+    }
+
+    /// The stored bytes of a frame of three sources.
+    fn three_sources() -> Vec<u8> {
+        let mut frame = FrameBuilder::default();
+        for i in 0..3 {
+            frame.add(ObjectId::of(&source(i)), &source(i));
+        }
+        let Closed::Frame { stored, .. } = frame.close().unwrap() else { panic!("not framed") };
+        stored
     }
 
     #[test]
@@ -217,11 +252,7 @@ mod tests {
 
     #[test]
     fn the_cache_decodes_a_frame_once_and_damage_fails_the_read() {
-        let mut frame = FrameBuilder::default();
-        for i in 0..3 {
-            frame.add(ObjectId::of(&source(i)), &source(i));
-        }
-        let Closed::Frame { stored, .. } = frame.close().unwrap() else { panic!("not framed") };
+        let stored = three_sources();
         let cache = FrameCache::default();
         let first = cache.get_or_decode("packs/a", 0, || Ok(stored.clone())).unwrap();
         let again = cache.get_or_decode("packs/a", 0, || panic!("decoded twice")).unwrap();
@@ -231,5 +262,29 @@ mod tests {
         bad[last] ^= 0xff;
         bad.truncate(bad.len() / 2);
         assert!(cache.get_or_decode("packs/a", 99, || Ok(bad)).is_err());
+    }
+
+    #[test]
+    fn a_frame_let_go_lends_its_memory_to_a_later_one_and_is_decoded_again_when_read() {
+        let stored = three_sources();
+        let cache = FrameCache::default();
+        let decode = |offset: u64| cache.get_or_decode("packs/a", offset, || Ok(stored.clone())).unwrap();
+        let first = decode(0);
+        let (memory, plain) = (first.as_ptr(), first.to_vec());
+        drop(first);
+        // The first is let go as the room is passed; the frame after that is decoded into it.
+        for offset in 1..=kept() as u64 + 1 {
+            let later = decode(offset);
+            assert_eq!(*later, plain);
+            assert_eq!(later.as_ptr() == memory, offset == kept() as u64 + 1, "frame {offset}");
+        }
+        let decoded = std::cell::Cell::new(false);
+        let again = cache
+            .get_or_decode("packs/a", 0, || {
+                decoded.set(true);
+                Ok(stored.clone())
+            })
+            .unwrap();
+        assert!(decoded.get() && *again == plain);
     }
 }

@@ -135,6 +135,18 @@ pub fn decompress(stored: &[u8], capacity: usize) -> std::io::Result<Vec<u8>> {
     })
 }
 
+/// Decompresses zstd bytes whose plain length is at most `capacity` into `buf`, replacing
+/// what it held and reusing its memory.
+pub fn decompress_into(stored: &[u8], capacity: usize, buf: &mut Vec<u8>) -> std::io::Result<()> {
+    buf.clear();
+    buf.reserve(capacity);
+    DECOMPRESSOR.with_borrow_mut(|slot| match slot {
+        Some(d) => d.decompress_to_buffer(stored, buf),
+        None => slot.insert(zstd::bulk::Decompressor::new()?).decompress_to_buffer(stored, buf),
+    })?;
+    Ok(())
+}
+
 /// Compresses `data` with zstd, or keeps it raw when compression saves little (already
 /// compressed media, random data), so reading it back costs nothing.
 pub fn encode(id: ObjectId, kind: BlobKind, data: &[u8]) -> Result<EncodedBlob> {
