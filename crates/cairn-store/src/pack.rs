@@ -129,10 +129,9 @@ pub fn compress(data: &[u8]) -> std::io::Result<Vec<u8>> {
 
 /// Decompresses zstd bytes whose plain length is at most `capacity`.
 pub fn decompress(stored: &[u8], capacity: usize) -> std::io::Result<Vec<u8>> {
-    DECOMPRESSOR.with_borrow_mut(|slot| match slot {
-        Some(d) => d.decompress(stored, capacity),
-        None => slot.insert(zstd::bulk::Decompressor::new()?).decompress(stored, capacity),
-    })
+    let mut plain = Vec::new();
+    decompress_into(stored, capacity, &mut plain)?;
+    Ok(plain)
 }
 
 /// Decompresses zstd bytes whose plain length is at most `capacity` into `buf`, replacing
