@@ -20,6 +20,30 @@ fn pack_round_trip() {
 }
 
 #[test]
+fn a_tree_is_compressed_in_fast_mode_and_decodes_as_any_blob() {
+    // A directory's entries: names, modes and sizes between content ids.
+    let tree: Vec<u8> = (0..200u32)
+        .flat_map(|i| {
+            let mut entry = format!("src/module_{i}.rs\0100644\0{}\0", 1000 + i).into_bytes();
+            entry.extend(ObjectId::of(&i.to_le_bytes()).0);
+            entry
+        })
+        .collect();
+    let id = ObjectId::of(&tree);
+    let encoded = encode(id, BlobKind::Tree, &tree).unwrap();
+    assert!(
+        encoded.compressed && encoded.stored.len() < tree.len(),
+        "{} of {}",
+        encoded.stored.len(),
+        tree.len()
+    );
+    // Fast mode stores the literals as they are: the same bytes at level 1 code them.
+    assert_eq!(encoded.stored, compress_tree(&tree).unwrap());
+    assert_ne!(encoded.stored, compress(&tree).unwrap());
+    assert_eq!(decode(&id, &encoded.stored, true, encoded.raw_length).unwrap(), tree);
+}
+
+#[test]
 fn a_pack_with_a_frame_has_the_framed_header_and_its_damage_drops_the_members_it_hits() {
     let whole = b"a blob stored on its own".to_vec();
     let members: Vec<Vec<u8>> =

@@ -212,7 +212,7 @@ pub(crate) const PARTS: &[u8; 4] = b"SP5\0";
 pub(crate) fn encode_column<T: Serialize>(tag: &[u8; 4], value: &T) -> Result<Vec<u8>> {
     let raw = postcard::to_allocvec(value)
         .map_err(|e| Error::corrupt(format!("could not encode the stat cache: {e}")))?;
-    let packed = crate::store::pack::compress(&raw)
+    let packed = crate::store::pack::compress_tree(&raw)
         .map_err(|e| Error::corrupt(format!("could not compress the stat cache: {e}")))?;
     Ok([tag.as_slice(), ObjectId::of(&packed).0.as_slice(), &packed].concat())
 }
