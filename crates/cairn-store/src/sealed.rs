@@ -88,6 +88,10 @@ impl Backend for SealedBackend {
         self.inner.size(key)
     }
 
+    fn sizes(&self, keys: &[String]) -> Result<Vec<Option<u64>>> {
+        self.inner.sizes(keys)
+    }
+
     fn list_sizes(&self, prefix: &str) -> Result<Vec<(String, u64)>> {
         self.inner.list_sizes(prefix)
     }

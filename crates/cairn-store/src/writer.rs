@@ -115,12 +115,15 @@ impl Suspect {
             // store cannot vouch for is what gc condemned.
             return Ok(Self { packs: store.condemned_packs(), blobs: store.catalog.damaged_blobs()? });
         }
-        let mut packs = HashSet::new();
-        for (key, size, _) in store.catalog.ready_packs()? {
-            if store.backend().size(&key)? != Some(size) {
-                packs.insert(key);
-            }
-        }
+        let (keys, sizes): (Vec<String>, Vec<u64>) =
+            store.catalog.ready_packs()?.into_iter().map(|(key, size, _)| (key, size)).unzip();
+        let found = store.backend().sizes(&keys)?;
+        let packs = keys
+            .into_iter()
+            .zip(sizes.into_iter().zip(found))
+            .filter(|(_, (indexed, on_disk))| *on_disk != Some(*indexed))
+            .map(|(key, _)| key)
+            .collect();
         Ok(Self { packs, blobs: store.catalog.damaged_blobs()? })
     }
 
