@@ -37,7 +37,7 @@ fn a_tree_is_compressed_in_fast_mode_and_decodes_as_any_blob() {
         encoded.stored.len(),
         tree.len()
     );
-    // Fast mode stores the literals as they are: the same bytes at level 1 code them.
+    // Fast mode stores the literals as they are, where level 1 codes them: other bytes.
     assert_eq!(encoded.stored, compress_tree(&tree).unwrap());
     assert_ne!(encoded.stored, compress(&tree).unwrap());
     assert_eq!(decode(&id, &encoded.stored, true, encoded.raw_length).unwrap(), tree);
