@@ -45,9 +45,10 @@ struct State {
     /// The first 8 bytes of every id this writer indexed. The held lookups began before, so
     /// they cannot see these: an id found here is looked up afresh.
     indexed: HashSet<u64>,
-    /// Trees this writer read back intact from a store that vouches for everything: a large
-    /// directory's parts that did not change are written again without a lookup each.
-    read_back: HashSet<ObjectId>,
+    /// Trees written again without a lookup, in a store that vouches for everything: those this
+    /// writer read back intact (a large directory's parts that did not change), and those a
+    /// stat cache row names ([`BlobWriter::vouch_kept`]).
+    vouched_trees: HashSet<ObjectId>,
 }
 
 /// A local store's pack waiting to be indexed.
@@ -187,7 +188,7 @@ impl<'s> BlobWriter<'s> {
         }
         let known = {
             let state = self.lock();
-            state.pending.contains(&id) || state.read_back.contains(&id)
+            state.pending.contains(&id) || state.vouched_trees.contains(&id)
         };
         if known || self.vouched(&id)? {
             return Ok(id);
@@ -287,6 +288,17 @@ impl<'s> BlobWriter<'s> {
             }
         }
         Ok(true)
+    }
+
+    /// Takes tree `id`, which a stat cache row names, as stored: written again, it costs no
+    /// lookup. gc keeps every tree a local store's stat cache names (another machine's gc
+    /// does not know this one's), and one in a pack the store cannot vouch for is looked up
+    /// as any other.
+    pub fn vouch_kept(&self, id: ObjectId) -> Result<()> {
+        if self.dry.is_none() && !self.store.is_shared() && self.vouches_everything()? {
+            self.lock().vouched_trees.insert(id);
+        }
+        Ok(())
     }
 
     /// The store it writes to.
@@ -526,7 +538,7 @@ impl BlobWriter<'_> {
         let tree = parts::read_parts(id, &parts, |part| self.read_object(part))?;
         // Each part read passed its hash check; with nothing suspect, it is as good as vouched.
         if self.dry.is_none() && self.vouches_everything()? {
-            self.lock().read_back.extend(parts.iter().map(|p| p.id));
+            self.lock().vouched_trees.extend(parts.iter().map(|p| p.id));
         }
         Ok(tree)
     }
@@ -548,7 +560,7 @@ impl BlobWriter<'_> {
             .map(|&i| crate::tree::parts::read_part(id, &parts[i], parts.get(i + 1), |p| self.read_object(p)))
             .collect::<Result<Vec<_>>>()?;
         if self.dry.is_none() && self.vouches_everything()? {
-            self.lock().read_back.extend(which.iter().map(|&i| parts[i].id));
+            self.lock().vouched_trees.extend(which.iter().map(|&i| parts[i].id));
         }
         // An in-place restore's plan diffs the parts its capture read next.
         for (&i, nodes) in which.iter().zip(&read) {

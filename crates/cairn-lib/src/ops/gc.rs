@@ -549,6 +549,37 @@ mod tests {
         }
     }
 
+    /// A save takes the tree a directory's stat cache row names as stored, without a lookup,
+    /// when it makes that tree again: gc keeps every such tree, so once the snapshot that stored
+    /// them is removed and collected (an older one keeps the target's stat cache), the next save
+    /// still refers only to what the store holds.
+    #[test]
+    fn a_tree_the_stat_cache_names_outlives_the_snapshot_that_stored_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let work = dir.path().join("work");
+        // Directories of one small file each: their trees are most of what a save stores, so
+        // a gc that finds them dead frees them rather than keep their pack whole.
+        let fill = |prefix: &str| {
+            for i in 0..40 {
+                std::fs::create_dir_all(work.join(format!("d{i:02}/e"))).unwrap();
+                std::fs::write(work.join(format!("d{i:02}/e/f")), format!("{prefix}{i}")).unwrap();
+            }
+        };
+        let store = store_without_grace(dir.path());
+        fill("older ");
+        save_of(&store, &work).unwrap();
+        fill("");
+        let stored = save_of(&store, &work).unwrap();
+        // Only the rows hold the trees now; gc freed them when it did not mark what rows name.
+        gc_after_removing(&store, &stored);
+        let again = save_of(&store, &work).unwrap();
+        let restored = checked_copy(&store, &store, &again, &dir.path().join("copy"));
+        for i in 0..40 {
+            let file = format!("d{i:02}/e/f");
+            assert_eq!(std::fs::read(restored.join(&file)).unwrap(), format!("{i}").into_bytes());
+        }
+    }
+
     /// Under the old rule gc deleted every pack file the catalog did not know. Now it deletes
     /// one only when its header reads and none of the blobs it lists is live, and `check`
     /// sends it to `cairn repair`, not to gc.

@@ -72,6 +72,8 @@ impl Repository {
         }
         self.catalog()
             .for_each_stat_cache_files(|blob| live.objects.extend(StatCache::decode_content_ids(blob)))?;
+        self.catalog()
+            .for_each_stat_cache_meta(|blob| live.objects.extend(StatCache::decode_tree_ids(blob)))?;
         let known: HashSet<String> = self.catalog().all_snapshot_ids()?.into_iter().collect();
         let mut unread = Vec::new();
         for key in self.backend().list("records/")? {

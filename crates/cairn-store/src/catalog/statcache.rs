@@ -230,10 +230,22 @@ impl Catalog {
 
     /// Calls `each` with the files column of every directory row and every part of every stat
     /// cache, for gc (the blobs they name stay alive), one at a time.
-    pub fn for_each_stat_cache_files(&self, mut each: impl FnMut(&[u8])) -> Result<()> {
+    pub fn for_each_stat_cache_files(&self, each: impl FnMut(&[u8])) -> Result<()> {
+        self.for_each_blob(
+            "SELECT files FROM stat_cache_dirs UNION ALL SELECT files FROM stat_cache_parts",
+            each,
+        )
+    }
+
+    /// Calls `each` with the meta column of every directory row of every stat cache, for gc
+    /// (the trees they name stay alive), one at a time.
+    pub fn for_each_stat_cache_meta(&self, each: impl FnMut(&[u8])) -> Result<()> {
+        self.for_each_blob("SELECT meta FROM stat_cache_dirs", each)
+    }
+
+    fn for_each_blob(&self, query: &str, mut each: impl FnMut(&[u8])) -> Result<()> {
         let reader = self.reader()?;
-        let mut stmt = reader
-            .prepare("SELECT files FROM stat_cache_dirs UNION ALL SELECT files FROM stat_cache_parts")?;
+        let mut stmt = reader.prepare(query)?;
         let mut rows = stmt.query([])?;
         while let Some(row) = rows.next()? {
             each(row.get_ref(0)?.as_blob().unwrap_or_default());

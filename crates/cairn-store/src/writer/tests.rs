@@ -108,3 +108,26 @@ fn a_local_writer_publishes_its_first_packs_small_and_each_next_twice_as_large()
     assert_eq!(pack_target(3), TARGET_PACK_SIZE);
     assert_eq!(pack_target(u32::MAX), TARGET_PACK_SIZE);
 }
+
+#[test]
+fn a_tree_a_stat_cache_row_names_is_written_without_a_lookup_unless_something_is_suspect() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(&dir.path().join("store")).unwrap();
+    // Never stored: a writer that takes the row's word writes nothing for it, which shows it
+    // made no lookup (one would have found nothing, and the tree would be stored).
+    let tree = b"a tree the row names".to_vec();
+    let writer = BlobWriter::new(&store);
+    writer.vouch_kept(ObjectId::of(&tree)).unwrap();
+    assert_eq!(writer.write(BlobKind::Tree, &tree).unwrap(), ObjectId::of(&tree));
+    writer.finish().unwrap();
+    assert_eq!(writer.totals().0, 0, "the vouched tree was stored");
+    drop(writer);
+    // A store that knows of damage vouches for nothing unlooked at: the tree is stored.
+    store.catalog.mark_damaged(&ObjectId::of(b"some damaged blob")).unwrap();
+    let writer = BlobWriter::new(&store);
+    writer.vouch_kept(ObjectId::of(&tree)).unwrap();
+    writer.write(BlobKind::Tree, &tree).unwrap();
+    writer.finish().unwrap();
+    assert_eq!(writer.totals().0, tree.len() as u64);
+    assert_eq!(store.read_blob(&ObjectId::of(&tree)).unwrap(), tree);
+}

@@ -315,6 +315,7 @@ mod tests {
                 summary: Some(summary),
                 children: children.iter().map(|c| c.to_vec()).collect(),
                 totals: Some(totals),
+                tree: None,
             }
         };
         let t =

@@ -101,6 +101,10 @@ pub(crate) struct RowMeta {
     /// Its subtree's totals: none without a summary, or once a restore changed something in
     /// the subtree.
     pub totals: Option<Totals>,
+    /// A tree the store holds for it: the one the capture that wrote the row stored, or the
+    /// snapshot's a restore made it like. gc keeps it, so a capture that makes the same tree
+    /// again takes it as stored without looking it up.
+    pub tree: Option<ObjectId>,
 }
 
 /// A directory's cached files, sorted by name, and when the scan that wrote them started.
@@ -202,9 +206,11 @@ pub(crate) enum StoredFiles {
 /// never trusted: a wrong stamp or content id in it would reuse content that is not the file's.
 /// The `4` forms are the per-directory rows; an older whole-tree cache (`SC3`) is read as none,
 /// so the first save after an upgrade reads every file once. The index is `SP5` since its parts
-/// are cut where the tree's are; a row with an older one is listed whole once.
+/// are cut where the tree's are; a row with an older one is listed whole once. The summary is
+/// `SM5` since it names the directory's tree; an older one is read as none, which costs the next
+/// save with a watcher a walk of the whole tree.
 pub(crate) const HEADER: &[u8; 4] = b"SC4\0";
-pub(crate) const META: &[u8; 4] = b"SM4\0";
+pub(crate) const META: &[u8; 4] = b"SM5\0";
 pub(crate) const FILES: &[u8; 4] = b"SF4\0";
 pub(crate) const PARTS: &[u8; 4] = b"SP5\0";
 
@@ -431,6 +437,13 @@ impl<'s> StatCache<'s> {
         decode_column::<DirFiles>(FILES, blob)
             .map(|f| f.entries.into_iter().flat_map(|(_, c)| c.content).collect())
             .unwrap_or_default()
+    }
+
+    /// The trees a stored row's meta names (gc keeps them): its own, and its summary's, which a
+    /// save with a watcher takes for a whole subtree unseen.
+    pub(crate) fn decode_tree_ids(blob: &[u8]) -> impl Iterator<Item = ObjectId> {
+        let meta = decode_column::<Option<RowMeta>>(META, blob).flatten();
+        meta.into_iter().flat_map(|m| m.tree.into_iter().chain(m.summary.map(|s| s.tree)))
     }
 }
 

@@ -267,10 +267,11 @@ impl StatCache<'_> {
             settled_trees.iter().map(|(dir, tree)| (dir.as_slice(), *tree)).collect();
         let moved = |meta: RowMeta, dir: &[u8]| {
             let mut summary = meta.summary;
-            if let (Some(summary), Some(tree)) = (summary.as_mut(), settled_trees.get(dir)) {
-                summary.tree = *tree;
+            let settled = settled_trees.get(dir).copied();
+            if let (Some(summary), Some(tree)) = (summary.as_mut(), settled) {
+                summary.tree = tree;
             }
-            RowMeta { totals: None, summary, ..meta }
+            RowMeta { totals: None, summary, tree: settled.or(meta.tree), ..meta }
         };
         if !cache.is_stored() {
             return Self::store(store, target, settling.wait(), written);

@@ -77,6 +77,10 @@ impl Walk<'_> {
             Some(tree) => tree::parts::read_part(&tree, part, None, |id| self.writer.read_object(id)),
             None => Err(Error::corrupt(format!("part {} of no tree is kept", part.id))),
         };
+        // Most directories make the tree their row names again, which then costs no lookup.
+        if let Some(tree) = old_meta.as_ref().and_then(|m| m.tree) {
+            self.writer.vouch_kept(tree)?;
+        }
         let stored = rewrite::write_runs(self.writer, runs, read)?;
         let id = stored.id();
         if let Stored::Parted(_, pieces) = &stored {
@@ -152,7 +156,7 @@ impl Walk<'_> {
                 None => encode_with_tree(self.scan_started_ns, files, stored, None)?,
             })
         };
-        let meta = Some(RowMeta { summary: None, children, totals: None });
+        let meta = Some(RowMeta { summary: None, children, totals: None, tree: Some(stored.id()) });
         found.rows.push(WalkedDir { rel: rel.to_vec(), files, old_meta, meta });
         Ok(())
     }
