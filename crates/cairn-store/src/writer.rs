@@ -291,9 +291,9 @@ impl<'s> BlobWriter<'s> {
     }
 
     /// Takes tree `id`, which a stat cache row names, as stored: written again, it costs no
-    /// lookup. gc keeps every tree a local store's stat cache names (another machine's gc
-    /// does not know this one's), and one in a pack the store cannot vouch for is looked up
-    /// as any other.
+    /// lookup. gc keeps every tree a local store's stat cache names (another machine's gc does
+    /// not know this one's); a store that knows of a missing or damaged pack or blob looks
+    /// every tree up.
     pub fn vouch_kept(&self, id: ObjectId) -> Result<()> {
         if self.dry.is_none() && !self.store.is_shared() && self.vouches_everything()? {
             self.lock().vouched_trees.insert(id);
