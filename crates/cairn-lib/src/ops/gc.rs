@@ -550,19 +550,25 @@ mod tests {
     }
 
     /// A save takes the tree a directory's stat cache row names as stored, without a lookup,
-    /// when it makes that tree again: gc keeps every such tree, so once the snapshot that stored
-    /// them is removed and collected (an older one keeps the target's stat cache), the next save
-    /// still refers only to what the store holds.
+    /// when it makes that tree again, and so the parts of a large directory's tree its index
+    /// names: gc keeps every such tree, so once the snapshot that stored them is removed and
+    /// collected (an older one keeps the target's stat cache), the next save still refers only
+    /// to what the store holds.
     #[test]
     fn a_tree_the_stat_cache_names_outlives_the_snapshot_that_stored_it() {
         let dir = tempfile::tempdir().unwrap();
         let work = dir.path().join("work");
-        // Directories of one small file each: their trees are most of what a save stores, so
-        // a gc that finds them dead frees them rather than keep their pack whole.
+        // Directories of one small file each, and one of 1,100 whose tree is kept in parts:
+        // their trees are most of what a save stores, so a gc that finds them dead frees them
+        // rather than keep their pack whole.
         let fill = |prefix: &str| {
             for i in 0..40 {
                 std::fs::create_dir_all(work.join(format!("d{i:02}/e"))).unwrap();
                 std::fs::write(work.join(format!("d{i:02}/e/f")), format!("{prefix}{i}")).unwrap();
+            }
+            std::fs::create_dir_all(work.join("large")).unwrap();
+            for i in 0..1_100 {
+                std::fs::write(work.join(format!("large/{i:04}")), format!("{prefix}{}", i % 2)).unwrap();
             }
         };
         let store = store_without_grace(dir.path());
@@ -577,6 +583,10 @@ mod tests {
         for i in 0..40 {
             let file = format!("d{i:02}/e/f");
             assert_eq!(std::fs::read(restored.join(&file)).unwrap(), format!("{i}").into_bytes());
+        }
+        for i in 0..1_100 {
+            let file = format!("large/{i:04}");
+            assert_eq!(std::fs::read(restored.join(&file)).unwrap(), format!("{}", i % 2).into_bytes());
         }
     }
 

@@ -432,11 +432,19 @@ impl<'s> StatCache<'s> {
         Ok(false)
     }
 
-    /// Every content id a stored files row refers to (gc keeps them).
+    /// Every object a stored files column refers to (gc keeps them): the content of a row's or
+    /// a part's files, or the tree parts a large directory's index names, which a save that
+    /// makes one again takes as stored.
     pub(crate) fn decode_content_ids(blob: &[u8]) -> Vec<ObjectId> {
-        decode_column::<DirFiles>(FILES, blob)
-            .map(|f| f.entries.into_iter().flat_map(|(_, c)| c.content).collect())
-            .unwrap_or_default()
+        match decode_files(blob) {
+            Some(StoredFiles::Whole(files)) => {
+                files.entries.into_iter().flat_map(|(_, c)| c.content).collect()
+            }
+            Some(StoredFiles::Parts(index)) => {
+                index.parts.into_iter().filter_map(|p| p.tree.map(|t| t.id)).collect()
+            }
+            None => Vec::new(),
+        }
     }
 
     /// The trees a stored row's meta names (gc keeps them): its own, and its summary's, which a

@@ -77,8 +77,11 @@ impl Walk<'_> {
             Some(tree) => tree::parts::read_part(&tree, part, None, |id| self.writer.read_object(id)),
             None => Err(Error::corrupt(format!("part {} of no tree is kept", part.id))),
         };
-        // Most directories make the tree their row names again, which then costs no lookup.
-        if let Some(tree) = old_meta.as_ref().and_then(|m| m.tree) {
+        // Most directories make the tree their row names again, and a large one the parts its
+        // index names, which then cost no lookup.
+        let index = ctx.parts.as_ref().map(|p| &p.index).or(ctx.stored_index.as_ref());
+        let parts = index.into_iter().flat_map(|i| &i.parts).filter_map(|p| p.tree.as_ref().map(|t| t.id));
+        for tree in old_meta.as_ref().and_then(|m| m.tree).into_iter().chain(parts) {
             self.writer.vouch_kept(tree)?;
         }
         let stored = rewrite::write_runs(self.writer, runs, read)?;
