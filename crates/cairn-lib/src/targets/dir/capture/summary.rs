@@ -41,6 +41,13 @@ pub(super) struct DirCtx {
     pub stored_index: Option<PartIndex>,
 }
 
+impl DirCtx {
+    /// The stored row's index of parts: the one a capture by names read, or the one it holds.
+    fn index(&self) -> Option<&PartIndex> {
+        self.parts.as_ref().map(|p| &p.index).or(self.stored_index.as_ref())
+    }
+}
+
 /// A large directory's parts, and which of them a capture by names left unread.
 pub(super) struct PartsCtx {
     pub index: PartIndex,
@@ -79,7 +86,7 @@ impl Walk<'_> {
         };
         // Most directories make the tree their row names again, and a large one the parts its
         // index names, which then cost no lookup.
-        let index = ctx.parts.as_ref().map(|p| &p.index).or(ctx.stored_index.as_ref());
+        let index = ctx.index();
         let parts = index.into_iter().flat_map(|i| &i.parts).filter_map(|p| p.tree.as_ref().map(|t| t.id));
         for tree in old_meta.as_ref().and_then(|m| m.tree).into_iter().chain(parts) {
             self.writer.vouch_kept(tree)?;
@@ -138,8 +145,8 @@ impl Walk<'_> {
             }
             None => {}
         }
-        let files_changed = ctx.misses.into_inner() > 0 || ctx.old_len != Some(ctx.new.len());
-        let index = ctx.parts.as_ref().map(|p| &p.index).or(ctx.stored_index.as_ref());
+        let files_changed = ctx.misses.load(Ordering::Relaxed) > 0 || ctx.old_len != Some(ctx.new.len());
+        let index = ctx.index();
         let aligned = match (stored, index) {
             (Stored::Whole(..), None) => true,
             (Stored::Parted(_, pieces), Some(index)) => cut_alike(index, pieces),
