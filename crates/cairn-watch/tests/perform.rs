@@ -1,7 +1,7 @@
 //! Jobs a watcher runs in its own process: the job's outcome goes back to the asker as it is,
 //! the job asks the watcher's journal, the socket keeps answering while a job runs, a stop lets
-//! the job under way answer first (its journal gone), and a job whose asker left before it
-//! started is not run.
+//! the job under way answer first (its journal gone), a job whose asker left before it
+//! started is not run, and a long job's asker hears that it is under way until its answer.
 
 use std::sync::mpsc::{Receiver, Sender, channel};
 use std::time::Duration;
@@ -136,6 +136,57 @@ fn a_job_whose_asker_gave_up_before_it_started_is_not_run() {
         panic!("no status")
     };
     assert_eq!(status.performed, 1);
+    client::request(&socket, &Request::Stop).unwrap();
+    serving.join().unwrap().unwrap();
+}
+
+/// Sleeps as many milliseconds as its job says, then answers with the job.
+struct Sleeper;
+
+impl Performer for Sleeper {
+    fn perform(&mut self, job: &[u8]) -> Performed {
+        let millis = u64::from_le_bytes(job.try_into().unwrap());
+        std::thread::sleep(Duration::from_millis(millis));
+        Performed { outcome: job.to_vec(), ran: true }
+    }
+}
+
+/// Every answer a raw asker of `job` hears, up to the watcher closing the connection.
+fn heard(socket: &std::path::Path, millis: u64) -> Vec<Response> {
+    let stream = std::os::unix::net::UnixStream::connect(socket).unwrap();
+    stream.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    let request = Request::Perform { job: millis.to_le_bytes().to_vec() };
+    cairn_watch::protocol::send(&mut std::io::BufWriter::new(&stream), &request).unwrap();
+    let mut answers = std::io::BufReader::new(stream);
+    let mut heard = Vec::new();
+    while let Ok(Some(response)) = cairn_watch::protocol::receive::<Response>(&mut answers) {
+        heard.push(response);
+    }
+    heard
+}
+
+#[test]
+fn a_long_job_is_said_to_be_under_way_until_its_answer_which_comes_last() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    let socket = dir.path().join("watch.sock");
+    let server = Server::start(ServeOptions::new(socket.clone(), vec![root])).unwrap();
+    let serving = std::thread::spawn(move || server.run_performing(Sleeper));
+    // Said at once, and every half second while the job runs: past the asker's silence limit.
+    for millis in [1_300, 0] {
+        let answers = heard(&socket, millis);
+        let (last, before) = answers.split_last().unwrap();
+        assert!(
+            matches!(last, Response::Performed { outcome } if *outcome == millis.to_le_bytes()),
+            "{answers:?}"
+        );
+        assert!(before.iter().all(|r| matches!(r, Response::Working)), "{answers:?}");
+        let expected = 1 + millis as usize / 500;
+        assert!((expected - 1..=expected + 1).contains(&before.len()), "{millis} ms: {answers:?}");
+    }
+    // The asker of a job longer than its silence limit waits through it.
+    let answer = client::perform(&socket, 3_200u64.to_le_bytes().to_vec()).unwrap();
+    assert!(matches!(answer, Some(Response::Performed { .. })), "{answer:?}");
     client::request(&socket, &Request::Stop).unwrap();
     serving.join().unwrap().unwrap();
 }
