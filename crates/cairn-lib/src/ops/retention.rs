@@ -98,9 +98,7 @@ impl Repository {
     /// just took and reported, is always kept.
     pub(crate) fn expire_safety(&self, session: &SessionRef, target: &str, taken: SnapshotId) -> Result<()> {
         let cfg = self.config();
-        let filter = SnapshotFilter { target: Some(target.to_owned()), include_safety: true };
-        let safety: Vec<Snapshot> =
-            self.catalog().list_snapshots(session.id, &filter)?.into_iter().filter(|s| s.safety).collect();
+        let safety = self.catalog().list_safety_snapshots(session.id, target)?;
         let mut removed = std::collections::HashSet::new();
         for rules in [
             Rules { retain_recent: Some(cfg.safety_keep_recent()), ..Rules::default() },

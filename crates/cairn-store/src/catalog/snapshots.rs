@@ -272,6 +272,18 @@ impl Catalog {
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
+    /// The safety snapshots of `target` in `session`, oldest first: what a restore weighs when
+    /// it expires them, without decoding the target's other snapshots, which grow with every
+    /// save of a long session.
+    pub fn list_safety_snapshots(&self, session: SessionId, target: &str) -> Result<Vec<Snapshot>> {
+        let conn = self.conn();
+        let sql =
+            format!("{SELECT} WHERE m.session_id = ?1 AND s.target = ?2 AND s.safety = 1 ORDER BY s.id ASC");
+        let mut stmt = conn.prepare_cached(&sql)?;
+        let rows = stmt.query_map(params![session.to_string(), target], from_row)?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
     /// One snapshot of `session` by id.
     pub fn get_snapshot(&self, session: SessionId, id: SnapshotId) -> Result<Option<Snapshot>> {
         let conn = self.conn();
