@@ -112,7 +112,8 @@ impl Repository {
         // for within each group), so `latest` is the first row of what the user looks at.
         if scoped
             && let Some(scope) = self.scope()
-            && let Some(key) = super::resolve::scope_target(&snapshots, scope)
+            && let Some(key) =
+                super::resolve::scope_target(snapshots.iter().map(|s| (s.target.as_str(), s.kind)), scope)
         {
             snapshots.sort_by_key(|s| s.target != key);
         }

@@ -101,14 +101,12 @@ impl Repository {
         if let Ok(id) = reference.parse::<SnapshotId>() {
             return self.catalog().get_snapshot(session.id, id)?.ok_or_else(|| not_found(reference, session));
         }
-        let filter = SnapshotFilter { target: target.map(str::to_owned), include_safety: false };
-        let all = self.catalog().list_snapshots(session.id, &filter)?;
         if let Some(back) = latest_offset(reference)? {
-            return self.resolve_latest(session, all, back, target);
+            return self.resolve_latest(session, back, target);
         }
-        let named: Vec<&Snapshot> = all.iter().filter(|s| s.name.as_deref() == Some(reference)).collect();
+        let named = self.catalog().named_snapshots(session.id, reference, target)?;
         match named.as_slice() {
-            [one] => return Ok((*one).clone()),
+            [one] => return Ok(one.clone()),
             [] => {}
             many => {
                 let targets: Vec<&str> = many.iter().map(|s| s.target.as_str()).collect();
@@ -142,16 +140,12 @@ impl Repository {
 impl Repository {
     /// The snapshot `back` places before the newest of `all` (oldest first), counted among the
     /// scope's directory target when no target was given.
-    fn resolve_latest(
-        &self,
-        session: &SessionRef,
-        all: Vec<Snapshot>,
-        back: usize,
-        target: Option<&str>,
-    ) -> Result<Snapshot> {
-        let (candidates, of) = match (target, self.scope()) {
+    fn resolve_latest(&self, session: &SessionRef, back: usize, target: Option<&str>) -> Result<Snapshot> {
+        let scoped = match (target, self.scope()) {
             (None, Some(scope)) => {
-                let Some(key) = scope_target(&all, scope) else {
+                let targets = self.catalog().snapshot_targets(session.id)?;
+                let Some(key) = scope_target(targets.iter().map(|(t, kind)| (t.as_str(), *kind)), scope)
+                else {
                     return Err(Error::not_found(format!(
                         "session {:?} has no snapshot of {} (the current directory) or of a directory above it; \
                          `latest` means the newest snapshot of the directory you are in",
@@ -161,23 +155,22 @@ impl Repository {
                     .hint(Hint::GiveOption("target"))
                     .hint(Hint::Run(Operation::ListSnapshots)));
                 };
-                let of = format!(" of {key}");
-                (all.into_iter().filter(|s| s.target == key).collect::<Vec<_>>(), of)
+                Some(key)
             }
-            _ => (all, target.map(|t| format!(" of {t}")).unwrap_or_default()),
+            _ => None,
         };
-        let count = candidates.len();
-        if count == 0 {
-            return Err(Error::not_found(format!("session {:?} has no snapshots{of}", session.name))
-                .hint(Hint::Run(Operation::Save)));
-        }
-        candidates.into_iter().rev().nth(back).ok_or_else(|| {
-            Error::not_found(format!(
+        let target = scoped.as_deref().or(target);
+        let of = target.map(|t| format!(" of {t}")).unwrap_or_default();
+        match self.catalog().latest_snapshot(session.id, target, back)? {
+            Ok(snapshot) => Ok(snapshot),
+            Err(0) => Err(Error::not_found(format!("session {:?} has no snapshots{of}", session.name))
+                .hint(Hint::Run(Operation::Save))),
+            Err(count) => Err(Error::not_found(format!(
                 "latest~{back} goes back past the oldest of the {count} snapshot(s){of} in session {:?}",
                 session.name
             ))
-            .hint(Hint::Run(Operation::ListSnapshots))
-        })
+            .hint(Hint::Run(Operation::ListSnapshots))),
+        }
     }
 
     /// Refuses an in-place restore of `snapshot`'s directory when the caller stands neither in
@@ -224,12 +217,16 @@ fn latest_offset(reference: &str) -> Result<Option<usize>> {
     })
 }
 
-/// The directory target the scope belongs to: the deepest directory among `all`'s targets that
-/// is the scope or holds it.
-pub(crate) fn scope_target(all: &[Snapshot], scope: &Path) -> Option<String> {
-    all.iter()
-        .filter(|s| s.kind == TargetKind::Dir && scope.starts_with(Path::new(&s.target)))
-        .map(|s| s.target.clone())
+/// The directory target the scope belongs to: the deepest directory among `targets` (each
+/// with its kind) that is the scope or holds it.
+pub(crate) fn scope_target<'a>(
+    targets: impl IntoIterator<Item = (&'a str, TargetKind)>,
+    scope: &Path,
+) -> Option<String> {
+    targets
+        .into_iter()
+        .filter(|(target, kind)| *kind == TargetKind::Dir && scope.starts_with(Path::new(target)))
+        .map(|(target, _)| target.to_owned())
         .max_by_key(|t| Path::new(t).components().count())
 }
 
@@ -237,4 +234,66 @@ fn not_found(reference: &str, session: &SessionRef) -> Error {
     Error::not_found(format!("no snapshot {:?} in session {:?}", echo(reference), session.name))
         .hint(Hint::Run(Operation::ListSnapshots))
         .with_code("SNAPSHOT_NOT_FOUND")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ops::restore::RestoreOptions;
+    use crate::ops::save::SaveOptions;
+
+    #[test]
+    fn latest_counts_back_among_the_targets_snapshots_without_safety_ones_and_says_how_many() {
+        let dir = tempfile::tempdir().unwrap();
+        let (work, other) = (dir.path().join("work"), dir.path().join("other"));
+        std::fs::create_dir_all(work.join("sub")).unwrap();
+        std::fs::create_dir_all(&other).unwrap();
+        let mut repo = Repository::open(&dir.path().join("store")).unwrap();
+        let context = CallContext::default();
+        let save = |path: &Path, name: Option<&str>| {
+            let options = SaveOptions {
+                target: path.display().to_string(),
+                name: name.map(str::to_owned),
+                ..SaveOptions::default()
+            };
+            repo.save(&options, &context).unwrap().snapshot
+        };
+        let mut saved = Vec::new();
+        for i in 0..3 {
+            std::fs::write(work.join("f"), format!("{i}")).unwrap();
+            saved.push(save(&work, (i == 1).then_some("middle")));
+        }
+        let elsewhere = save(&other, Some("middle"));
+        // A restore's safety snapshot is never `latest`.
+        std::fs::write(work.join("f"), "unsaved").unwrap();
+        let restore = RestoreOptions {
+            reference: Some(saved[0].id.to_string()),
+            target: Some(work.display().to_string()),
+            ..RestoreOptions::default()
+        };
+        let restored = repo.restore(&restore, &context).unwrap();
+        assert!(restored.safety_snapshot.is_some());
+
+        let session = repo.call_session(None, &context).unwrap();
+        let work_key = work.display().to_string();
+        let id = |reference: &str, target: Option<&str>| {
+            repo.resolve_snapshot(&session, reference, target).map(|s| s.id)
+        };
+        assert_eq!(id("latest", Some(&work_key)).unwrap(), saved[2].id);
+        assert_eq!(id("latest~2", Some(&work_key)).unwrap(), saved[0].id);
+        assert_eq!(id("latest", None).unwrap(), elsewhere.id, "no scope: the session's newest");
+        let past = id("latest~3", Some(&work_key)).unwrap_err().to_string();
+        assert!(past.contains("past the oldest of the 3 snapshot(s) of"), "{past}");
+        assert_eq!(id("middle", Some(&work_key)).unwrap(), saved[1].id);
+        let both = id("middle", None).unwrap_err().to_string();
+        assert!(both.contains("names snapshots of several targets"), "{both}");
+
+        // Standing in a directory below the target, `latest` is the target's.
+        repo.set_scope(Some(work.join("sub")));
+        let latest = |repo: &Repository, reference: &str| repo.resolve_snapshot(&session, reference, None);
+        assert_eq!(latest(&repo, "latest~1").unwrap().id, saved[1].id);
+        repo.set_scope(Some(dir.path().to_owned()));
+        let outside = latest(&repo, "latest").unwrap_err().to_string();
+        assert!(outside.contains("(the current directory) or of a directory above it"), "{outside}");
+    }
 }

@@ -6,6 +6,7 @@ use super::Catalog;
 use crate::error::{Error, Result};
 use crate::id::{ObjectId, SessionId, SnapshotId};
 use crate::model::snapshot::Snapshot;
+use crate::model::target_kind::TargetKind;
 
 /// What a list query selects.
 #[derive(Debug, Clone, Default)]
@@ -269,6 +270,67 @@ impl Catalog {
         let mut stmt = conn.prepare_cached(&sql)?;
         let rows =
             stmt.query_map(params![session.to_string(), filter.target, filter.include_safety], from_row)?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// The targets of `session`'s snapshots, safety snapshots aside, each with its kind: what
+    /// a reference's scope is matched against, without decoding a single record.
+    pub fn snapshot_targets(&self, session: SessionId) -> Result<Vec<(String, TargetKind)>> {
+        let conn = self.conn();
+        let mut stmt = conn.prepare_cached(
+            "SELECT DISTINCT s.target, s.kind FROM memberships m JOIN snapshots s ON s.id = m.snapshot_id
+             WHERE m.session_id = ?1 AND s.safety = 0",
+        )?;
+        let rows = stmt.query_map([session.to_string()], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// The snapshot `back` places before the newest of `session` (of `target`, when given),
+    /// safety snapshots aside; else how many there are. Read by `latest~N` in one row, where
+    /// listing them all grew with every save of a long session.
+    pub fn latest_snapshot(
+        &self,
+        session: SessionId,
+        target: Option<&str>,
+        back: usize,
+    ) -> Result<std::result::Result<Snapshot, usize>> {
+        let conn = self.conn();
+        let sql = format!(
+            "{SELECT} WHERE m.session_id = ?1 AND (?2 IS NULL OR s.target = ?2) AND s.safety = 0
+             ORDER BY s.id DESC LIMIT 1 OFFSET ?3"
+        );
+        let back = i64::try_from(back).unwrap_or(i64::MAX);
+        let found = conn
+            .prepare_cached(&sql)?
+            .query_row(params![session.to_string(), target, back], from_row)
+            .optional()?;
+        if let Some(found) = found {
+            return Ok(Ok(found));
+        }
+        let count: i64 = conn.query_row(
+            "SELECT COUNT(*) FROM memberships m JOIN snapshots s ON s.id = m.snapshot_id
+             WHERE m.session_id = ?1 AND (?2 IS NULL OR s.target = ?2) AND s.safety = 0",
+            params![session.to_string(), target],
+            |r| r.get(0),
+        )?;
+        Ok(Err(count as usize))
+    }
+
+    /// The snapshots of `session` (of `target`, when given) named `name`, safety snapshots
+    /// aside: one per target at most.
+    pub fn named_snapshots(
+        &self,
+        session: SessionId,
+        name: &str,
+        target: Option<&str>,
+    ) -> Result<Vec<Snapshot>> {
+        let conn = self.conn();
+        let sql = format!(
+            "{SELECT} WHERE m.session_id = ?1 AND m.name = ?2 AND (?3 IS NULL OR s.target = ?3) AND s.safety = 0
+             ORDER BY s.id ASC"
+        );
+        let mut stmt = conn.prepare_cached(&sql)?;
+        let rows = stmt.query_map(params![session.to_string(), name, target], from_row)?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
