@@ -56,6 +56,7 @@ mod names;
 pub mod pack;
 pub mod pack_cache;
 pub mod pack_recover;
+mod pack_watch;
 mod publisher;
 pub mod remote;
 mod remote_gc;
@@ -106,6 +107,9 @@ pub struct Store {
     trees: crate::tree::memo::TreeMemo,
     /// The last shared frames this command decoded.
     frames: frame::FrameCache,
+    /// Changes to a local store's packs heard since its last pack check, in a process that
+    /// asked for them ([`Store::watch_packs`]).
+    pack_watch: std::sync::Mutex<Option<pack_watch::PackWatch>>,
 }
 
 impl std::fmt::Debug for Store {
@@ -232,6 +236,7 @@ impl Store {
             pack_cache: None,
             trees: Default::default(),
             frames: Default::default(),
+            pack_watch: Default::default(),
         };
         store.recover()?;
         Ok(store)

@@ -116,16 +116,7 @@ impl Suspect {
             // store cannot vouch for is what gc condemned.
             return Ok(Self { packs: store.condemned_packs(), blobs: store.catalog.damaged_blobs()? });
         }
-        let (keys, sizes): (Vec<String>, Vec<u64>) =
-            store.catalog.ready_packs()?.into_iter().map(|(key, size, _)| (key, size)).unzip();
-        let found = store.backend().sizes(&keys)?;
-        let packs = keys
-            .into_iter()
-            .zip(sizes.into_iter().zip(found))
-            .filter(|(_, (indexed, on_disk))| *on_disk != Some(*indexed))
-            .map(|(key, _)| key)
-            .collect();
-        Ok(Self { packs, blobs: store.catalog.damaged_blobs()? })
+        Ok(Self { packs: store.suspect_packs()?, blobs: store.catalog.damaged_blobs()? })
     }
 
     fn is_empty(&self) -> bool {

@@ -156,6 +156,13 @@ impl Catalog {
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
+    /// The size the index gives ready pack `key`; `None` for a pack it does not hold ready.
+    pub fn ready_pack_size(&self, key: &str) -> Result<Option<u64>> {
+        let conn = self.conn();
+        let mut stmt = conn.prepare_cached("SELECT size FROM packs WHERE key = ?1 AND state = 'ready'")?;
+        Ok(stmt.query_row([key], |r| r.get(0)).optional()?)
+    }
+
     /// The blobs a pack holds.
     pub fn pack_blobs(&self, key: &str) -> Result<Vec<(ObjectId, BlobLocation)>> {
         let conn = self.conn();

@@ -107,6 +107,9 @@ impl JobPerformer {
         let notices = Arc::new(Mutex::new(Vec::new()));
         let heard = notices.clone();
         store.set_notifier(move |line| heard.lock().unwrap_or_else(|p| p.into_inner()).push(line.to_owned()));
+        // Its saves then ask the size of only the packs changed since the last one, not of
+        // every pack the store's history made. Without inotify they ask every pack.
+        let _ = store.store().watch_packs();
         Self { store, notices }
     }
 
