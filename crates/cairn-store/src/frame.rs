@@ -180,7 +180,8 @@ impl Held {
 
     /// Keeps a frame just decoded; returns the frame it let go, if any.
     fn keep(&mut self, place: FramePlace, plain: Arc<Vec<u8>>) -> Option<Arc<Vec<u8>>> {
-        if let Some(at) = self.gone.iter().position(|p| *p == place) {
+        // Offsets first: they rarely match, where every key starts alike.
+        if let Some(at) = self.gone.iter().position(|(key, offset)| *offset == place.1 && *key == place.0) {
             self.gone.remove(at);
             self.again.push_back((place, plain));
             return if self.again.len() > KEPT_AGAIN { self.again.pop_front().map(|(_, p)| p) } else { None };
