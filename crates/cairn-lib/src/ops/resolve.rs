@@ -138,8 +138,8 @@ impl Repository {
 }
 
 impl Repository {
-    /// The snapshot `back` places before the newest of `all` (oldest first), counted among the
-    /// scope's directory target when no target was given.
+    /// The snapshot `back` places before the newest of the session's (of `target`'s, when
+    /// given), counted among the scope's directory target when no target was given.
     fn resolve_latest(&self, session: &SessionRef, back: usize, target: Option<&str>) -> Result<Snapshot> {
         let scoped = match (target, self.scope()) {
             (None, Some(scope)) => {
