@@ -25,6 +25,8 @@ pub(crate) enum Heard {
 /// the last check found.
 pub(crate) struct PackWatch {
     inotify: Inotify,
+    /// The store's `objects/packs`.
+    packs: PathBuf,
     /// The two-digit directory each watch is on; the empty name for `objects/packs` itself.
     dirs: HashMap<WatchDescriptor, String>,
     /// Packs heard of since the last check, or `None` when everything must be asked.
@@ -52,8 +54,14 @@ impl PackWatch {
     /// Watches `packs` (a store's `objects/packs`) and every directory in it.
     pub(crate) fn start(packs: &Path) -> std::io::Result<Self> {
         let inotify = Inotify::init()?;
-        let mut watch =
-            Self { inotify, dirs: HashMap::new(), heard: None, suspect: None, buffer: vec![0; 16 << 10] };
+        let mut watch = Self {
+            inotify,
+            packs: packs.to_owned(),
+            dirs: HashMap::new(),
+            heard: None,
+            suspect: None,
+            buffer: vec![0; 16 << 10],
+        };
         // The directories are watched before they are listed: one made in between is heard of.
         watch.add(packs.to_owned(), String::new())?;
         for entry in std::fs::read_dir(packs)? {
@@ -75,7 +83,7 @@ impl PackWatch {
 
     /// Reads what the kernel queued and says what the next check must ask; the caller checks
     /// that and then calls [`PackWatch::checked`].
-    pub(crate) fn heard(&mut self, packs: &Path) -> Heard {
+    pub(crate) fn heard(&mut self) -> Heard {
         loop {
             let events: Vec<(WatchDescriptor, EventMask, Option<String>)> =
                 match self.inotify.read_events(&mut self.buffer) {
@@ -93,7 +101,7 @@ impl PackWatch {
                 break;
             }
             for (wd, mask, name) in events {
-                self.handle(packs, &wd, mask, name);
+                self.handle(&wd, mask, name);
             }
         }
         match &self.heard {
@@ -102,7 +110,7 @@ impl PackWatch {
         }
     }
 
-    fn handle(&mut self, packs: &Path, wd: &WatchDescriptor, mask: EventMask, name: Option<String>) {
+    fn handle(&mut self, wd: &WatchDescriptor, mask: EventMask, name: Option<String>) {
         let dir = self.dirs.get(wd).cloned();
         let whole_dir = mask.intersects(EventMask::DELETE_SELF | EventMask::MOVE_SELF | EventMask::IGNORED);
         match (dir, name) {
@@ -119,7 +127,7 @@ impl PackWatch {
                 // A two-digit directory made or moved in: watched from now, its packs asked.
                 if mask.intersects(EventMask::CREATE | EventMask::MOVED_TO) && mask.contains(EventMask::ISDIR)
                 {
-                    let _ = self.add(packs.join(&name), name);
+                    let _ = self.add(self.packs.join(&name), name);
                 }
                 self.heard = None;
             }
@@ -158,7 +166,7 @@ impl crate::Store {
     pub(crate) fn suspect_packs(&self) -> crate::error::Result<HashSet<String>> {
         let mut guard = self.pack_watch.lock().unwrap_or_else(|p| p.into_inner());
         let Some(watch) = guard.as_mut() else { return self.check_every_pack() };
-        let suspect = match watch.heard(&self.layout().packs()) {
+        let suspect = match watch.heard() {
             Heard::All => self.check_every_pack()?,
             Heard::Keys(keys) => {
                 let mut suspect = watch.suspect.clone().unwrap_or_default();
@@ -224,7 +232,7 @@ mod tests {
     fn nothing_to_ask(store: &Store) -> bool {
         let mut watch = store.pack_watch.lock().unwrap();
         let watch = watch.as_mut().unwrap();
-        matches!(watch.heard(&store.layout().packs()), Heard::Keys(keys) if keys.is_empty())
+        matches!(watch.heard(), Heard::Keys(keys) if keys.is_empty())
     }
 
     #[test]
