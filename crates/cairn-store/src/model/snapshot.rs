@@ -86,6 +86,10 @@ pub struct JournalReport {
     /// by names, only the parts holding a change are read and written.
     #[serde(default)]
     pub parts_kept: u64,
+    /// How many unchanged subdirectories of the directories looked at were taken whole from
+    /// what their parent's stat cache row says of them, their own rows unread.
+    #[serde(default)]
+    pub dirs_kept_unread: u64,
     /// Why the whole tree was walked, when it was.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,

@@ -217,10 +217,11 @@ fn walk_tree(setup: Setup, JournalStart { token, plan, report }: JournalStart) -
             read_whole: plan_given.then(AtomicU64::default),
             by_names: AtomicU64::default(),
             parts_kept: AtomicU64::default(),
+            dirs_kept_unread: AtomicU64::default(),
         },
     };
     let mut found = Found::new(record);
-    let tree = match walk.reuse(b"", &[], &mut found)? {
+    let tree = match walk.reuse(b"", &[], None, &mut found)? {
         Some(tree) => tree,
         None => {
             let listing = std::fs::read_dir(root).at("list", root)?;
@@ -233,7 +234,10 @@ fn walk_tree(setup: Setup, JournalStart { token, plan, report }: JournalStart) -
     let top_xattrs = walk.dir_xattrs(root, b".", &mut found);
     walk.counters.dirs.fetch_add(1, Ordering::Relaxed);
     let links = found.link_groups();
-    let reused_totals: HashMap<RelPath, Totals> = std::mem::take(&mut found.reused).into_iter().collect();
+    let reused_totals: HashMap<RelPath, (ObjectId, Totals)> = std::mem::take(&mut found.reused)
+        .into_iter()
+        .map(|(rel, tree, totals)| (rel, (tree, totals)))
+        .collect();
     let reused: HashSet<RelPath> = reused_totals.keys().cloned().collect();
     if old_cache.links_into(&reused, &links)? {
         return Ok(Walked::LinkedIntoReused);
@@ -261,6 +265,7 @@ fn walk_tree(setup: Setup, JournalStart { token, plan, report }: JournalStart) -
         r.dirs_read_whole = read_whole.load(Ordering::Relaxed);
         r.dirs_by_names = walk.journal.by_names.load(Ordering::Relaxed);
         r.parts_kept = walk.journal.parts_kept.load(Ordering::Relaxed);
+        r.dirs_kept_unread = walk.journal.dirs_kept_unread.load(Ordering::Relaxed);
     }
     let journal_moved = token.is_some() && report.as_ref().is_none_or(|r| !r.used || r.dirs_listed > 0);
     let Found { not_covered, uncovered, rows, gone, unknown_children, summaries, left_out, .. } = found;

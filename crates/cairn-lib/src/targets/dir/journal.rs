@@ -103,6 +103,8 @@ pub(crate) struct Reused {
     pub secrets: Vec<(RelPath, String)>,
     /// Its totals, for the row of the directory above it.
     pub totals: Totals,
+    /// Taken from what its parent's row says of it, its own row unread.
+    pub unread: bool,
 }
 
 /// Asks the store's watcher what changed below `root` since the last capture. Returns the
@@ -225,18 +227,38 @@ impl Plan {
     }
 
     /// The subtree at `rel` as the last capture left it, when nothing in it may have changed.
-    /// `meta` reads a directory's row.
+    /// `meta` reads a directory's row; `above` is what its parent's row says of it, which
+    /// spares reading its own row unless entries were left out below it.
     pub(crate) fn reuse(
         &self,
         meta: &dyn Fn(&[u8]) -> Result<Option<RowMeta>>,
         rel: &[u8],
         forced: &[RelPath],
+        above: Option<(ObjectId, Totals)>,
     ) -> Result<Option<Reused>> {
         if self.listed.contains(rel)
             || self.fresh.iter().any(|f| at_or_below(rel, f))
             || forced.iter().any(|f| at_or_below(rel, f))
         {
             return Ok(None);
+        }
+        if let Some((tree, totals)) = above
+            && totals.settled
+            && totals.left_out == 0
+        {
+            let (files, symlinks, dirs, bytes) = (totals.files, totals.symlinks, totals.dirs, totals.bytes);
+            let (ignored, secrets) = (Vec::new(), Vec::new());
+            return Ok(Some(Reused {
+                tree,
+                files,
+                symlinks,
+                dirs,
+                bytes,
+                ignored,
+                secrets,
+                totals,
+                unread: true,
+            }));
         }
         let Some(top) = meta(rel)? else { return Ok(None) };
         let (Some(summary), Some(totals)) = (&top.summary, top.totals) else { return Ok(None) };
@@ -252,6 +274,7 @@ impl Plan {
             ignored: Vec::new(),
             secrets: Vec::new(),
             totals,
+            unread: false,
         };
         if totals.left_out > 0 && !left_out_below(meta, rel, &top, &mut reused)? {
             return Ok(None);
@@ -316,6 +339,7 @@ mod tests {
                 children: children.iter().map(|c| c.to_vec()).collect(),
                 totals: Some(totals),
                 tree: None,
+                below: Vec::new(),
             }
         };
         let t =
@@ -347,7 +371,7 @@ mod tests {
         rel: &[u8],
         forced: &[RelPath],
     ) -> Option<Reused> {
-        plan.reuse(&|d: &[u8]| Ok(rows.get(d).cloned()), rel, forced).unwrap()
+        plan.reuse(&|d: &[u8]| Ok(rows.get(d).cloned()), rel, forced, None).unwrap()
     }
 
     #[test]
@@ -355,6 +379,33 @@ mod tests {
         let r = reuse(&rows(), &plan(&[b""], &[]), b"a", &[]).unwrap();
         assert_eq!((r.files, r.dirs), (5, 1));
         assert_eq!(r.ignored, vec![(b"a/b/target".to_vec(), true)]);
+    }
+
+    #[test]
+    fn a_clean_subtree_is_taken_from_its_parents_row_unless_it_left_entries_out_or_may_have_changed() {
+        let plan = plan(&[b""], &[b"new"]);
+        let tree = ObjectId::of(b"the tree the parent's row names");
+        let clean = Totals { files: 7, dirs: 2, bytes: 9, settled: true, ..Totals::default() };
+        let unread = |dir: &[u8]| -> Result<Option<RowMeta>> {
+            panic!("the row of {:?} was read", String::from_utf8_lossy(dir))
+        };
+        let r = plan.reuse(&unread, b"a", &[], Some((tree, clean))).unwrap().unwrap();
+        assert_eq!((r.tree, r.files, r.dirs, r.bytes, r.totals, r.unread), (tree, 7, 2, 9, clean, true));
+        // Left-out entries are listed only in the rows below: those are read.
+        let rows = rows();
+        let read = |d: &[u8]| Ok(rows.get(d).cloned());
+        let left_out = Totals { left_out: 1, ..clean };
+        let r = plan.reuse(&read, b"a", &[], Some((tree, left_out))).unwrap().unwrap();
+        assert_eq!((r.ignored, r.unread), (vec![(b"a/b/target".to_vec(), true)], false));
+        // Unsettled in the parent's row: its own row decides (here, unsettled too).
+        let unsettled = Totals { settled: false, ..clean };
+        assert!(plan.reuse(&read, b"c", &[], Some((tree, unsettled))).unwrap().is_none());
+        // What the journal names, what is new to it, and what lies below changed ignore rules are
+        // never taken, whatever the parent's row says.
+        assert!(plan.reuse(&unread, b"", &[], Some((tree, clean))).unwrap().is_none(), "listed");
+        assert!(plan.reuse(&unread, b"new/x", &[], Some((tree, clean))).unwrap().is_none(), "fresh");
+        let forced = [b"a".to_vec()];
+        assert!(plan.reuse(&unread, b"a/b", &forced, Some((tree, clean))).unwrap().is_none(), "forced");
     }
 
     #[test]

@@ -105,6 +105,22 @@ pub(crate) struct RowMeta {
     /// snapshot's a restore made it like. gc keeps it, so a capture that makes the same tree
     /// again takes it as stored without looking it up.
     pub tree: Option<ObjectId>,
+    /// Each subdirectory's tree and totals as its own row held them when this row was written,
+    /// by name. A capture by names takes an unchanged subdirectory from here rather than from
+    /// its row: a change of a few files then reads the rows of the directories it passes
+    /// through, not of every one of their subdirectories too. Every capture that writes this
+    /// row writes it anew, the same capture that writes its subdirectories' rows; a restore
+    /// that rewrites the row empties it, so only rows read again say it again.
+    pub below: Vec<(Vec<u8>, ObjectId, Totals)>,
+}
+
+impl RowMeta {
+    /// What [`RowMeta::below`] says of subdirectory `name`.
+    pub(crate) fn below(&self, name: &[u8]) -> Option<(ObjectId, Totals)> {
+        let i = self.below.binary_search_by(|(n, _, _)| n.as_slice().cmp(name)).ok()?;
+        let (_, tree, totals) = &self.below[i];
+        Some((*tree, *totals))
+    }
 }
 
 /// A directory's cached files, sorted by name, and when the scan that wrote them started.
@@ -207,10 +223,10 @@ pub(crate) enum StoredFiles {
 /// The `4` forms are the per-directory rows; an older whole-tree cache (`SC3`) is read as none,
 /// so the first save after an upgrade reads every file once. The index is `SP5` since its parts
 /// are cut where the tree's are; a row with an older one is listed whole once. The summary is
-/// `SM5` since it names the directory's tree; an older one is read as none, which costs the next
-/// save with a watcher a walk of the whole tree.
+/// `SM6` since it holds its subdirectories' trees and totals; an older one is read as none,
+/// which costs the next save with a watcher a walk of the whole tree.
 pub(crate) const HEADER: &[u8; 4] = b"SC4\0";
-pub(crate) const META: &[u8; 4] = b"SM5\0";
+pub(crate) const META: &[u8; 4] = b"SM6\0";
 pub(crate) const FILES: &[u8; 4] = b"SF4\0";
 pub(crate) const PARTS: &[u8; 4] = b"SP5\0";
 

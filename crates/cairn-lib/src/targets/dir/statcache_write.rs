@@ -234,8 +234,9 @@ impl StatCache<'_> {
     /// everything below it) and wrote `written`, trusted once `settling` has passed: the rows
     /// of the directories it touched are rewritten, the rest kept. The rows are read and
     /// encoded while the clock ticks past the writes ([`Settling::scan_time`]), and written
-    /// after. Totals of every directory above a change are dropped, so no subtree holding one
-    /// is taken unseen. The journal's place stays: the restore's own writes made events, which
+    /// after. Totals of every directory above a change are dropped, and with them what each
+    /// row it rewrites says of its subdirectories, so no subtree holding one is taken unseen.
+    /// The journal's place stays: the restore's own writes made events, which
     /// the next save asks for. The pairs of trees the plan found `alike` are recorded with the
     /// rows.
     ///
@@ -271,7 +272,7 @@ impl StatCache<'_> {
             if let (Some(summary), Some(tree)) = (summary.as_mut(), settled) {
                 summary.tree = tree;
             }
-            RowMeta { totals: None, summary, tree: settled.or(meta.tree), ..meta }
+            RowMeta { totals: None, summary, tree: settled.or(meta.tree), below: Vec::new(), ..meta }
         };
         if !cache.is_stored() {
             return Self::store(store, target, settling.wait(), written);
@@ -344,7 +345,7 @@ impl StatCache<'_> {
                 _ => false,
             };
             if let Some(meta) = cache.meta(&dir)?
-                && (meta.totals.is_some() || moves(&meta))
+                && (meta.totals.is_some() || !meta.below.is_empty() || moves(&meta))
             {
                 let meta = Some(moved(meta, &dir));
                 metas.push((dir, RowWrite::Meta(encode_column(META, &meta)?)));

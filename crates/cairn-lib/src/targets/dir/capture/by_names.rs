@@ -150,8 +150,15 @@ impl Walk<'_> {
             stored_index,
         };
         let matchers = self.matchers(abs, above.matchers, above.in_git, &|_| true)?;
-        let at =
-            At { abs, rel, matchers: &matchers, in_git: above.in_git, forced: above.forced, cache: &ctx };
+        let at = At {
+            abs,
+            rel,
+            matchers: &matchers,
+            in_git: above.in_git,
+            forced: above.forced,
+            cache: &ctx,
+            row: old_meta.as_ref(),
+        };
         let looked = look_all(look.into_iter().collect(), |name: Vec<u8>| {
             match std::fs::symlink_metadata(abs.join(OsStr::from_bytes(&name))) {
                 // Removed since the last capture: a listing would not show it either.

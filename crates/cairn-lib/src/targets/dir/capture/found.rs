@@ -8,6 +8,7 @@
 use std::os::unix::fs::MetadataExt;
 
 use super::{LinkGroup, MAX_LISTED_IGNORED, RelPath, lossy};
+use crate::id::ObjectId;
 use crate::snapshot::{NotCovered, SecretEntry, SkippedEntry};
 use crate::targets::dir::journal::DirSummary;
 use crate::targets::dir::statcache::Totals;
@@ -43,8 +44,8 @@ pub(super) struct Found {
     /// entries they left out.
     pub summaries: Vec<(RelPath, DirSummary)>,
     pub left_out: Vec<(RelPath, LeftOut)>,
-    /// Roots of the subtrees taken whole, with their totals.
-    pub reused: Vec<(RelPath, Totals)>,
+    /// Roots of the subtrees taken whole, with their trees and totals.
+    pub reused: Vec<(RelPath, ObjectId, Totals)>,
 }
 
 /// Appends `more` to `all` by moving: the shorter onto the longer, so an element is moved

@@ -166,7 +166,13 @@ impl Walk<'_> {
                 None => encode_with_tree(self.scan_started_ns, files, stored, None)?,
             })
         };
-        let meta = Some(RowMeta { summary: None, children, totals: None, tree: Some(stored.id()) });
+        let meta = Some(RowMeta {
+            summary: None,
+            children,
+            totals: None,
+            tree: Some(stored.id()),
+            below: Vec::new(),
+        });
         found.rows.push(WalkedDir { rel: rel.to_vec(), files, old_meta, meta });
         Ok(())
     }
@@ -218,15 +224,16 @@ fn summary_of(id: ObjectId, stored: &Stored, ctx: &DirCtx) -> Result<DirSummary>
 }
 
 /// The listed directories' rows, with their summaries and their subtrees' totals, summed
-/// bottom-up from the directories below: listed, or taken whole (`reused`).
+/// bottom-up from the directories below: listed, or taken whole (`reused`, with their trees).
+/// Each row also says what its subdirectories' rows say of them ([`RowMeta::below`]).
 pub(super) fn with_totals(
     mut rows: Vec<WalkedDir>,
     mut summaries: BTreeMap<RelPath, DirSummary>,
-    reused: HashMap<RelPath, Totals>,
+    reused: HashMap<RelPath, (ObjectId, Totals)>,
 ) -> Vec<WalkedDir> {
     // A directory sorts before everything below it: backwards, children come first.
     rows.sort_by(|a, b| b.rel.cmp(&a.rel));
-    let mut totals = reused;
+    let mut done = reused;
     for row in &mut rows {
         let Some(meta) = row.meta.as_mut() else { continue };
         meta.summary = summaries.remove(&row.rel);
@@ -240,7 +247,7 @@ pub(super) fn with_totals(
                 left_out: (s.ignored.len() + s.secrets.len()) as u64,
             };
             for child in &meta.children {
-                let c = totals.get(&join(&row.rel, child))?;
+                let (_, c) = done.get(&join(&row.rel, child))?;
                 t.files += c.files;
                 t.symlinks += c.symlinks;
                 t.dirs += c.dirs;
@@ -250,8 +257,14 @@ pub(super) fn with_totals(
             }
             Some(t)
         });
-        if let Some(t) = meta.totals {
-            totals.insert(row.rel.clone(), t);
+        meta.below = meta
+            .children
+            .iter()
+            .filter_map(|child| done.get(&join(&row.rel, child)).map(|(tree, t)| (child.clone(), *tree, *t)))
+            .collect();
+        meta.below.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        if let (Some(s), Some(t)) = (&meta.summary, meta.totals) {
+            done.insert(row.rel.clone(), (s.tree, t));
         }
     }
     rows

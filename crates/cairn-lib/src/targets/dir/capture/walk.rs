@@ -25,7 +25,7 @@ use crate::id::ObjectId;
 use crate::store::writer::BlobWriter;
 use crate::targets::dir::Progress;
 use crate::targets::dir::journal::Plan;
-use crate::targets::dir::statcache::{Stamp, StatCache, StoredFiles, join};
+use crate::targets::dir::statcache::{RowMeta, Stamp, StatCache, StoredFiles, Totals, join};
 use crate::targets::dir::xattrs;
 use crate::tree::rewrite::Run;
 use crate::tree::{Extra, Node, NodeKind};
@@ -49,6 +49,8 @@ pub(super) struct JournalWalk {
     pub by_names: AtomicU64,
     /// Parts of large directories' trees kept unread.
     pub parts_kept: AtomicU64,
+    /// Unchanged subdirectories taken from their parent's row, their own unread.
+    pub dirs_kept_unread: AtomicU64,
 }
 
 /// One walk of a capture: what every directory reads, and the counts all of them add to.
@@ -85,6 +87,8 @@ pub(super) struct At<'a> {
     /// As in [`Above`], counting the directory itself.
     pub forced: &'a [RelPath],
     pub cache: &'a DirCtx,
+    /// Its row as the last capture left it, which says what its subdirectories' rows said.
+    pub row: Option<&'a RowMeta>,
 }
 
 /// What looking at one entry gives its directory.
@@ -172,7 +176,15 @@ impl Walk<'_> {
                 .is_ok_and(|i| names[i].1.file_type().map_or(true, |t| !t.is_dir()))
         };
         let matchers = self.matchers(abs, above.matchers, above.in_git, &listed)?;
-        let at = At { abs, rel, matchers: &matchers, in_git: above.in_git, forced, cache: &ctx };
+        let at = At {
+            abs,
+            rel,
+            matchers: &matchers,
+            in_git: above.in_git,
+            forced,
+            cache: &ctx,
+            row: old_meta.as_ref(),
+        };
         let looked = look_all(names, |(name, entry)| self.entry(&at, name, entry.metadata()))?;
         let mut nodes = Vec::new();
         gather(looked, &mut nodes, &mut ctx.new, &mut found);
@@ -217,15 +229,20 @@ impl Walk<'_> {
 
     /// The tree of directory `rel` taken whole from the last capture, when the journal says
     /// nothing in it changed; its counts, left-out entries and summaries are carried over.
+    /// `above` is what its parent's row says of it, if anything.
     pub(super) fn reuse(
         &self,
         rel: &[u8],
         forced: &[RelPath],
+        above: Option<(ObjectId, Totals)>,
         found: &mut Found,
     ) -> Result<Option<ObjectId>> {
         let Some(plan) = &self.journal.plan else { return Ok(None) };
-        let reused = plan.reuse(&|dir: &[u8]| self.old_cache.meta(dir), rel, forced)?;
+        let reused = plan.reuse(&|dir: &[u8]| self.old_cache.meta(dir), rel, forced, above)?;
         let Some(r) = reused else { return Ok(None) };
+        if r.unread {
+            self.journal.dirs_kept_unread.fetch_add(1, Ordering::Relaxed);
+        }
         let c = &self.counters;
         c.files.fetch_add(r.files, Ordering::Relaxed);
         c.symlinks.fetch_add(r.symlinks, Ordering::Relaxed);
@@ -237,7 +254,7 @@ impl Walk<'_> {
         for (path, rule) in &r.secrets {
             found.note_secret(path, rule);
         }
-        found.reused.push((rel.to_vec(), r.totals));
+        found.reused.push((rel.to_vec(), r.tree, r.totals));
         Ok(Some(r.tree))
     }
 
@@ -323,7 +340,7 @@ impl Walk<'_> {
         let mut extra = Extra::default();
         let mut cached = None;
         let kind = if ft.is_dir()
-            && let Some(tree) = self.reuse(&rel, at.forced, found)?
+            && let Some(tree) = self.reuse(&rel, at.forced, at.row.and_then(|row| row.below(&name)), found)?
         {
             extra.xattrs = self.dir_xattrs(&abs, &rel, found);
             self.counters.dirs.fetch_add(1, Ordering::Relaxed);
