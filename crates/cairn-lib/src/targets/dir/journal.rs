@@ -107,6 +107,14 @@ pub(crate) struct Reused {
     pub unread: bool,
 }
 
+impl Reused {
+    /// The subtree of tree `tree` with `totals`, nothing left out gathered yet.
+    fn new(tree: ObjectId, totals: Totals, unread: bool) -> Self {
+        let Totals { files, symlinks, dirs, bytes, .. } = totals;
+        Self { tree, files, symlinks, dirs, bytes, ignored: Vec::new(), secrets: Vec::new(), totals, unread }
+    }
+}
+
 /// Asks the store's watcher what changed below `root` since the last capture. Returns the
 /// token to record, the plan (none: walk everything), and what to say in the stats (none when
 /// no watcher runs).
@@ -246,36 +254,14 @@ impl Plan {
             && totals.settled
             && totals.left_out == 0
         {
-            let (files, symlinks, dirs, bytes) = (totals.files, totals.symlinks, totals.dirs, totals.bytes);
-            let (ignored, secrets) = (Vec::new(), Vec::new());
-            return Ok(Some(Reused {
-                tree,
-                files,
-                symlinks,
-                dirs,
-                bytes,
-                ignored,
-                secrets,
-                totals,
-                unread: true,
-            }));
+            return Ok(Some(Reused::new(tree, totals, true)));
         }
         let Some(top) = meta(rel)? else { return Ok(None) };
         let (Some(summary), Some(totals)) = (&top.summary, top.totals) else { return Ok(None) };
         if !totals.settled {
             return Ok(None);
         }
-        let mut reused = Reused {
-            tree: summary.tree,
-            files: totals.files,
-            symlinks: totals.symlinks,
-            dirs: totals.dirs,
-            bytes: totals.bytes,
-            ignored: Vec::new(),
-            secrets: Vec::new(),
-            totals,
-            unread: false,
-        };
+        let mut reused = Reused::new(summary.tree, totals, false);
         if totals.left_out > 0 && !left_out_below(meta, rel, &top, &mut reused)? {
             return Ok(None);
         }

@@ -116,7 +116,7 @@ pub(crate) struct RowMeta {
 
 impl RowMeta {
     /// What [`RowMeta::below`] says of subdirectory `name`.
-    pub(crate) fn below(&self, name: &[u8]) -> Option<(ObjectId, Totals)> {
+    pub(crate) fn subdir(&self, name: &[u8]) -> Option<(ObjectId, Totals)> {
         let i = self.below.binary_search_by(|(n, _, _)| n.as_slice().cmp(name)).ok()?;
         let (_, tree, totals) = &self.below[i];
         Some((*tree, *totals))

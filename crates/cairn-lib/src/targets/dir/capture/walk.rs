@@ -340,7 +340,8 @@ impl Walk<'_> {
         let mut extra = Extra::default();
         let mut cached = None;
         let kind = if ft.is_dir()
-            && let Some(tree) = self.reuse(&rel, at.forced, at.row.and_then(|row| row.below(&name)), found)?
+            && let Some(tree) =
+                self.reuse(&rel, at.forced, at.row.and_then(|row| row.subdir(&name)), found)?
         {
             extra.xattrs = self.dir_xattrs(&abs, &rel, found);
             self.counters.dirs.fetch_add(1, Ordering::Relaxed);
